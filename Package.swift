@@ -1,0 +1,39 @@
+// swift-tools-version:6.0
+// The build's target list reads like the architecture (docs/architecture.md):
+// C libraries behind system library targets, one C shim, a pure core, thin
+// platform modules, two thin executables.
+import PackageDescription
+
+let package = Package(
+    name: "syncd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "syncd", targets: ["syncd"]),
+        .executable(name: "syncctl", targets: ["syncctl"]),
+    ],
+    targets: [
+        // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev, libsystemd-dev).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // Typed one-line wrappers for what Swift cannot import (variadics, macros).
+        .target(name: "CShim", dependencies: ["CSQLite", "CCurl", "CSystemd"]),
+
+        // Pure logic: no C imports, no I/O.
+        .target(name: "SyncCore"),
+        // Platform modules.
+        .target(name: "SyncStore", dependencies: ["SyncCore", "CSQLite", "CShim"]),
+        .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
+        .target(name: "SyncControl", dependencies: ["SyncCore"]),
+        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncStore", "SyncRemote", "SyncControl", "CSystemd", "CShim"]),
+        // Executables.
+        .executableTarget(name: "syncd", dependencies: ["SyncDaemon"]),
+        .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"]),
+
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
+        .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
+        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,46 @@
+// Typed one-line wrappers for C APIs that Swift cannot call directly.
+// Every symbol is prefixed `cshim_` and says why it exists.
+#ifndef SYNCD_CSHIM_H
+#define SYNCD_CSHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+#include <curl/curl.h>
+
+// --- libcurl: curl_easy_setopt/curl_easy_getinfo are variadic. ---------------
+CURLcode cshim_curl_setopt_long(CURL *h, CURLoption o, long v);
+CURLcode cshim_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v);
+CURLcode cshim_curl_setopt_str(CURL *h, CURLoption o, const char *v);
+CURLcode cshim_curl_setopt_ptr(CURL *h, CURLoption o, void *v);
+CURLcode cshim_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
+typedef size_t (*cshim_curl_data_cb)(char *ptr, size_t size, size_t n, void *user);
+typedef int (*cshim_curl_xferinfo_cb)(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+CURLcode cshim_curl_setopt_writefn(CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_headerfn(CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_readfn(CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb);
+CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out);
+CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out);
+CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out);
+// CURL_WRITEFUNC_ERROR is a macro.
+size_t cshim_curl_writefunc_error(void);
+
+// --- SQLite: SQLITE_TRANSIENT is a macro that casts -1 to a function pointer. ---
+int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int n);
+int cshim_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *v, int n);
+int cshim_sqlite3_bind_blob_static(sqlite3_stmt *s, int i, const void *v, int n);
+
+// --- Netlink: NLMSG_*/RTA_* are macros; the constants are mirrored here. ------
+int cshim_netlink_open(uint32_t groups);              // socket + bind; -errno on failure
+int cshim_netlink_request_dump(int fd, uint16_t type, uint32_t seq); // RTM_GETLINK/GETADDR dump request
+uint32_t cshim_rtmgrp_link(void);
+uint32_t cshim_rtmgrp_ipv4_ifaddr(void);
+uint32_t cshim_rtmgrp_ipv6_ifaddr(void);
+uint32_t cshim_rtmgrp_ipv4_route(void);
+uint32_t cshim_rtmgrp_ipv6_route(void);
+
+// --- errno is a macro over a thread-local function in glibc. -----------------
+int cshim_errno(void);
+
+#endif
