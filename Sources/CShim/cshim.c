@@ -18,6 +18,7 @@ CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb) { retu
 CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
 CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out) { return curl_easy_getinfo(h, i, out); }
 CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out) { return curl_easy_getinfo(h, i, out); }
+long cshim_curlauth_bearer(void) { return (long)CURLAUTH_BEARER; }
 size_t cshim_curl_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
 
 int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int n) { return sqlite3_bind_text(s, i, v, n, SQLITE_TRANSIENT); }

@@ -23,6 +23,8 @@ CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb);
 CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out);
 CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out);
 CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out);
+// CURLAUTH_BEARER is a macro (an unsigned long shift).
+long cshim_curlauth_bearer(void);
 // CURL_WRITEFUNC_ERROR is a macro.
 size_t cshim_curl_writefunc_error(void);
 

@@ -1,0 +1,281 @@
+internal import CCurl
+internal import CShim
+import Synchronization
+
+/// The `User-Agent` syncd sends.
+public let syncdUserAgent = "syncd/\(syncdVersion)"
+/// The version of this build.
+public let syncdVersion = "1.0.0"
+
+private let curlInitialised: Bool = {
+    curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+}()
+
+/// An HTTP client over one libcurl easy handle (connections are reused across requests).
+///
+/// Blocking: `perform` runs the transfer on the calling thread, so callers run it
+/// off the cooperative pool. One request at a time per client.
+public final class HTTPClient {
+    private let handle: UnsafeMutableRawPointer
+    /// Set from any thread to abort the transfer in progress at its next progress callback.
+    public let cancellation = CancellationFlag()
+
+    /// Creates a client. Fails only when libcurl cannot initialise.
+    public init() throws(HTTPError) {
+        guard curlInitialised, let handle = curl_easy_init() else {
+            throw .transport(code: Int32(CURLE_FAILED_INIT.rawValue), message: "Failed to initialise libcurl")
+        }
+        self.handle = handle
+    }
+
+    deinit { curl_easy_cleanup(handle) }
+
+    /// Performs `request`. `onHead` is called once when the body starts (or at the end if there is none);
+    /// `onBody` then receives the decoded body in chunks. An error thrown by either aborts the transfer
+    /// and is rethrown as `HTTPError.rejected`.
+    public func perform(
+        _ request: HTTPRequest,
+        onHead: (HTTPResponseHead) throws -> Void = { _ in },
+        onBody: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(HTTPError) -> HTTPResponseHead {
+        let target = try URLParts(request.url)
+        if request.bearerToken != nil && target.scheme == "http" && !target.isLoopback {
+            throw .insecureToken(host: target.host)
+        }
+        curl_easy_reset(handle)
+        return try withoutActuallyEscaping(onHead) { (onHead) throws(HTTPError) -> HTTPResponseHead in
+            try withoutActuallyEscaping(onBody) { (onBody) throws(HTTPError) -> HTTPResponseHead in
+                let context = TransferContext(handle: handle, maxBytes: request.maxBytes, cancellation: cancellation, onHead: onHead, onBody: onBody)
+                return try run(request, target: target, context: context)
+            }
+        }
+    }
+
+    private func run(_ request: HTTPRequest, target: URLParts, context: TransferContext) throws(HTTPError) -> HTTPResponseHead {
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        for (name, value) in request.headers {
+            headerList = curl_slist_append(headerList, "\(name): \(value)")
+        }
+        // curl adds "Expect: 100-continue" to large uploads; servers like json-server do not answer it.
+        headerList = curl_slist_append(headerList, "Expect:")
+        var bodyReader = BodyReader(bytes: request.body ?? [])
+
+        let code: CURLcode = withExtendedLifetime(context) {
+            let opaque = Unmanaged.passUnretained(context).toOpaque()
+            configure(request, target: target, headerList: headerList, context: opaque)
+            return withUnsafeMutablePointer(to: &bodyReader) { reader in
+                if request.body != nil {
+                    _ = cshim_curl_setopt_readfn(handle, readCallback)
+                    _ = cshim_curl_setopt_ptr(handle, CURLOPT_READDATA, reader)
+                    _ = cshim_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body!.count))
+                }
+                return curl_easy_perform(handle)
+            }
+        }
+
+        var head = context.head
+        var status = 0
+        _ = cshim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        head.status = status
+        var effective: UnsafeMutablePointer<CChar>?
+        if cshim_curl_getinfo_str(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
+            head.effectiveURL = String(cString: effective)
+        }
+        if let error = context.consumerError { throw .rejected(error) }
+        if context.overflow { throw .tooLarge(limit: request.maxBytes) }
+        switch code {
+        case CURLE_OK:
+            if !context.headDelivered {
+                do { try context.onHead(head) } catch { throw .rejected(error) }
+            }
+            return head
+        case CURLE_ABORTED_BY_CALLBACK:
+            throw .cancelled
+        case CURLE_FILESIZE_EXCEEDED:
+            throw .tooLarge(limit: request.maxBytes)
+        default:
+            throw .transport(code: Int32(code.rawValue), message: describe(code, request: request, context: context))
+        }
+    }
+
+    private func configure(_ request: HTTPRequest, target: URLParts, headerList: UnsafeMutablePointer<curl_slist>?, context: UnsafeMutableRawPointer) {
+        let timeoutMS = max(1, Int(request.timeout.components.seconds * 1000 + request.timeout.components.attoseconds / 1_000_000_000_000_000))
+        _ = cshim_curl_setopt_str(handle, CURLOPT_URL, request.url)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+        _ = cshim_curl_setopt_str(handle, CURLOPT_USERAGENT, syncdUserAgent)
+        _ = cshim_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+        _ = cshim_curl_setopt_str(handle, CURLOPT_ACCEPT_ENCODING, "")
+        _ = cshim_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMS)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMS)
+        // A stall of the whole timeout aborts even before the total bound is reached.
+        _ = cshim_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMS / 1000))
+        _ = cshim_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
+        _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, target.scheme == "file" ? 0 : 1)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_MAXREDIRS, 5)
+        // Only http(s) may be redirected to; with a token, only https (or loopback http for local servers).
+        let redirectProtocols = request.bearerToken != nil && !(target.scheme == "http" && target.isLoopback) ? "https" : "http,https"
+        _ = cshim_curl_setopt_str(handle, CURLOPT_REDIR_PROTOCOLS_STR, redirectProtocols)
+        _ = cshim_curl_setopt_str(handle, CURLOPT_PROTOCOLS_STR, "http,https,file")
+        if let token = request.bearerToken {
+            // curl sends CURLOPT_XOAUTH2_BEARER only to the original host (CURLOPT_UNRESTRICTED_AUTH stays off).
+            _ = cshim_curl_setopt_long(handle, CURLOPT_HTTPAUTH, cshim_curlauth_bearer())
+            _ = cshim_curl_setopt_str(handle, CURLOPT_XOAUTH2_BEARER, token)
+        }
+        switch request.method {
+        case "GET": break
+        case "HEAD": _ = cshim_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        case "PUT", "POST":
+            _ = cshim_curl_setopt_long(handle, CURLOPT_UPLOAD, 1)
+            _ = cshim_curl_setopt_str(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        default: _ = cshim_curl_setopt_str(handle, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        _ = cshim_curl_setopt_writefn(handle, writeCallback)
+        _ = cshim_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, context)
+        _ = cshim_curl_setopt_headerfn(handle, headerCallback)
+        _ = cshim_curl_setopt_ptr(handle, CURLOPT_HEADERDATA, context)
+        _ = cshim_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
+        _ = cshim_curl_setopt_xferinfofn(handle, progressCallback)
+        _ = cshim_curl_setopt_ptr(handle, CURLOPT_XFERINFODATA, context)
+    }
+
+    private func describe(_ code: CURLcode, request: HTTPRequest, context: TransferContext) -> String {
+        let reason = String(cString: curl_easy_strerror(code))
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            return "timed out after \(request.timeout) (TimeoutSec=) fetching \(request.url)"
+        case CURLE_PARTIAL_FILE:
+            return "connection closed before the whole body arrived (\(context.received) bytes received)"
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return "cannot reach \(request.url): \(reason)"
+        default:
+            return "\(reason) (curl code \(code.rawValue))"
+        }
+    }
+}
+
+/// A flag another thread sets to cancel a transfer.
+public final class CancellationFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    /// Creates a cleared flag.
+    public init() {}
+    /// Requests cancellation.
+    public func cancel() { value.store(true, ordering: .relaxed) }
+    /// Clears the flag before the next transfer.
+    public func reset() { value.store(false, ordering: .relaxed) }
+    /// True once cancellation was requested.
+    public var isCancelled: Bool { value.load(ordering: .relaxed) }
+}
+
+/// State shared with libcurl's callbacks for one transfer.
+final class TransferContext {
+    let handle: UnsafeMutableRawPointer
+    let maxBytes: Int64
+    let cancellation: CancellationFlag
+    let onHead: (HTTPResponseHead) throws -> Void
+    let onBody: (UnsafeRawBufferPointer) throws -> Void
+    var head = HTTPResponseHead()
+    var headDelivered = false
+    var received: Int64 = 0
+    var overflow = false
+    var consumerError: (any Error)?
+
+    init(handle: UnsafeMutableRawPointer, maxBytes: Int64, cancellation: CancellationFlag, onHead: @escaping (HTTPResponseHead) throws -> Void, onBody: @escaping (UnsafeRawBufferPointer) throws -> Void) {
+        self.handle = handle
+        self.maxBytes = maxBytes
+        self.cancellation = cancellation
+        self.onHead = onHead
+        self.onBody = onBody
+    }
+
+    /// Hands the status and headers to the consumer before the first body byte.
+    func deliverHead() throws {
+        guard !headDelivered else { return }
+        headDelivered = true
+        var status = 0
+        _ = cshim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        head.status = status
+        var effective: UnsafeMutablePointer<CChar>?
+        if cshim_curl_getinfo_str(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
+            head.effectiveURL = String(cString: effective)
+        }
+        try onHead(head)
+    }
+}
+
+private func context(_ user: UnsafeMutableRawPointer?) -> TransferContext {
+    Unmanaged<TransferContext>.fromOpaque(user!).takeUnretainedValue()
+}
+
+/// CURLOPT_WRITEFUNCTION: counts against MaxBytes and hands the chunk on.
+private let writeCallback: cshim_curl_data_cb = { pointer, size, count, user in
+    let transfer = context(user)
+    let length = size * count
+    transfer.received += Int64(length)
+    if transfer.received > transfer.maxBytes {
+        transfer.overflow = true
+        return cshim_curl_writefunc_error()
+    }
+    do {
+        try transfer.deliverHead()
+        try transfer.onBody(UnsafeRawBufferPointer(start: pointer, count: length))
+    } catch {
+        transfer.consumerError = error
+        return cshim_curl_writefunc_error()
+    }
+    return length
+}
+
+/// CURLOPT_HEADERFUNCTION: one header line per call; a status line starts a new response (redirects, 1xx).
+private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in
+    let transfer = context(user)
+    let length = size * count
+    guard let pointer else { return length }
+    let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    if line.hasPrefix("HTTP/") {
+        transfer.head.headers.removeAll()
+    } else if let colon = line.firstIndex(of: ":") {
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        if transfer.head.headers.count < 256 { transfer.head.headers.append((name: String(name), value: value)) }
+    }
+    return length
+}
+
+/// CURLOPT_XFERINFOFUNCTION: non-zero aborts the transfer with CURLE_ABORTED_BY_CALLBACK.
+private let progressCallback: cshim_curl_xferinfo_cb = { user, _, _, _, _ in
+    context(user).cancellation.isCancelled ? 1 : 0
+}
+
+/// CURLOPT_READFUNCTION: feeds the request body.
+private let readCallback: cshim_curl_data_cb = { pointer, size, count, user in
+    let reader = user!.assumingMemoryBound(to: BodyReader.self)
+    return reader.pointee.read(into: pointer!, capacity: size * count)
+}
+
+/// The request body as libcurl reads it.
+struct BodyReader {
+    let bytes: [UInt8]
+    var offset = 0
+    init(bytes: [UInt8]) { self.bytes = bytes }
+    mutating func read(into buffer: UnsafeMutablePointer<CChar>, capacity: Int) -> Int {
+        let n = min(capacity, bytes.count - offset)
+        bytes.withUnsafeBytes { source in
+            UnsafeMutableRawPointer(buffer).copyMemory(from: source.baseAddress! + offset, byteCount: n)
+        }
+        offset += n
+        return n
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in set: String) -> String {
+        var slice = Substring(self)
+        while let first = slice.first, set.contains(first) { slice.removeFirst() }
+        while let last = slice.last, set.contains(last) { slice.removeLast() }
+        return String(slice)
+    }
+}

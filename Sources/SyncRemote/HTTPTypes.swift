@@ -1,0 +1,81 @@
+/// One HTTP request as syncd makes it.
+public struct HTTPRequest: Sendable {
+    /// Absolute URL (http, https or file).
+    public var url: String
+    /// Method: GET, HEAD, POST, PUT or DELETE.
+    public var method: String = "GET"
+    /// Extra request headers, in order.
+    public var headers: [(name: String, value: String)] = []
+    /// A bearer token, sent only over https or to loopback, and never to another host after a redirect.
+    public var bearerToken: String?
+    /// Bound on the whole request, connect included; also the longest tolerated stall.
+    public var timeout: Duration = .seconds(30)
+    /// Largest accepted body, decoded; a larger one aborts the transfer.
+    public var maxBytes: Int64 = 256 << 20
+    /// Request body for POST and PUT.
+    public var body: [UInt8]?
+
+    /// Creates a request for `url`.
+    public init(url: String) { self.url = url }
+}
+
+/// Status line and headers of a response (the last one, after redirects).
+public struct HTTPResponseHead: Sendable {
+    /// HTTP status; 0 for `file://` URLs.
+    public var status: Int = 0
+    /// Header fields in order, names lowercased.
+    public var headers: [(name: String, value: String)] = []
+    /// The URL that answered, after redirects.
+    public var effectiveURL: String = ""
+
+    /// The first value of the header `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let key = name.lowercased()
+        return headers.first { $0.name == key }?.value
+    }
+
+    /// Every value of the header `name` (case-insensitive), in order.
+    public func headerValues(_ name: String) -> [String] {
+        let key = name.lowercased()
+        return headers.filter { $0.name == key }.map(\.value)
+    }
+
+    /// True for 2xx, and for `file://` responses.
+    public var isSuccess: Bool { status == 0 || (200..<300).contains(status) }
+}
+
+/// Why a request failed before a complete response arrived.
+public enum HTTPError: Error, Sendable, CustomStringConvertible {
+    /// libcurl failed (DNS, connect, TLS, timeout, truncated body, …).
+    case transport(code: Int32, message: String)
+    /// The body exceeded `maxBytes`.
+    case tooLarge(limit: Int64)
+    /// The caller cancelled the transfer.
+    case cancelled
+    /// A bearer token would have been sent insecurely; nothing was sent.
+    case insecureToken(host: String)
+    /// The URL could not be parsed.
+    case invalidURL(String)
+    /// The body consumer rejected the data (e.g. invalid JSON); the transfer was aborted.
+    case rejected(any Error)
+
+    /// True when a retry might succeed (network trouble, timeouts).
+    public var isTransient: Bool {
+        switch self {
+        case .transport: return true
+        case .tooLarge, .cancelled, .insecureToken, .invalidURL, .rejected: return false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .transport(_, let message): return message
+        case .tooLarge(let limit): return "response larger than MaxBytes=\(limit) bytes"
+        case .cancelled: return "cancelled"
+        case .insecureToken(let host):
+            return "refusing to send the bearer token over plain http to \(host); use https"
+        case .invalidURL(let url): return "invalid URL \(url)"
+        case .rejected(let error): return "\(error)"
+        }
+    }
+}

@@ -1,0 +1,37 @@
+internal import CSQLite
+
+/// An error from SQLite, with the operation that failed, SQLite's result code and its message.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// SQLite's extended result code (`sqlite3_extended_errcode`).
+    public let code: Int32
+    /// What we were doing, e.g. "open /var/lib/syncd/default/state.db".
+    public let operation: String
+    /// SQLite's message for the error.
+    public let message: String
+
+    /// True when the file is not a database or is damaged (SQLITE_CORRUPT, SQLITE_NOTADB).
+    public var isCorruption: Bool {
+        let primary = code & 0xff
+        return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
+    }
+
+    /// True when the disk or file system refused the write (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN).
+    public var isStorageFailure: Bool {
+        let primary = code & 0xff
+        return primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN
+    }
+
+    /// True when a UNIQUE or PRIMARY KEY constraint refused a row.
+    public var isUniqueViolation: Bool {
+        // SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555) are macros Swift cannot import.
+        code == 2067 || code == 1555
+    }
+
+    public var description: String { "Failed to \(operation): \(message) (SQLite code \(code))" }
+
+    init(code: Int32, operation: String, message: String) {
+        self.code = code
+        self.operation = operation
+        self.message = message
+    }
+}

@@ -1,0 +1,267 @@
+internal import CSQLite
+
+/// What the store remembers about one source between refreshes.
+public struct SourceState: Sendable, Equatable {
+    /// Source name.
+    public var name: String
+    /// URL the stored listing came from.
+    public var url: String?
+    /// `ETag` of the last good listing (sent back as `If-None-Match`).
+    public var etag: String?
+    /// `Last-Modified` of the last good listing (sent back as `If-Modified-Since`).
+    public var lastModified: String?
+    /// When the cached content was last replaced (RFC 3339).
+    public var savedAt: String?
+    /// When a refresh last succeeded (RFC 3339).
+    public var lastSuccess: String?
+    /// When a refresh was last attempted (RFC 3339).
+    public var lastAttempt: String?
+    /// Why the last refresh failed; nil after a success.
+    public var lastError: String?
+    /// Number of records stored.
+    public var recordCount: Int
+    /// True when the cache file must be (re)written from the store.
+    public var snapshotDirty: Bool
+    /// Retry state exported by the scheduler, opaque to the store.
+    public var retryState: String?
+
+    /// True when the last refresh failed: the served copy may be out of date.
+    public var isStale: Bool { lastError != nil }
+
+    /// An empty state for a source never synced.
+    public init(name: String) {
+        self.name = name
+        self.recordCount = 0
+        self.snapshotDirty = false
+    }
+}
+
+/// The daemon's durable state for one account: records, sync state, outbox and conflicts, in one SQLite file (WAL mode).
+public final class StateStore {
+    /// The schema version this build writes; a newer file is moved aside rather than guessed at.
+    public static let schemaVersion: Int64 = 1
+
+    let database: Database
+    /// Path of the database file.
+    public var path: String { database.path }
+
+    /// Opens the database at `path`, creating or migrating the schema.
+    /// Throws `StoreError.corrupt` when the file is damaged or from an unknown (newer) schema.
+    public init(path: String) throws(StoreError) {
+        do {
+            database = try Database(path: path)
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-4096")
+            let version = try database.integerPragma("user_version")
+            switch version {
+            case 0: try createSchema()
+            case StateStore.schemaVersion: try verifySchema()
+            default:
+                throw StoreError.corrupt(path: path, reason: "unknown schema version \(version) (this syncd knows \(StateStore.schemaVersion))")
+            }
+        } catch let error as SQLiteError {
+            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .corrupt(path: path, reason: "\(error)")
+        }
+    }
+
+    private func createSchema() throws(SQLiteError) {
+        try database.execute("""
+            BEGIN IMMEDIATE;
+            CREATE TABLE sources (
+                name TEXT PRIMARY KEY,
+                url TEXT,
+                etag TEXT,
+                last_modified TEXT,
+                saved_at TEXT,
+                last_success TEXT,
+                last_attempt TEXT,
+                last_error TEXT,
+                record_count INTEGER NOT NULL DEFAULT 0,
+                snapshot_dirty INTEGER NOT NULL DEFAULT 0,
+                retry_state TEXT
+            );
+            CREATE TABLE records (
+                source TEXT NOT NULL,
+                id TEXT NOT NULL,
+                id_is_integer INTEGER NOT NULL,
+                position INTEGER NOT NULL,
+                version TEXT,
+                body BLOB NOT NULL,
+                UNIQUE (source, id)
+            );
+            CREATE INDEX records_by_position ON records (source, position);
+            CREATE TABLE outbox (
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                source TEXT NOT NULL,
+                record_id TEXT NOT NULL,
+                operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
+                body BLOB,
+                base_version TEXT,
+                created_at TEXT NOT NULL,
+                state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'parked')),
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_status INTEGER,
+                last_error TEXT
+            );
+            CREATE INDEX outbox_by_record ON outbox (source, record_id, seq);
+            CREATE TABLE conflicts (
+                source TEXT NOT NULL,
+                record_id TEXT NOT NULL,
+                local_body BLOB,
+                remote_body BLOB,
+                local_version TEXT,
+                remote_version TEXT,
+                detected_at TEXT NOT NULL,
+                PRIMARY KEY (source, record_id)
+            );
+            PRAGMA user_version = 1;
+            COMMIT;
+            """)
+    }
+
+    private func verifySchema() throws(StoreError) {
+        do {
+            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('sources', 'records', 'outbox', 'conflicts')")
+            _ = try statement.step()
+            if statement.int64(0) != 4 {
+                throw StoreError.corrupt(path: path, reason: "tables are missing")
+            }
+        } catch let error as SQLiteError {
+            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .corrupt(path: path, reason: "\(error)")
+        }
+    }
+
+    // MARK: Source state
+
+    /// The stored state of `source`, or an empty one when it was never synced.
+    public func state(of source: String) throws(StoreError) -> SourceState {
+        do {
+            let statement = try database.prepare("""
+                SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
+                       record_count, snapshot_dirty, retry_state FROM sources WHERE name = ?1
+                """)
+            try statement.bind(1, source)
+            var state = SourceState(name: source)
+            guard try statement.step() else { return state }
+            state.url = statement.string(0)
+            state.etag = statement.string(1)
+            state.lastModified = statement.string(2)
+            state.savedAt = statement.string(3)
+            state.lastSuccess = statement.string(4)
+            state.lastAttempt = statement.string(5)
+            state.lastError = statement.string(6)
+            state.recordCount = Int(statement.int64(7))
+            state.snapshotDirty = statement.int64(8) != 0
+            state.retryState = statement.string(9)
+            return state
+        } catch {
+            throw .sqlite(error)
+        }
+    }
+
+    /// Names of every source that has stored state.
+    public func sourceNames() throws(StoreError) -> [String] {
+        do {
+            let statement = try database.prepare("SELECT name FROM sources ORDER BY name")
+            var names: [String] = []
+            while try statement.step() { names.append(statement.string(0) ?? "") }
+            return names
+        } catch {
+            throw .sqlite(error)
+        }
+    }
+
+    /// Records a failed refresh: the data stays, the reason and time are kept.
+    public func recordFailure(source: String, url: String, message: String, at time: String) throws(StoreError) {
+        try write("record failure of \(source)") {
+            let statement = try database.prepare("""
+                INSERT INTO sources (name, url, last_attempt, last_error) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT (name) DO UPDATE SET last_attempt = ?3, last_error = ?4
+                """)
+            try statement.bind(1, source)
+            try statement.bind(2, url)
+            try statement.bind(3, time)
+            try statement.bind(4, message)
+            try statement.step()
+        }
+    }
+
+    /// Records a refresh that confirmed the stored listing (HTTP 304 or identical content).
+    public func recordUnchanged(source: String, at time: String) throws(StoreError) {
+        try write("record success of \(source)") {
+            let statement = try database.prepare("""
+                UPDATE sources SET last_attempt = ?2, last_success = ?2, last_error = NULL WHERE name = ?1
+                """)
+            try statement.bind(1, source)
+            try statement.bind(2, time)
+            try statement.step()
+        }
+    }
+
+    /// Stores the scheduler's retry state for `source` (opaque text).
+    public func saveRetryState(source: String, _ value: String?) throws(StoreError) {
+        try write("save retry state of \(source)") {
+            let statement = try database.prepare("""
+                INSERT INTO sources (name, retry_state) VALUES (?1, ?2)
+                ON CONFLICT (name) DO UPDATE SET retry_state = ?2
+                """)
+            try statement.bind(1, source)
+            try statement.bind(2, value)
+            try statement.step()
+        }
+    }
+
+    /// Marks the cache file of `source` as matching the store, or as needing a rewrite.
+    public func setSnapshotDirty(source: String, _ dirty: Bool) throws(StoreError) {
+        try write("mark snapshot of \(source)") {
+            let statement = try database.prepare("UPDATE sources SET snapshot_dirty = ?2 WHERE name = ?1")
+            try statement.bind(1, source)
+            try statement.bind(2, dirty ? 1 : 0)
+            try statement.step()
+        }
+    }
+
+    /// Forgets everything about sources not in `keep` (their records, outbox and conflicts stay untouched if any are pending).
+    public func removeSources(notIn keep: Set<String>) throws(StoreError) {
+        let stale = try sourceNames().filter { !keep.contains($0) }
+        guard !stale.isEmpty else { return }
+        try write("remove unconfigured sources") {
+            for name in stale {
+                for sql in ["DELETE FROM records WHERE source = ?1", "DELETE FROM sources WHERE name = ?1"] {
+                    let statement = try database.prepare(sql)
+                    try statement.bind(1, name)
+                    try statement.step()
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with each stored record's JSON bytes, in the server's order.
+    public func forEachRecord(source: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let statement = try database.prepare("SELECT body FROM records WHERE source = ?1 ORDER BY position")
+        try statement.bind(1, source)
+        while try statement.step() {
+            try statement.withBlob(0, body)
+        }
+    }
+
+    /// Runs `body` in an immediate transaction, mapping SQLite errors.
+    func write(_ what: String, _ body: () throws -> Void) throws(StoreError) {
+        do {
+            try database.transaction(body)
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .sqlite(SQLiteError(code: SQLITE_ERROR, operation: what, message: "\(error)"))
+        }
+    }
+}
