@@ -1,0 +1,102 @@
+import Glibc
+
+/// Replaces a file atomically: a temporary file in the same directory (`O_CREAT|O_EXCL`,
+/// final mode), all bytes written, `fsync`, `rename` over the old one, `fsync` of the
+/// directory. On any error the temporary file is removed and the old file stays.
+public struct AtomicFileWriter {
+    /// Directory holding the file.
+    public let directory: String
+    /// The file's name inside `directory`.
+    public let name: String
+    /// Mode of the new file.
+    public let mode: mode_t
+    /// Group to give the new file, if any (requires membership or root).
+    public let group: gid_t?
+
+    /// Creates a writer for `directory/name`.
+    public init(directory: String, name: String, mode: mode_t, group: gid_t?) {
+        self.directory = directory
+        self.name = name
+        self.mode = mode
+        self.group = group
+    }
+
+    /// Writes the file with the bytes `produce` emits through the given sink.
+    public func write(_ produce: (inout BufferedFileSink) throws -> Void) throws {
+        let path = directory + "/" + name
+        let directoryFD = retryingEINTR { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard directoryFD >= 0 else { throw SystemError("open directory \(directory)") }
+        defer { close(directoryFD) }
+        let temporary = ".\(name).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = retryingEINTR { openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
+        guard fd >= 0 else { throw SystemError("create temporary file in \(directory)") }
+        var committed = false
+        defer {
+            if !committed { unlinkat(directoryFD, temporary, 0) }
+        }
+        do {
+            defer { close(fd) }
+            // The umask may have narrowed the mode; set it exactly.
+            guard fchmod(fd, mode) == 0 else { throw SystemError("set mode of \(path)") }
+            if let group, fchown(fd, uid_t.max, group) != 0 {
+                throw SystemError("set group of \(path)")
+            }
+            var sink = BufferedFileSink(fd: fd, path: path)
+            try produce(&sink)
+            try sink.flush()
+            guard retryingEINTR({ fsync(fd) }) == 0 else { throw SystemError("flush \(path) to disk") }
+        }
+        guard renameat(directoryFD, temporary, directoryFD, name) == 0 else { throw SystemError("replace \(path)") }
+        committed = true
+        // The rename is durable only once the directory is flushed.
+        guard retryingEINTR({ fsync(directoryFD) }) == 0 else { throw SystemError("flush directory \(directory)") }
+    }
+}
+
+/// Buffers writes to a file descriptor (64 KiB at a time).
+public struct BufferedFileSink {
+    let fd: Int32
+    let path: String
+    private var buffer: [UInt8] = []
+    private static let capacity = 1 << 16
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+        buffer.reserveCapacity(BufferedFileSink.capacity)
+    }
+
+    /// Appends text.
+    public mutating func write(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Appends bytes.
+    public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if buffer.count + bytes.count > BufferedFileSink.capacity {
+            try flush()
+            if bytes.count > BufferedFileSink.capacity {
+                try writeAll(bytes)
+                return
+            }
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Writes out what is buffered.
+    public mutating func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try buffer.withUnsafeBytes { try writeAll($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = retryingEINTR { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            guard n > 0 else { throw SystemError("write \(path)", code: n < 0 ? errno : EIO) }
+            offset += n
+        }
+    }
+}

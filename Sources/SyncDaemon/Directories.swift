@@ -1,0 +1,78 @@
+import Glibc
+import SyncCore
+
+/// Where the daemon keeps its state, cache and sockets (SPEC "Configuration", `[Daemon]`).
+public struct Directories: Sendable, Equatable {
+    /// `StateDirectory`: the SQLite database, mode 0700.
+    public var state: String
+    /// `CacheDirectory`: the published JSON files, folders 0750.
+    public var cache: String
+    /// `RuntimeDirectory`: the control socket.
+    public var runtime: String
+
+    /// Resolves the directories: configuration first, then systemd's `$STATE_DIRECTORY` etc., then the defaults
+    /// (`/var/lib/syncd`, `/var/cache/syncd`, `/run/syncd`; user mode: `$XDG_STATE_HOME/syncd`,
+    /// `$XDG_CACHE_HOME/syncd`, `$XDG_RUNTIME_DIR/syncd`).
+    public init(state: String?, cache: String?, runtime: String?, userMode: Bool, environment: [String: String]) {
+        func systemd(_ key: String) -> String? {
+            // systemd passes a colon-separated list when a unit names several; ours names one.
+            environment[key].flatMap { $0.split(separator: ":").first.map(String.init) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
+        let home = environment["HOME"] ?? "/"
+        func xdg(_ key: String, _ fallback: String) -> String {
+            if let value = environment[key], value.hasPrefix("/") { return value + "/syncd" }
+            return fallback + "/syncd"
+        }
+        let uid = getuid()
+        self.state = state ?? systemd("STATE_DIRECTORY")
+            ?? (userMode ? xdg("XDG_STATE_HOME", home + "/.local/state") : "/var/lib/syncd")
+        self.cache = cache ?? systemd("CACHE_DIRECTORY")
+            ?? (userMode ? xdg("XDG_CACHE_HOME", home + "/.cache") : "/var/cache/syncd")
+        self.runtime = runtime ?? systemd("RUNTIME_DIRECTORY")
+            ?? (userMode ? xdg("XDG_RUNTIME_DIR", "/run/user/\(uid)") : "/run/syncd")
+    }
+
+    /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
+    /// an existing directory gets `mode` enforced.
+    public static func create(_ path: String, mode: mode_t, group: gid_t? = nil) throws {
+        var components: [Substring] = []
+        for part in path.split(separator: "/") { components.append(part) }
+        var current = path.hasPrefix("/") ? "" : "."
+        for (index, part) in components.enumerated() {
+            current += "/" + part
+            let isLast = index == components.count - 1
+            if mkdir(current, isLast ? mode : 0o755) != 0 && errno != EEXIST {
+                throw SystemError("create directory \(current)")
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw SystemError("use \(path) as a directory", code: ENOTDIR)
+        }
+        if info.st_mode & 0o7777 != mode, chmod(path, mode) != 0 {
+            throw SystemError("set mode of \(path)")
+        }
+        if let group, info.st_gid != group, chown(path, uid_t.max, group) != 0 {
+            throw SystemError("set group of \(path)")
+        }
+    }
+
+    /// The group ID of `name` if the daemon may give files to it (it is root or a member); nil otherwise.
+    public static func usableGroup(named name: String) -> gid_t? {
+        guard !name.isEmpty, let entry = getgrnam(name) else { return nil }
+        let gid = entry.pointee.gr_gid
+        if geteuid() == 0 || getegid() == gid { return gid }
+        let count = getgroups(0, nil)
+        guard count > 0 else { return nil }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let n = getgroups(count, &groups)
+        return groups.prefix(Int(max(0, n))).contains(gid) ? gid : nil
+    }
+}
+
+/// The wall clock, for timestamps shown to people.
+public func currentTimestamp() -> Timestamp {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Timestamp(secondsSinceEpoch: Int64(now.tv_sec))
+}

@@ -1,0 +1,108 @@
+import Glibc
+import SyncCore
+import SyncStore
+
+/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (SPEC "The cache other apps read").
+/// Nothing else writes the cache folder.
+public struct SnapshotWriter {
+    /// The schema version written into every file.
+    public static let schemaVersion = 1
+    /// `CACHE/<account>`.
+    public let directory: String
+    /// The account whose data this is.
+    public let account: String
+    /// Group owning the files, when the daemon may set it.
+    public let group: gid_t?
+
+    /// Creates a writer for one account's cache folder.
+    public init(directory: String, account: String, group: gid_t?) {
+        self.directory = directory
+        self.account = account
+        self.group = group
+    }
+
+    /// Path of the cache file of `source`.
+    public func path(of source: String) -> String { directory + "/" + source + ".json" }
+
+    /// Creates the folder (mode 0750, group `group`) if it is missing.
+    public func prepareDirectory() throws {
+        try Directories.create(directory, mode: 0o750, group: group)
+    }
+
+    /// Writes the whole document for `source` from the store, atomically, mode 0640.
+    public func publish(source: String, state: SourceState, store: StateStore, pending: [String] = [], conflicts: [String] = []) throws {
+        try prepareDirectory()
+        let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
+        try writer.write { sink in
+            try sink.write("{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),")
+            try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
+            try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
+            var first = true
+            try store.forEachRecord(source: source) { body in
+                try sink.write(first ? "\n" : ",\n")
+                first = false
+                try sink.write(body)
+            }
+            try sink.write("\n],\n\"pending\":[\(pending.map(JSONText.quoted).joined(separator: ","))],")
+            try sink.write("\"conflicts\":[\(conflicts.map(JSONText.quoted).joined(separator: ","))]}\n")
+        }
+    }
+
+    /// Moves the file's mtime to now: a refresh confirmed that nothing changed.
+    /// Returns false when there is no file to touch.
+    @discardableResult
+    public func touch(source: String) throws -> Bool {
+        let path = path(of: source)
+        // NULL times set both to now; the corresponding C function is utimensat(2).
+        if utimensat(AT_FDCWD, path, nil, 0) != 0 {
+            if errno == ENOENT { return false }
+            throw SystemError("update modification time of \(path)")
+        }
+        return true
+    }
+
+    /// What `inspect` found.
+    public enum Inspection: Equatable {
+        /// The file looks like a complete document of the current schema.
+        case valid
+        /// There is no file.
+        case missing
+        /// The file was damaged or of an unknown schema and was moved to `movedTo`.
+        case movedAside(movedTo: String, reason: String)
+    }
+
+    /// Checks the cache file of `source` at startup. A file that is not a complete document of schema 1
+    /// (it starts with the envelope written above and ends with its closing bracket) is moved aside
+    /// as `<name>.corrupt-<UTC time>`, never deleted, so nothing is lost and a human can look at it.
+    public func inspect(source: String, now: Timestamp) throws -> Inspection {
+        let path = path(of: source)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return .missing }
+            throw SystemError("open cache file \(path)")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("inspect \(path)") }
+        let prefix = "{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),"
+        let suffix = "]}\n"
+        let head = readBytes(fd, at: 0, count: prefix.utf8.count)
+        let tail = readBytes(fd, at: max(0, Int(info.st_size) - suffix.utf8.count), count: suffix.utf8.count)
+        var reason: String?
+        if head != Array(prefix.utf8) {
+            reason = head.starts(with: Array("{\"schemaVersion\":".utf8)) ? "unknown schemaVersion or source" : "not a syncd cache document"
+        } else if tail != Array(suffix.utf8) {
+            reason = "document is incomplete"
+        }
+        guard let reason else { return .valid }
+        let target = path + ".corrupt-" + now.compact
+        guard rename(path, target) == 0 else { throw SystemError("move damaged cache file \(path) aside") }
+        return .movedAside(movedTo: target, reason: reason)
+    }
+
+    private func readBytes(_ fd: Int32, at offset: Int, count: Int) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+        return n == count ? buffer : Array(buffer.prefix(max(0, n)))
+    }
+}
