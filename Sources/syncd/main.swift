@@ -1,1 +1,85 @@
-print("syncd")
+// syncd: parse the command line and hand over to SyncDaemon. Nothing else lives here.
+import Glibc
+import SyncCore
+import SyncDaemon
+import SyncRemote
+
+let usage = """
+    Usage: syncd [OPTIONS]
+
+    Keep an offline-first local cache of remote JSON collections.
+
+    Options:
+      --once              Refresh every source once, push the outbox, exit 0 only if all succeeded
+      --check-config      Validate the configuration, print problems as FILE:LINE: message
+      --config-dir DIR    Read configuration from DIR (default /etc/syncd; with --user
+                          $XDG_CONFIG_HOME/syncd)
+      --user              User mode: XDG directories instead of system ones
+      --version           Print the version and exit
+      -h, --help          Print this help and exit
+
+    See syncd(8) and syncd.conf(5).
+    """
+
+func fail(usage message: String) -> Never {
+    writeStderr("syncd: \(message)\nTry 'syncd --help' for more information.\n")
+    exit(2)
+}
+
+func writeStderr(_ text: String) {
+    var text = text
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+var once = false, checkConfig = false, userMode = false
+var configDirectory: String?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--once": once = true
+    case "--check-config": checkConfig = true
+    case "--user": userMode = true
+    case "--config-dir":
+        guard let value = arguments.popFirst(), !value.isEmpty else { fail(usage: "option '--config-dir' needs a directory") }
+        configDirectory = value
+    case _ where argument.hasPrefix("--config-dir="):
+        configDirectory = String(argument.dropFirst("--config-dir=".count))
+    case "--version":
+        print("syncd \(syncdVersion)")
+        exit(0)
+    case "-h", "--help":
+        print(usage)
+        exit(0)
+    default:
+        fail(usage: "unknown option '\(argument)'")
+    }
+}
+if once && checkConfig { fail(usage: "--once and --check-config cannot be combined") }
+
+var environment: [String: String] = [:]
+for (key, value) in ProcessEnvironment.all() { environment[key] = value }
+let directory = configDirectory ?? ConfigurationDirectory.defaultDirectory(userMode: userMode, environment: environment)
+let logger = Logger(environment: environment)
+
+let configuration: Configuration
+switch ConfigurationDirectory.load(directory: directory) {
+case .success(let loaded):
+    configuration = loaded
+case .failure(let errors):
+    for problem in errors.problems { writeStderr("\(problem)\n") }
+    exit(1)
+}
+if checkConfig {
+    print("configuration OK")
+    exit(0)
+}
+
+let directories = Directories(
+    state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
+    runtime: configuration.daemon.runtimeDirectory, userMode: userMode, environment: environment)
+if once {
+    exit(OnceRun(configuration: configuration, directories: directories, logger: logger, environment: environment)
+        .run(report: { writeStderr($0 + "\n") }))
+}
+exit(await DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
+                     userMode: userMode, logger: logger, environment: environment).run())

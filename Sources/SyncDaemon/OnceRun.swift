@@ -1,0 +1,45 @@
+import SyncCore
+import SyncStore
+
+/// `syncd --once`: refresh every source once, then exit 0 only if all succeeded.
+public struct OnceRun {
+    let configuration: Configuration
+    let directories: Directories
+    let logger: Logger
+    let environment: [String: String]
+
+    /// Creates the run.
+    public init(configuration: Configuration, directories: Directories, logger: Logger, environment: [String: String]) {
+        self.configuration = configuration
+        self.directories = directories
+        self.logger = logger
+        self.environment = environment
+    }
+
+    /// Runs it; returns the process exit status. Prints one line per failed source to `report`.
+    public func run(report: (String) -> Void) -> Int32 {
+        let account = configuration.daemon.account
+        let engine: SyncEngine
+        do {
+            let store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp())
+            let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
+            engine = try SyncEngine(store: store, snapshots: snapshots, logger: logger, environment: environment)
+        } catch {
+            report("syncd: \(error)")
+            return 1
+        }
+        engine.restoreSnapshots(configuration.sources)
+        if configuration.sources.isEmpty {
+            logger.notice("No sources configured; add *.source files to sources.d/")
+        }
+        var failed = 0
+        for source in configuration.sources {
+            if case .failed(let failure) = engine.refresh(source) {
+                failed += 1
+                let kept = (try? engine.store.state(of: source.name).recordCount) ?? 0
+                report("\(source.name): \(failure.message) (kept \(kept) cached records)")
+            }
+        }
+        return failed == 0 ? 0 : 1
+    }
+}

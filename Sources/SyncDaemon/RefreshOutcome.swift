@@ -1,0 +1,44 @@
+import SyncCore
+import SyncStore
+
+/// Why a refresh failed, classified for the scheduler (SPEC rule 7).
+public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
+    /// How the scheduler should treat the failure.
+    public enum Kind: Sendable, Equatable {
+        /// Network trouble, 5xx, 429, timeouts, a full disk: retried with backoff.
+        case transient
+        /// 401, 403, 404, other 4xx, invalid data, a bad credential: not retried until the next trigger.
+        case permanent
+        /// The refresh was cancelled (logout, reload, shutdown); nothing is recorded.
+        case cancelled
+    }
+
+    /// Classification.
+    public var kind: Kind
+    /// One line for people: what failed and, where possible, what to do.
+    public var message: String
+    /// HTTP status, when a server answered.
+    public var status: Int?
+    /// The server's `Retry-After`, as received.
+    public var retryAfter: String?
+
+    /// Creates a failure.
+    public init(_ kind: Kind, _ message: String, status: Int? = nil, retryAfter: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { message }
+}
+
+/// What one refresh of one source did.
+public enum RefreshOutcome: Sendable {
+    /// A new listing replaced the cache.
+    case updated(ListingOutcome)
+    /// The server confirmed the cached listing (304 or identical content); only the file's mtime moved.
+    case unchanged(count: Int)
+    /// Nothing was replaced; the previous copy stays byte-for-byte.
+    case failed(RefreshFailure)
+}

@@ -1,0 +1,230 @@
+"""Fixtures for syncd's black-box integration tests: real binaries, real servers, real files."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+BIN = Path(os.environ.get("SYNCD_BIN_DIR", ROOT / ".build" / "debug"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class SyncServer:
+    """The test tree's Python server (Tests/integration/server/syncserver.py)."""
+
+    def __init__(self, workdir, host="127.0.0.1", netns=None):
+        self.port_file = Path(workdir) / "syncserver.port"
+        cmd = [sys.executable, str(HERE / "server" / "syncserver.py"), "--host", host, "--port-file", str(self.port_file)]
+        if netns:
+            cmd = ["ip", "netns", "exec", netns] + cmd
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
+        wait_for(self.port_file.exists, what="syncserver to listen")
+        self.host = host
+        self.port = int(self.port_file.read_text())
+        self.base = f"http://{host}:{self.port}"
+
+    def url(self, name):
+        return f"{self.base}/{name}"
+
+    def _call(self, method, path, body=None):
+        data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method=method)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.read()
+
+    def set_records(self, name, records):
+        self._call("PUT", f"/_control/collections/{name}", records)
+
+    def set_raw(self, name, raw: bytes):
+        self._call("PUT", f"/_control/collections/{name}?raw=1", raw)
+
+    def records(self, name):
+        return json.loads(self._call("GET", f"/_control/collections/{name}"))
+
+    def fault(self, name, **fault):
+        self._call("PUT", f"/_control/faults/{name}", fault)
+
+    def clear_fault(self, name):
+        self._call("DELETE", f"/_control/faults/{name}")
+
+    def options(self, name, **options):
+        self._call("PUT", f"/_control/options/{name}", options)
+
+    def requests(self, path_prefix=None):
+        reqs = json.loads(self._call("GET", "/_control/requests"))
+        if path_prefix:
+            reqs = [r for r in reqs if r["path"].split("?")[0] == path_prefix]
+        return reqs
+
+    def clear_requests(self):
+        self._call("DELETE", "/_control/requests")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Nginx:
+    """Debian's nginx serving a folder of static collections with ETag and Last-Modified."""
+
+    def __init__(self, workdir):
+        self.root = Path(workdir) / "nginx-root"
+        self.root.mkdir()
+        self.prefix = Path(workdir) / "nginx"
+        self.prefix.mkdir()
+        self.port = free_port()
+        self.access_log = self.prefix / "access.log"
+        conf = self.prefix / "nginx.conf"
+        conf.write_text(f"""
+daemon off;
+worker_processes 1;
+pid {self.prefix}/nginx.pid;
+error_log {self.prefix}/error.log;
+events {{ worker_connections 64; }}
+http {{
+    access_log {self.access_log};
+    types {{ application/json json; }}
+    client_body_temp_path {self.prefix};
+    proxy_temp_path {self.prefix};
+    fastcgi_temp_path {self.prefix};
+    uwsgi_temp_path {self.prefix};
+    scgi_temp_path {self.prefix};
+    server {{
+        listen 127.0.0.1:{self.port};
+        root {self.root};
+        etag on;
+        gzip on;
+        gzip_types application/json;
+    }}
+}}
+""")
+        self.proc = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(self.prefix)], stderr=subprocess.DEVNULL)
+        wait_for(lambda: self._up(), what="nginx to listen")
+
+    def _up(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def url(self, name):
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def statuses(self):
+        """HTTP statuses in the access log, in order."""
+        if not self.access_log.exists():
+            return []
+        return [int(line.split('"')[2].split()[0]) for line in self.access_log.read_text().splitlines() if line]
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class Setup:
+    """A syncd configuration folder with state and cache directories below a temp dir."""
+
+    def __init__(self, workdir, account="default"):
+        self.dir = Path(workdir)
+        self.config = self.dir / "etc"
+        self.state = self.dir / "state"
+        self.cache = self.dir / "cache"
+        self.runtime = self.dir / "run"
+        self.account = account
+        (self.config / "sources.d").mkdir(parents=True)
+        self.write_main()
+
+    def write_main(self, extra=""):
+        (self.config / "syncd.conf").write_text(
+            f"[Daemon]\nAccount={self.account}\nStateDirectory={self.state}\nCacheDirectory={self.cache}\n"
+            f"RuntimeDirectory={self.runtime}\n" + extra)
+
+    def add_source(self, name, url, **keys):
+        lines = ["[Source]", f"URL={url}"]
+        for k, v in keys.items():
+            if isinstance(v, list):
+                lines += [f"{k}={item}" for item in v]
+            else:
+                lines.append(f"{k}={v}")
+        (self.config / "sources.d" / f"{name}.source").write_text("\n".join(lines) + "\n")
+
+    def cache_file(self, name):
+        return self.cache / self.account / f"{name}.json"
+
+    def cache_doc(self, name):
+        return json.loads(self.cache_file(name).read_bytes())
+
+    def db(self):
+        return self.state / self.account / "state.db"
+
+    def leftovers(self):
+        """Temporary files left in the cache folder (there must never be any)."""
+        d = self.cache / self.account
+        return sorted(p.name for p in d.iterdir() if ".tmp-" in p.name) if d.exists() else []
+
+    def syncd(self, *args, env=None, timeout=60):
+        full_env = dict(os.environ)
+        full_env.pop("JOURNAL_STREAM", None)
+        full_env.pop("NOTIFY_SOCKET", None)
+        full_env.update(env or {})
+        return subprocess.run([str(BIN / "syncd"), "--config-dir", str(self.config), *args],
+                              capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+@pytest.fixture
+def server(tmp_path):
+    s = SyncServer(tmp_path)
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def nginx(tmp_path):
+    if shutil.which("nginx") is None:
+        pytest.fail("nginx is not installed; run 'make deps'")
+    n = Nginx(tmp_path)
+    yield n
+    n.stop()
+
+
+@pytest.fixture
+def setup(tmp_path):
+    return Setup(tmp_path)
+
+
+POSTS = [
+    {"id": 1, "title": "Post 1", "author": "Johnny Appleseed"},
+    {"id": 2, "title": "Post 2", "author": "Jane Doe"},
+]

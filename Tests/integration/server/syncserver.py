@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""A small HTTP/1.1 server for syncd's integration tests: dynamic collections and faults.
+
+Collections are served at /<name> with ETag and Last-Modified (conditional GET gives 304),
+optionally paginated with RFC 8288 Link headers. Writable collections accept json-server-like
+POST /<name>, PUT /<name>/<id>, DELETE /<name>/<id>, GET /<name>/<id>.
+
+The tests steer it through /_control:
+  PUT    /_control/collections/<name>   body = JSON array (or any bytes with ?raw=1)
+  PUT    /_control/faults/<name>        body = JSON fault description (see Fault below)
+  DELETE /_control/faults/<name>
+  PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true}
+  GET    /_control/requests             every request seen, as JSON
+  DELETE /_control/requests             forget them
+Standard library only.
+"""
+import argparse
+import email.utils
+import hashlib
+import json
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+
+class State:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.collections = {}   # name -> {"raw": bytes | None, "records": list | None, "modified": float}
+        self.faults = {}        # name -> fault dict
+        self.options = {}       # name -> options dict
+        self.requests = []
+
+    def set_records(self, name, records):
+        self.collections[name] = {"raw": None, "records": records, "modified": time.time()}
+
+    def body_of(self, name):
+        c = self.collections[name]
+        if c["raw"] is not None:
+            return c["raw"]
+        return json.dumps(c["records"], separators=(",", ":")).encode()
+
+
+STATE = State()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "syncserver/1"
+
+    def log_message(self, fmt, *args):  # quiet
+        pass
+
+    # --- helpers -----------------------------------------------------------------------
+    def _read_body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def _send(self, status, body=b"", headers=None, content_type="application/json"):
+        self.send_response(status)
+        if body or status not in (204, 304):
+            self.send_header("Content-Type", content_type)
+        for k, v in (headers or {}).items():
+            if isinstance(v, list):
+                for item in v:
+                    self.send_header(k, item)
+            else:
+                self.send_header(k, v)
+        if status not in (204, 304):
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD" and status not in (204, 304):
+            self.wfile.write(body)
+
+    def _record(self, body=b""):
+        with STATE.lock:
+            STATE.requests.append({
+                "time": time.time(), "method": self.command, "path": self.path,
+                "headers": {k.lower(): v for k, v in self.headers.items()},
+                "body": body.decode("utf-8", "replace"),
+            })
+
+    # --- control -------------------------------------------------------------------------
+    def _control(self):
+        parts = urlsplit(self.path)
+        segs = [s for s in parts.path.split("/") if s][1:]
+        body = self._read_body() if self.command in ("PUT", "POST") else b""
+        q = parse_qs(parts.query)
+        with STATE.lock:
+            if segs == ["requests"]:
+                if self.command == "DELETE":
+                    STATE.requests.clear()
+                    return self._send(204)
+                return self._send(200, json.dumps(STATE.requests).encode())
+            if len(segs) == 2 and segs[0] == "collections":
+                name = segs[1]
+                if self.command == "GET":
+                    c = STATE.collections.get(name)
+                    return self._send(200, json.dumps(c["records"] if c else None).encode())
+                if "raw" in q:
+                    STATE.collections[name] = {"raw": body, "records": None, "modified": time.time()}
+                else:
+                    STATE.set_records(name, json.loads(body))
+                return self._send(204)
+            if len(segs) == 2 and segs[0] == "faults":
+                if self.command == "DELETE":
+                    STATE.faults.pop(segs[1], None)
+                else:
+                    STATE.faults[segs[1]] = json.loads(body)
+                return self._send(204)
+            if len(segs) == 2 and segs[0] == "options":
+                STATE.options[segs[1]] = json.loads(body)
+                return self._send(204)
+        self._send(404, b'{"error":"unknown control path"}')
+
+    # --- faults --------------------------------------------------------------------------
+    def _apply_fault(self, name):
+        """Returns True when a fault answered the request."""
+        with STATE.lock:
+            fault = STATE.faults.get(name)
+            if fault and fault.get("times") is not None:
+                if fault["times"] <= 0:
+                    fault = None
+                else:
+                    fault["times"] -= 1
+        if not fault:
+            return False
+        page = fault.get("page")
+        if page is not None:
+            q = parse_qs(urlsplit(self.path).query)
+            if int(q.get("page", ["1"])[0]) != page:
+                return False
+        kind = fault["kind"]
+        if kind == "status":
+            headers = {}
+            if "retryAfter" in fault:
+                headers["Retry-After"] = str(fault["retryAfter"])
+            body = fault.get("body", "").encode()
+            self._send(fault["status"], body, headers, fault.get("contentType", "text/html"))
+        elif kind == "body":
+            # A 200 with an arbitrary body (HTML error page, invalid JSON, invalid UTF-8 via "hex").
+            body = bytes.fromhex(fault["hex"]) if "hex" in fault else fault["body"].encode()
+            self._send(fault.get("status", 200), body, {}, fault.get("contentType", "application/json"))
+        elif kind == "truncate":
+            body = STATE.body_of(name)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
+        elif kind == "stall":
+            body = STATE.body_of(name)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:1])
+            self.wfile.flush()
+            time.sleep(fault.get("seconds", 10))
+            self.close_connection = True
+        elif kind == "huge":
+            # Streams `bytes` of a valid-looking array without Content-Length (chunked-free: close-delimited).
+            total = fault["bytes"]
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            chunk = b'{"id":"x","pad":"' + b"a" * 4000 + b'"},'
+            sent = 0
+            try:
+                self.wfile.write(b"[")
+                while sent < total:
+                    self.wfile.write(chunk)
+                    sent += len(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
+        elif kind == "drop":
+            self.close_connection = True
+        else:
+            self._send(500, b"unknown fault kind")
+        return True
+
+    # --- collections -----------------------------------------------------------------------
+    def _serve_collection(self, name):
+        with STATE.lock:
+            if name not in STATE.collections:
+                return self._send(404, b"<html><body>Not Found</body></html>", content_type="text/html")
+            body = STATE.body_of(name)
+            modified = STATE.collections[name]["modified"]
+            options = dict(STATE.options.get(name, {}))
+            records = STATE.collections[name]["records"]
+        headers = {}
+        q = parse_qs(urlsplit(self.path).query)
+        per = options.get("perPage")
+        if per and records is not None:
+            page = int(q.get("page", ["1"])[0])
+            chunk = records[(page - 1) * per: page * per]
+            if page * per < len(records):
+                nxt = f"/{name}?page={page + 1}" if options.get("relativeLinks", True) else \
+                    f"http://{self.headers.get('Host')}/{name}?page={page + 1}"
+                headers["Link"] = f'<{nxt}>; rel="next", </{name}?page=1>; rel="first"'
+            body = json.dumps(chunk, separators=(",", ":")).encode()
+        if options.get("wrapper") and records is not None:
+            body = json.dumps({"meta": {"count": len(records)}, options["wrapper"]: json.loads(body)}).encode()
+        etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+        last_modified = email.utils.formatdate(modified, usegmt=True)
+        if not options.get("noValidators"):
+            headers["ETag"] = etag
+            headers["Last-Modified"] = last_modified
+            if self.headers.get("If-None-Match") == etag:
+                return self._send(304, headers=headers)
+        self._send(200, body, headers)
+
+    def _find(self, records, ident):
+        for i, r in enumerate(records):
+            if str(r.get("id")) == ident:
+                return i
+        return None
+
+    def _write(self, name, ident):
+        body = self._read_body()
+        self._record(body)
+        if self._apply_fault(name):
+            return
+        with STATE.lock:
+            c = STATE.collections.setdefault(name, {"raw": None, "records": [], "modified": time.time()})
+            records = c["records"]
+            if self.command == "POST" and ident is None:
+                record = json.loads(body)
+                if "id" not in record:
+                    record["id"] = str(uuid.uuid4())
+                if self._find(records, str(record["id"])) is not None:
+                    return self._send(409, json.dumps({"error": "duplicate id"}).encode())
+                records.append(record)
+                c["modified"] = time.time()
+                return self._send(201, json.dumps(record).encode())
+            index = self._find(records, ident) if ident is not None else None
+            if self.command == "GET":
+                if index is None:
+                    return self._send(404, b'{"error":"not found"}')
+                return self._send(200, json.dumps(records[index]).encode())
+            if self.command == "PUT":
+                if index is None:
+                    return self._send(404, b'{"error":"not found"}')
+                record = json.loads(body)
+                records[index] = record
+                c["modified"] = time.time()
+                return self._send(200, json.dumps(record).encode())
+            if self.command == "DELETE":
+                if index is None:
+                    return self._send(404, b'{"error":"not found"}')
+                del records[index]
+                c["modified"] = time.time()
+                return self._send(200, b"{}")
+        self._send(405, b'{"error":"method not allowed"}')
+
+    def _route(self):
+        path = urlsplit(self.path).path
+        if path.startswith("/_control/"):
+            return self._control()
+        segs = [s for s in path.split("/") if s]
+        if not segs:
+            return self._send(200, b'{"service":"syncserver"}')
+        name = segs[0]
+        if self.command in ("GET", "HEAD") and len(segs) == 1:
+            self._record()
+            if self._apply_fault(name):
+                return
+            return self._serve_collection(name)
+        return self._write(name, segs[1] if len(segs) > 1 else None)
+
+    do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = _route
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port-file", help="write the bound port here once listening")
+    parser.add_argument("--seed", help="JSON file: {collection: [records]} to start with")
+    args = parser.parse_args()
+    if args.seed:
+        with open(args.seed) as f:
+            for name, records in json.load(f).items():
+                STATE.set_records(name, records)
+    ThreadingHTTPServer.daemon_threads = True
+    ThreadingHTTPServer.allow_reuse_address = True
+    server = ThreadingHTTPServer((args.host, args.port), Handler)
+    port = server.server_address[1]
+    if args.port_file:
+        with open(args.port_file + ".tmp", "w") as f:
+            f.write(str(port))
+        import os
+        os.rename(args.port_file + ".tmp", args.port_file)
+    print(f"syncserver listening on http://{args.host}:{port}", file=sys.stderr, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""SPEC rule 2: a bad response never replaces the cache. Each case: the previous file stays
+byte-for-byte, no temporary file is left, the reason is stored, and --once exits 1 with a reason line."""
+import sqlite3
+
+import pytest
+
+from conftest import POSTS
+
+CASES = [
+    # name, fault, expected fragment of the reason
+    ("http-503", dict(kind="status", status=503, body="<h1>down</h1>"), "HTTP 503"),
+    ("http-404", dict(kind="status", status=404, body="nope"), "HTTP 404"),
+    ("html-200", dict(kind="body", body="<!DOCTYPE html><html><body>Error</body></html>", contentType="text/html"),
+     "invalid JSON at byte 0"),
+    ("truncated", dict(kind="truncate"), "connection closed before the whole body arrived"),
+    ("invalid-json", dict(kind="body", body='[{"id":1,"title":}]'), "invalid JSON"),
+    ("trailing-bytes", dict(kind="body", body='[{"id":1}]xyz'), "trailing bytes"),
+    ("not-an-array", dict(kind="body", body='{"id":1}'), "top level is not an array"),
+    ("record-not-object", dict(kind="body", body='[{"id":1}, 2]'), "record 1"),
+    ("record-without-id", dict(kind="body", body='[{"id":1}, {"title":"x"}]'), "no ID field"),
+    ("duplicate-id", dict(kind="body", body='[{"id":1}, {"id":2}, {"id":1}]'), "repeats ID \"1\""),
+    ("duplicate-id-mixed-types", dict(kind="body", body='[{"id":1}, {"id":"1"}]'), "repeats ID \"1\""),
+    ("invalid-utf8", dict(kind="body", hex="5b7b226964223a312c2274223a22c328227d5d"), "invalid UTF-8"),
+    ("stall", dict(kind="stall", seconds=8), "timed out"),
+]
+
+
+def seed(server, setup, **source_keys):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), **source_keys)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    return setup.cache_file("posts").read_bytes()
+
+
+def last_error(setup):
+    with sqlite3.connect(setup.db()) as db:
+        return db.execute("SELECT last_error FROM sources WHERE name='posts'").fetchone()[0]
+
+
+@pytest.mark.parametrize("name,fault,reason", CASES, ids=[c[0] for c in CASES])
+def test_bad_response_keeps_previous_copy(server, setup, name, fault, reason):
+    before = seed(server, setup, TimeoutSec="2s")
+    server.fault("posts", **fault)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    line = [l for l in r.stderr.splitlines() if l.startswith("posts: ")]
+    assert len(line) == 1, r.stderr
+    assert reason in line[0]
+    assert line[0].endswith("(kept 2 cached records)")
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
+    assert reason in last_error(setup)
+
+
+def test_body_over_max_bytes_is_aborted_early(server, setup):
+    before = seed(server, setup, MaxBytes="64K")
+    server.fault("posts", kind="huge", bytes=50_000_000)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "larger than MaxBytes=65536" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
+
+
+def test_empty_listing_refused_unless_allowed(server, setup):
+    before = seed(server, setup)
+    server.set_records("posts", [])
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "empty listing refused: the cache holds 2 records" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    setup.add_source("posts", server.url("posts"), AllowEmpty="yes")
+    assert setup.syncd("--once").returncode == 0
+    assert setup.cache_doc("posts")["records"] == []
+
+
+def test_failing_page_fails_the_whole_listing(server, setup):
+    records = [{"id": i} for i in range(1, 8)]
+    server.set_records("posts", records)
+    server.options("posts", perPage=3)
+    setup.add_source("posts", server.url("posts"), Pagination="link")
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    server.set_records("posts", records + [{"id": 99}])
+    server.fault("posts", kind="status", status=500, page=2)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "page 2: HTTP 500" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    with sqlite3.connect(setup.db()) as db:
+        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 7
+
+
+def test_duplicate_across_pages_is_refused(server, setup):
+    server.set_records("posts", [{"id": 1}, {"id": 2}, {"id": 1}])
+    server.options("posts", perPage=2)
+    setup.add_source("posts", server.url("posts"), Pagination="link")
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert 'repeats ID "1"' in r.stderr
+    assert not setup.cache_file("posts").exists()
