@@ -1,0 +1,161 @@
+// Parsing one sources.d/*.source file: exactly one [Source] section.
+
+extension ConfigurationParser {
+    /// Keys of `[Source]`. `Name=` and `Header=` are handled here too; the
+    /// cross-key rules (URL required, file URLs read-only, tokens only over
+    /// https or to loopback) are checked after the whole file is read.
+    static var sourceSection: ConfigurationSection<SourceConfiguration> {
+        typealias Setting = ConfigurationSetting<SourceConfiguration>
+        let defaults = SourceConfiguration(name: "", url: "", location: SourceLocation(file: "", line: 0))
+        return ConfigurationSection(name: "Source", settings: [
+            // The default name (the file stem) is filled in by parseSource.
+            .value("Name", \.name, default: "", ConfigurationSyntax.sourceName),
+            .value("URL", \.url, default: "") { text throws(ValueError) in
+                _ = try URLSyntax.parse(text, schemes: ["http", "https", "file"])
+                return text
+            },
+            .value("IDField", \.idField, default: defaults.idField) { $0 },
+            .value("VersionField", \.versionField, default: nil) { $0 },
+            ConfigurationSetting(
+                key: "RecordsPath",
+                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
+                    source.recordsPath = try JSONPointerSyntax.parse(text)
+                    source.recordsPathText = text
+                },
+                reset: { source in
+                    source.recordsPath = []
+                    source.recordsPathText = ""
+                }),
+            .value("Pagination", \.pagination, default: defaults.pagination) { text throws(ValueError) in
+                guard let mode = PaginationMode(rawValue: text) else {
+                    throw ValueError("invalid pagination \"\(text)\"; use none or link")
+                }
+                return mode
+            },
+            // Repeatable: each assignment appends, an empty one clears the list.
+            ConfigurationSetting(
+                key: "Header",
+                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
+                    source.headers.append(try ConfigurationSyntax.header(text))
+                },
+                reset: { source in source.headers = [] }),
+            .value("BearerTokenCredential", \.bearerTokenCredential, default: nil) { text throws(ValueError) in
+                try ConfigurationSyntax.credentialName(text)
+            },
+            .value("TimeoutSec", \.timeout, default: defaults.timeout, Setting.positiveTimeSpan),
+            .value("MaxBytes", \.maxBytes, default: defaults.maxBytes) { text throws(ValueError) in
+                let size = try ByteSize.parse(text)
+                guard size > 0 else { throw ValueError("must be greater than 0, e.g. 64M") }
+                return size
+            },
+            .value("AllowEmpty", \.allowEmpty, default: defaults.allowEmpty, BooleanValue.parse),
+            .value("Writable", \.writable, default: defaults.writable, BooleanValue.parse),
+            .value("ConflictPolicy", \.conflictPolicy, default: defaults.conflictPolicy) { text throws(ValueError) in
+                guard let policy = ConflictPolicy(rawValue: text) else {
+                    let names = ConflictPolicy.allCases.map(\.rawValue)
+                    throw ValueError(
+                        "invalid conflict policy \"\(text)\"; use \(ConfigurationText.alternatives(names))")
+                }
+                return policy
+            },
+        ])
+    }
+
+    mutating func parseSource(_ file: ConfigurationFile) {
+        startFile()
+        let (lines, syntaxProblems) = INILexer.lex(file)
+        for problem in syntaxProblems { report(problem.message, at: problem.location) }
+        let section = Self.sourceSection
+        let stem = SourceConfiguration.defaultName(forFile: file.path)
+        var source = SourceConfiguration(name: "", url: "", location: SourceLocation(file: file.path, line: 1))
+        var sectionLine: Int?
+        var inSource = false
+        var lastAssigned: [String: SourceLocation] = [:]
+        for entry in lines {
+            let location = SourceLocation(file: file.path, line: entry.line)
+            switch entry.kind {
+            case .section("Source") where sectionLine == nil:
+                sectionLine = entry.line
+                source.location = location
+                inSource = true
+            case .section("Source"):
+                inSource = false
+                report("a second [Source] section; each .source file holds one source, put this one in its own file",
+                       at: location)
+            case .section(let name):
+                inSource = false
+                let hint = Self.mainSections.contains { $0.name == name }
+                    ? "[\(name)] belongs in syncd.conf" : "a .source file has only [Source]"
+                report("unknown section [\(name)]; \(hint)", at: location)
+            case .assignment(let key, let value):
+                guard sectionLine != nil else {
+                    report("key \"\(key)\" outside a section; put it below [Source]", at: location)
+                    continue
+                }
+                guard inSource else { continue }  // inside a section already reported
+                guard let setting = section.setting(for: key) else {
+                    report(section.unknownKeyMessage(key, otherSections: []), at: location)
+                    continue
+                }
+                if let problem = Self.apply(setting, value: value, to: &source) {
+                    report(problem, at: location)
+                } else {
+                    lastAssigned[key] = location
+                }
+            }
+        }
+        guard let sectionLine else {
+            if lines.isEmpty {
+                report("no [Source] section; a .source file describes one source: [Source] and at least URL=",
+                       at: SourceLocation(file: file.path, line: 1))
+            }
+            return
+        }
+        let sectionLocation = SourceLocation(file: file.path, line: sectionLine)
+        var valid = checkSourceRules(&source, lastAssigned: lastAssigned, stem: stem, at: sectionLocation)
+        let nameLocation = source.name == stem && lastAssigned["Name"] == nil
+            ? sectionLocation : (lastAssigned["Name"] ?? sectionLocation)
+        if valid, let first = sourceNames[source.name] {
+            report("duplicate source name \"\(source.name)\" (first defined at \(first)); give one of them another Name=",
+                   at: nameLocation)
+            valid = false
+        }
+        if valid {
+            sourceNames[source.name] = nameLocation
+            configuration.sources.append(source)
+        }
+    }
+
+    /// The rules that involve several keys or the file name; reports each broken one.
+    private mutating func checkSourceRules(
+        _ source: inout SourceConfiguration, lastAssigned: [String: SourceLocation], stem: String,
+        at sectionLocation: SourceLocation
+    ) -> Bool {
+        var valid = true
+        if source.name.isEmpty {
+            source.name = stem
+            if !ConfigurationSyntax.isSourceName(stem) {
+                report("the file name gives the invalid source name \"\(stem)\"; rename the file "
+                       + "or set Name= (1 to 64 letters, digits, \"_\", \".\" or \"-\")", at: sectionLocation)
+                valid = false
+            }
+        }
+        guard !source.url.isEmpty else {
+            report("missing URL=; set it to the collection's http, https or file URL", at: sectionLocation)
+            return false
+        }
+        // URL= was checked when assigned; an invalid one was reported and left empty.
+        guard let url = try? URLSyntax.parse(source.url, schemes: ["http", "https", "file"]) else { return false }
+        if source.writable && url.scheme == "file" {
+            report("Writable=yes is not possible with a file: URL; local changes can only be pushed over http or https",
+                   at: lastAssigned["Writable"] ?? sectionLocation)
+            valid = false
+        }
+        if source.bearerTokenCredential != nil && url.scheme == "http" && !url.isLoopback {
+            report("BearerTokenCredential= with a plain http URL to \(url.host) would send the token unencrypted; "
+                   + "use https", at: lastAssigned["BearerTokenCredential"] ?? sectionLocation)
+            valid = false
+        }
+        return valid
+    }
+}

@@ -1,0 +1,87 @@
+// RecordID: the identity of a record in a listing.
+
+/// The identity of a record. IDs compare by their canonical text: the JSON string's
+/// unescaped content, or an integer's decimal digits. So `1` and `"1"` are the SAME ID
+/// (both address URL/1 on the server); a listing holding both is a duplicate.
+///
+/// Equality, hashing and ordering use the UTF-8 bytes of `key`, without Unicode
+/// normalisation (unlike `String.==`): `"é"` written precomposed and decomposed are two
+/// different IDs, because they address two different URLs.
+public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// How an ID was written in the listing.
+    public enum Kind: Sendable {
+        /// A JSON string, e.g. `"abc"`.
+        case string
+        /// A JSON integer, e.g. `123` or `-5`.
+        case integer
+    }
+
+    /// The canonical text: the string's unescaped content or the integer's digits.
+    public let key: String
+    /// How the ID was written; kept for display and for re-encoding as JSON.
+    public let kind: Kind
+
+    /// Creates an ID from its canonical text and the way it was written.
+    public init(key: String, kind: Kind) {
+        self.key = key
+        self.kind = kind
+    }
+
+    /// Compares the UTF-8 bytes of `key`; `kind` is ignored.
+    public static func == (lhs: RecordID, rhs: RecordID) -> Bool {
+        lhs.key.utf8.elementsEqual(rhs.key.utf8)
+    }
+
+    /// Hashes the UTF-8 bytes of `key`; `kind` is ignored.
+    public func hash(into hasher: inout Hasher) {
+        var key = key
+        key.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Orders by the UTF-8 bytes of `key` (the same as code point order); `kind` is ignored.
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        lhs.key.utf8.lexicographicallyPrecedes(rhs.key.utf8)
+    }
+
+    /// The key as people should see it.
+    public var description: String { key }
+
+    /// The ID as a JSON value: `123` for an integer, `"abc"` (escaped per RFC 8259 §7)
+    /// for a string. An integer ID whose key is not a valid JSON integer (only possible
+    /// when built by hand) is written as a string.
+    public var jsonLiteral: String {
+        if kind == .integer, Self.isJSONInteger(key) {
+            return key
+        }
+        var out = "\""
+        out.reserveCapacity(key.utf8.count + 2)
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\u{08}": out += "\\b"
+            case "\u{0C}": out += "\\f"
+            case let control where control.value < 0x20:
+                let hex = String(control.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+        return out
+    }
+
+    /// Whether `text` matches RFC 8259's `[ minus ] int` (no fraction, no exponent).
+    static func isJSONInteger(_ text: String) -> Bool {
+        var digits = Substring(text).utf8
+        if digits.first == UInt8(ascii: "-") { digits = digits.dropFirst() }
+        guard let first = digits.first, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+            return false
+        }
+        return first != UInt8(ascii: "0") || digits.count == 1
+    }
+}

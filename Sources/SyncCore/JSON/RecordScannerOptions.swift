@@ -1,0 +1,56 @@
+// RecordScannerOptions and ScannedRecord: what RecordScanner is told and what it emits.
+
+/// Where the records are in a listing and how to read their IDs.
+public struct RecordScannerOptions: Sendable {
+    /// JSON pointer tokens (RFC 6901, already unescaped) leading to the records array;
+    /// `[]` means the top-level value is the array. A token selects the member of that
+    /// name in an object, or, when it is a decimal index without leading zeros, the
+    /// element at that index in an array.
+    public var recordsPath: [String]
+    /// The member of each record that holds its ID, e.g. `id`.
+    public var idField: String
+    /// The member of each record that holds its version, e.g. `updatedAt`; `nil` = none.
+    public var versionField: String?
+    /// The deepest allowed container nesting, counted from the document root (the
+    /// top-level array is level 1).
+    public var maxDepth: Int
+    /// The longest allowed ID in bytes (UTF-8, after unescaping).
+    public var maxIDBytes: Int
+
+    /// Creates options; the defaults read a top-level array of records keyed by `id`.
+    public init(
+        recordsPath: [String] = [],
+        idField: String = "id",
+        versionField: String? = nil,
+        maxDepth: Int = 64,
+        maxIDBytes: Int = 1024
+    ) {
+        self.recordsPath = recordsPath
+        self.idField = idField
+        self.versionField = versionField
+        self.maxDepth = maxDepth
+        self.maxIDBytes = maxIDBytes
+    }
+
+    /// The records path as a JSON pointer (`""` for the top level, else `/a/b` with
+    /// `~` and `/` escaped as `~0` and `~1`).
+    public var recordsPointer: String {
+        recordsPath.map { token in
+            "/" + token.replacing("~", with: "~0").replacing("/", with: "~1")
+        }.joined()
+    }
+}
+
+/// A record as the scanner emits it. `bytes` is valid only during the callback.
+public struct ScannedRecord {
+    /// The record's 0-based position in the records array.
+    public let index: Int
+    /// The record's ID.
+    public let id: RecordID
+    /// The version: a string's unescaped value, or a number's literal text; `nil` if
+    /// the field is absent, `null`, or of another type (boolean, object, array).
+    public let version: String?
+    /// The record object's exact bytes as received, from `{` to `}`. Valid only
+    /// during the callback: copy what you keep.
+    public let bytes: UnsafeRawBufferPointer
+}
