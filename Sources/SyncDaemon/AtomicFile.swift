@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 
 /// Replaces a file atomically: a temporary file in the same directory (`O_CREAT|O_EXCL`,
 /// final mode), all bytes written, `fsync`, `rename` over the old one, `fsync` of the
@@ -9,12 +9,12 @@ public struct AtomicFileWriter {
     /// The file's name inside `directory`.
     public let name: String
     /// Mode of the new file.
-    public let mode: mode_t
+    public let mode: UInt32
     /// Group to give the new file, if any (requires membership or root).
-    public let group: gid_t?
+    public let group: UInt32?
 
     /// Creates a writer for `directory/name`.
-    public init(directory: String, name: String, mode: mode_t, group: gid_t?) {
+    public init(directory: String, name: String, mode: UInt32, group: UInt32?) {
         self.directory = directory
         self.name = name
         self.mode = mode

@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 
 /// Reads secrets from systemd credentials (`$CREDENTIALS_DIRECTORY`, systemd.exec(5) `LoadCredential=`).
 /// Secrets never appear in messages: errors name the credential, not its content.
@@ -9,7 +9,7 @@ public enum Credentials {
     /// The content of credential `name`, trailing newlines removed.
     public static func read(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-            throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but $CREDENTIALS_DIRECTORY is not; pass the token with LoadCredential=\(name):PATH in the unit")
+            throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but $CREDENTIALS_DIRECTORY is not set; pass the token with LoadCredential=\(name):PATH in the unit")
         }
         let path = directory + "/" + name
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -20,7 +20,7 @@ public enum Credentials {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else {
                 throw RefreshFailure(.permanent, "Failed to read credential \(name): \(String(cString: strerror(errno)))")

@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 import SyncCore
 
 /// Where the daemon keeps its state, cache and sockets (SPEC "Configuration", `[Daemon]`).
@@ -34,7 +34,7 @@ public struct Directories: Sendable, Equatable {
 
     /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
     /// an existing directory gets `mode` enforced.
-    public static func create(_ path: String, mode: mode_t, group: gid_t? = nil) throws {
+    public static func create(_ path: String, mode: UInt32, group: UInt32? = nil) throws {
         var components: [Substring] = []
         for part in path.split(separator: "/") { components.append(part) }
         var current = path.hasPrefix("/") ? "" : "."
@@ -58,7 +58,7 @@ public struct Directories: Sendable, Equatable {
     }
 
     /// The group ID of `name` if the daemon may give files to it (it is root or a member); nil otherwise.
-    public static func usableGroup(named name: String) -> gid_t? {
+    public static func usableGroup(named name: String) -> UInt32? {
         guard !name.isEmpty, let entry = getgrnam(name) else { return nil }
         let gid = entry.pointee.gr_gid
         if geteuid() == 0 || getegid() == gid { return gid }

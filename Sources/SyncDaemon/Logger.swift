@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 
 /// syslog(3) priorities, as journald reads them from a `<N>` line prefix (sd-daemon(3)).
 public enum LogPriority: Int, Sendable, Comparable {

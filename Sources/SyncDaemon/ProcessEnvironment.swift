@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 
 /// The process environment without Foundation.
 public enum ProcessEnvironment {

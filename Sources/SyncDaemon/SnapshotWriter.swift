@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 import SyncCore
 import SyncStore
 
@@ -12,10 +12,10 @@ public struct SnapshotWriter {
     /// The account whose data this is.
     public let account: String
     /// Group owning the files, when the daemon may set it.
-    public let group: gid_t?
+    public let group: UInt32?
 
     /// Creates a writer for one account's cache folder.
-    public init(directory: String, account: String, group: gid_t?) {
+    public init(directory: String, account: String, group: UInt32?) {
         self.directory = directory
         self.account = account
         self.group = group

@@ -144,7 +144,7 @@ public final class SyncEngine {
         } catch {
             logger.error("\(source.name): Failed to record the failure: \(error)")
         }
-        logger.warning("\(source.name): refresh failed, serving the cached copy: \(failure.message)")
+        // The caller logs the failure: it knows what happens next (a retry, or the exit status of --once).
         return .failed(failure)
     }
 }

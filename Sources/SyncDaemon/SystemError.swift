@@ -1,4 +1,4 @@
-import Glibc
+internal import Glibc
 
 /// A failed system call: what we tried, on what, and errno.
 public struct SystemError: Error, Sendable, CustomStringConvertible {
@@ -8,7 +8,13 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
 
     /// Creates an error from errno as it is now.
-    public init(_ operation: String, code: Int32 = errno) {
+    init(_ operation: String) {
+        self.operation = operation
+        self.code = errno
+    }
+
+    /// Creates an error with an explicit errno value.
+    public init(_ operation: String, code: Int32) {
         self.operation = operation
         self.code = code
     }

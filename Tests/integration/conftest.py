@@ -103,7 +103,9 @@ class Nginx:
         self.port = free_port()
         self.access_log = self.prefix / "access.log"
         conf = self.prefix / "nginx.conf"
+        user = "user root root;" if os.geteuid() == 0 else ""
         conf.write_text(f"""
+{user}
 daemon off;
 worker_processes 1;
 pid {self.prefix}/nginx.pid;

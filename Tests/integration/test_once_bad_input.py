@@ -61,6 +61,8 @@ def test_body_over_max_bytes_is_aborted_early(server, setup):
     assert "larger than MaxBytes=65536" in r.stderr
     assert setup.cache_file("posts").read_bytes() == before
     assert setup.leftovers() == []
+    # Aborted early: the server did not get to send anywhere near the 50 MB it offered.
+    assert "(kept 2 cached records)" in r.stderr
 
 
 def test_empty_listing_refused_unless_allowed(server, setup):

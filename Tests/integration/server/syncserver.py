@@ -170,13 +170,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Connection", "close")
             self.end_headers()
-            chunk = b'{"id":"x","pad":"' + b"a" * 4000 + b'"},'
+            pad = b"a" * 4000
             sent = 0
+            n = 0
             try:
                 self.wfile.write(b"[")
                 while sent < total:
+                    chunk = b'{"id":%d,"pad":"%s"},' % (n, pad)
                     self.wfile.write(chunk)
                     sent += len(chunk)
+                    n += 1
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
