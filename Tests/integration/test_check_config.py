@@ -1,0 +1,65 @@
+"""syncd --check-config and the command line: exact output and exit codes."""
+import subprocess
+
+from conftest import BIN
+
+
+def run(*args):
+    return subprocess.run([str(BIN / "syncd"), *args], capture_output=True, text=True, timeout=30)
+
+
+def test_valid_configuration_says_ok(setup, server):
+    setup.add_source("posts", server.url("posts"))
+    r = setup.syncd("--check-config")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "configuration OK\n", "")
+
+
+def test_problems_are_file_line_messages_and_exit_1(setup):
+    (setup.config / "syncd.conf").write_text("[Daemon]\nAccount=default\nBogus=1\n[Retry]\nMaxAttempts=zero\n")
+    (setup.config / "sources.d" / "a.source").write_text("[Source]\nURL=ftp://example.org/x\n")
+    (setup.config / "sources.d" / "b.source").write_text("[Source]\nName=a\nURL=http://localhost/x\nTimeoutSec=5 parsecs\n")
+    (setup.config / "sources.d" / "c.source").write_text("[Source]\nIDField=id\n")
+    r = setup.syncd("--check-config")
+    assert r.returncode == 1
+    assert r.stdout == ""
+    lines = r.stderr.splitlines()
+    conf = str(setup.config)
+    assert f"{conf}/syncd.conf:3: unknown key \"Bogus\" in [Daemon]; known keys: Account," in lines[0]
+    assert lines[1].startswith(f"{conf}/syncd.conf:5: ")
+    assert any(l.startswith(f"{conf}/sources.d/a.source:2: unsupported URL scheme \"ftp\"") for l in lines)
+    assert any(l.startswith(f"{conf}/sources.d/b.source:2: duplicate source name \"a\"") for l in lines)
+    assert any(l.startswith(f"{conf}/sources.d/b.source:4: ") and "parsecs" in l for l in lines)
+    assert any(l.startswith(f"{conf}/sources.d/c.source:1: missing URL=") for l in lines)
+
+
+def test_missing_directory_means_defaults(tmp_path):
+    r = run("--config-dir", str(tmp_path / "nothing"), "--check-config")
+    assert (r.returncode, r.stdout) == (0, "configuration OK\n")
+
+
+def test_unknown_option_is_a_usage_error():
+    r = run("--frobnicate")
+    assert r.returncode == 2
+    assert r.stderr == "syncd: unknown option '--frobnicate'\nTry 'syncd --help' for more information.\n"
+
+
+def test_version_and_help():
+    r = run("--version")
+    assert (r.returncode, r.stdout) == (0, "syncd 1.0.0\n")
+    r = run("--help")
+    assert r.returncode == 0
+    for option in ("--once", "--check-config", "--config-dir DIR", "--user", "--version"):
+        assert option in r.stdout
+
+
+def test_bad_configuration_blocks_once_and_loses_nothing(setup, server):
+    from conftest import POSTS
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    (setup.config / "sources.d" / "posts.source").write_text(f"[Source]\nURL={server.url('posts')}\nMaxBytes=lots\n")
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "posts.source:3:" in r.stderr and "MaxBytes" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
