@@ -48,6 +48,23 @@ public struct SnapshotWriter {
         }
     }
 
+    /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`); returns their names.
+    /// Only names this writer makes are touched.
+    @discardableResult
+    public func removeStaleTemporaries() -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var removed: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasPrefix("."), name.contains(".json.tmp-") else { continue }
+            if unlink(directory + "/" + name) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
     /// Moves the file's mtime to now: a refresh confirmed that nothing changed.
     /// Returns false when there is no file to touch.
     @discardableResult

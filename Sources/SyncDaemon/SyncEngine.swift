@@ -116,6 +116,9 @@ public final class SyncEngine {
     /// Makes sure every source's cache file exists and is sound (startup): a damaged one is moved aside
     /// and rewritten from the store.
     public func restoreSnapshots(_ sources: [SourceConfiguration]) {
+        for name in snapshots.removeStaleTemporaries() {
+            logger.notice("Removed \(name), left behind by an interrupted run")
+        }
         for source in sources {
             do {
                 let state = try store.state(of: source.name)
