@@ -86,7 +86,7 @@ public struct SourceScheduler: Sendable {
     /// The number of the running or most recent attempt of this cycle; 0 when healthy.
     public private(set) var attempt: Int
     /// Until when a server's `Retry-After` forbids automatic requests.
-    public private(set) var retryAfterUntil: MonotonicInstant?
+    public internal(set) var retryAfterUntil: MonotonicInstant?
     /// The link monitor's last verdict.
     public private(set) var isOnline: Bool
     /// The latest instant seen; time fed to the scheduler never runs backwards.
@@ -331,6 +331,18 @@ public struct SourceScheduler: Sendable {
                 state = .backoff(retryAt: max(now + delay, automaticFloor))
             }
         }
+    }
+
+    /// Sets the restored backoff state (only `PersistedRetryState` restoring uses this).
+    mutating func restoreBackoff(attempt: Int, retryAt: MonotonicInstant) {
+        self.attempt = attempt
+        state = .backoff(retryAt: retryAt)
+    }
+
+    /// Sets the restored error state: resting, waiting for the start-up trigger.
+    mutating func restoreError(attempt: Int) {
+        self.attempt = attempt
+        state = .error(periodicAt: nil)
     }
 
     /// Fires every deadline that is due at `now`.
