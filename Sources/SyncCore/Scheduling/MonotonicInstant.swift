@@ -103,7 +103,9 @@ enum SchedulingTime {
         let span = nanoseconds(upper) - low
         guard span > 0 else { return lower }
         let clamped = fraction.isNaN ? 0 : min(max(fraction, 0), 1)
-        let extra = Int64((Double(span) * clamped).rounded(.down))
+        // Int64(_:) truncates toward zero, which is floor here (non-negative);
+        // `.rounded()` would pull in libm, which SyncCore does not link.
+        let extra = Int64(Double(span) * clamped)
         return .nanoseconds(low + min(extra, span))
     }
 }
