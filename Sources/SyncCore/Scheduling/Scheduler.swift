@@ -1,0 +1,98 @@
+// All sources' schedulers behind one value, so the daemon has one thing to
+// feed and one deadline to sleep until.
+
+/// The refresh schedulers of every configured source, keyed by source name.
+///
+/// The daemon owns one `Scheduler` (inside its actor), feeds it every event
+/// with the current monotonic instant, performs the returned actions and
+/// sleeps until `nextDeadline()`; no polling.
+public struct Scheduler: Sendable {
+    /// Timing rules applied to every source.
+    public private(set) var settings: SchedulerSettings
+    /// The link monitor's last verdict, applied to sources added later.
+    public private(set) var isOnline: Bool = true
+    private var sources: [String: SourceScheduler] = [:]
+
+    /// An empty scheduler.
+    public init(settings: SchedulerSettings = SchedulerSettings()) {
+        self.settings = settings
+    }
+
+    /// The names of the sources, sorted.
+    public var sourceNames: [String] {
+        sources.keys.sorted()
+    }
+
+    /// Adds a source (or replaces one of the same name), restoring its saved
+    /// retry state if given. It inherits the current link state; feed it
+    /// `.trigger(.startup)` (or `.reload` when added by a reload) afterwards.
+    public mutating func addSource(_ name: String, restoring saved: PersistedRetryState? = nil, at now: MonotonicInstant) {
+        var source = SourceScheduler(name: name, settings: settings, restoring: saved, at: now)
+        if !isOnline {
+            var noJitter = ConstantJitter(0)
+            _ = source.handle(.linkState(online: false), at: now, jitter: &noJitter)
+        }
+        sources[name] = source
+    }
+
+    /// Removes a source; a refresh of it that ends later is ignored.
+    public mutating func removeSource(_ name: String) {
+        sources[name] = nil
+    }
+
+    /// Replaces the timing rules of every source (on reload); they apply from
+    /// each source's next decision, already scheduled deadlines stay.
+    public mutating func updateSettings(_ settings: SchedulerSettings) {
+        self.settings = settings
+        for name in sources.keys { sources[name]?.settings = settings }
+    }
+
+    /// Feeds an event at `now`.
+    ///
+    /// - `.trigger`: to `source`, or to every source when `source` is nil.
+    /// - `.refreshFinished`: to `source` (required; nil or unknown is ignored).
+    /// - `.linkState`, `.tick`: to every source (`source` is ignored).
+    ///
+    /// Returns the actions of all sources concerned, in source-name order.
+    public mutating func handle<J: JitterSource>(
+        _ event: SchedulerEvent, source: String? = nil, at now: MonotonicInstant, jitter: inout J
+    ) -> [SchedulerAction] {
+        let targets: [String]
+        switch event {
+        case .trigger:
+            targets = source.map { sources[$0] == nil ? [] : [$0] } ?? sourceNames
+        case .refreshFinished:
+            targets = source.map { sources[$0] == nil ? [] : [$0] } ?? []
+        case .linkState(let online):
+            isOnline = online
+            targets = sourceNames
+        case .tick:
+            targets = sourceNames
+        }
+        var actions: [SchedulerAction] = []
+        for name in targets {
+            actions += sources[name]?.handle(event, at: now, jitter: &jitter) ?? []
+        }
+        return actions
+    }
+
+    /// The earliest instant any source needs `.tick`; nil if none does.
+    public func nextDeadline() -> MonotonicInstant? {
+        sources.values.compactMap { $0.nextDeadline() }.min()
+    }
+
+    /// One source's scheduler, for inspection.
+    public func source(_ name: String) -> SourceScheduler? {
+        sources[name]
+    }
+
+    /// One source's status for `GetStatus`; nil for an unknown source.
+    public func status(of name: String) -> SourceStatus? {
+        sources[name]?.status
+    }
+
+    /// The retry state of every source that has one, to save at `now`.
+    public func exportRetryStates(at now: MonotonicInstant) -> [String: PersistedRetryState] {
+        sources.compactMapValues { $0.exportRetryState(at: now) }
+    }
+}
