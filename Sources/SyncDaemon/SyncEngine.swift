@@ -32,7 +32,7 @@ public final class SyncEngine {
     public func cancel() { client.cancellation.cancel() }
 
     /// Refreshes `source` once. The previous copy stays byte-for-byte unless a complete valid listing arrived.
-    public func refresh(_ source: SourceConfiguration) -> RefreshOutcome {
+    public func refresh(_ source: SourceConfiguration) -> RefreshResult {
         client.cancellation.reset()
         let now = clock().rfc3339
         let previous: SourceState
@@ -137,7 +137,7 @@ public final class SyncEngine {
         }
     }
 
-    private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshOutcome {
+    private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
         if failure.kind == .cancelled {
             logger.info("\(source.name): refresh cancelled")
             return .failed(failure)

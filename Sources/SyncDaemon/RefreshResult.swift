@@ -34,7 +34,7 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
 }
 
 /// What one refresh of one source did.
-public enum RefreshOutcome: Sendable {
+public enum RefreshResult: Sendable {
     /// A new listing replaced the cache.
     case updated(ListingOutcome)
     /// The server confirmed the cached listing (304 or identical content); only the file's mtime moved.
