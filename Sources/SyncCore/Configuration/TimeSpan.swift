@@ -82,6 +82,7 @@ public enum TimeSpan {
                 let rest = String(String.UnicodeScalarView(scalars[index...]))
                 throw failure("expected a number at \"\(rest)\"")
             }
+            let afterNumber = index
             skipWhitespace()
             // The unit: a run of letters (and the micro sign).
             let unitStart = index
@@ -89,6 +90,11 @@ public enum TimeSpan {
             let name = String(String.UnicodeScalarView(scalars[unitStart..<index]))
             let length: Int128
             if name.isEmpty {
+                // A bare number is seconds, but must stand alone: "1.2.3s" is a typo, not 1.5s.
+                if afterNumber < scalars.count, !scalars[afterNumber].properties.isWhitespace {
+                    let rest = String(String.UnicodeScalarView(scalars[afterNumber...]))
+                    throw failure("unexpected \"\(rest)\"")
+                }
                 length = second
             } else if let unit = units.first(where: { $0.names.contains(name) }) {
                 length = unit.nanoseconds
