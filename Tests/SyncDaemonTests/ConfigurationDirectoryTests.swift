@@ -133,8 +133,10 @@ struct ConfigurationDirectoryTests {
         directory.makeDirectory("syncd.conf.d")
         directory.makeDirectory("syncd.conf.d/x.conf")
         try directory.write("syncd.conf.d/y.conf", "[Retry]\nMaxAttempts=0\n")
+        try directory.write("syncd.conf", "[Daemon]\nAccount=..\n")
         let errors = try #require(ConfigurationDirectory.load(directory: directory.path).failure)
         #expect(errors.problems.map(\.description) == [
+            "\(directory.path)/syncd.conf:2: Account: invalid account \"..\": use 1 to 64 letters, digits, \"_\", \".\", \"@\" or \"-\" (it becomes a directory name)",
             "\(directory.path)/syncd.conf.d/x.conf: cannot read: Is a directory",
             "\(directory.path)/syncd.conf.d/y.conf:2: MaxAttempts: must be at least 1",
         ])

@@ -47,7 +47,6 @@ public enum TimeSpan {
         let scalars = Array(text.unicodeScalars)
         var index = 0
         var total: Int128 = 0
-        var components = 0
         func skipWhitespace() {
             while index < scalars.count, scalars[index].properties.isWhitespace { index += 1 }
         }
@@ -103,7 +102,6 @@ public enum TimeSpan {
             }
             total += whole * length + fraction * length / fractionScale
             if total > Int128(Int64.max) { throw failure("too large") }
-            components += 1
             skipWhitespace()
         }
         return .nanoseconds(Int64(total))
