@@ -149,6 +149,14 @@ struct ConfigurationParsingTests {
         #expect(ConfigurationFixture.problems(main: text) == [problem])
     }
 
+    @Test("Interfaces=: a later assignment replaces the list, duplicates collapse, empty clears")
+    func interfaces() {
+        let replaced = ConfigurationFixture.configuration(main: "[Network]\nInterfaces=eth0\nInterfaces=wlan0 wlan0\tusb0\n")
+        #expect(replaced?.network.interfaces == ["wlan0", "usb0"])
+        let cleared = ConfigurationFixture.configuration(main: "[Network]\nInterfaces=eth0\nInterfaces=\n")
+        #expect(cleared?.network.interfaces == [])
+    }
+
     @Test("zero is allowed where the SPEC allows it")
     func zeroes() {
         let text = "[Network]\nReachabilityIntervalSec=0\nDebounceSec=0\n[Refresh]\nRandomizedDelaySec=0\n"
