@@ -39,16 +39,25 @@ public enum ConfigurationDirectory {
     ///   read (`FILE: cannot read: reason`) as well as parse errors.
     public static func load(directory: String) -> Result<Configuration, ConfigurationErrors> {
         var problems: [ConfigurationProblem] = []
-        let main = readFile(join(directory, "syncd.conf"), problems: &problems)
-        let dropIns = listFiles(in: join(directory, "syncd.conf.d"), suffix: ".conf", problems: &problems)
-            .compactMap { readFile($0, problems: &problems) }
-        let sources = listFiles(in: join(directory, "sources.d"), suffix: ".source", problems: &problems)
-            .compactMap { readFile($0, problems: &problems) }
+        let mainPath = join(directory, "syncd.conf")
+        let dropInDirectory = join(directory, "syncd.conf.d")
+        let sourceDirectory = join(directory, "sources.d")
+        let dropInPaths = listFiles(in: dropInDirectory, suffix: ".conf", problems: &problems)
+        let sourcePaths = listFiles(in: sourceDirectory, suffix: ".source", problems: &problems)
+        let main = readFile(mainPath, problems: &problems)
+        let dropIns = dropInPaths.compactMap { readFile($0, problems: &problems) }
+        let sources = sourcePaths.compactMap { readFile($0, problems: &problems) }
         let parsed = Configuration.parse(main: main, dropIns: dropIns, sources: sources)
         guard !problems.isEmpty else { return parsed }
-        // Read errors first (they explain missing settings), then the parse errors.
         if case .failure(let errors) = parsed { problems += errors.problems }
-        return .failure(ConfigurationErrors(problems: problems))
+        // Report in reading order: each directory before its files, then by line.
+        let order = [mainPath, dropInDirectory] + dropInPaths + [sourceDirectory] + sourcePaths
+        let rank = Dictionary(order.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        let sorted = problems.enumerated().sorted { a, b in
+            (rank[a.element.location.file] ?? order.count, a.element.location.line, a.offset)
+                < (rank[b.element.location.file] ?? order.count, b.element.location.line, b.offset)
+        }
+        return .failure(ConfigurationErrors(problems: sorted.map(\.element)))
     }
 
     /// The source name a file gives when it has no `Name=`: its stem

@@ -71,6 +71,8 @@ extension ConfigurationParser {
         var sectionLine: Int?
         var inSource = false
         var lastAssigned: [String: SourceLocation] = [:]
+        // Keys whose last value was bad (and already reported).
+        var failedKeys: Set<String> = []
         for entry in lines {
             let location = SourceLocation(file: file.path, line: entry.line)
             switch entry.kind {
@@ -99,7 +101,9 @@ extension ConfigurationParser {
                 }
                 if let problem = Self.apply(setting, value: value, to: &source) {
                     report(problem, at: location)
+                    failedKeys.insert(key)
                 } else {
+                    failedKeys.remove(key)
                     lastAssigned[key] = location
                 }
             }
@@ -112,6 +116,7 @@ extension ConfigurationParser {
             return
         }
         let sectionLocation = SourceLocation(file: file.path, line: sectionLine)
+        guard failedKeys.isEmpty else { return }  // already reported; cross-key rules would only add noise
         var valid = checkSourceRules(&source, lastAssigned: lastAssigned, stem: stem, at: sectionLocation)
         let nameLocation = source.name == stem && lastAssigned["Name"] == nil
             ? sectionLocation : (lastAssigned["Name"] ?? sectionLocation)
@@ -144,7 +149,6 @@ extension ConfigurationParser {
             report("missing URL=; set it to the collection's http, https or file URL", at: sectionLocation)
             return false
         }
-        // URL= was checked when assigned; an invalid one was reported and left empty.
         guard let url = try? URLSyntax.parse(source.url, schemes: ["http", "https", "file"]) else { return false }
         if source.writable && url.scheme == "file" {
             report("Writable=yes is not possible with a file: URL; local changes can only be pushed over http or https",

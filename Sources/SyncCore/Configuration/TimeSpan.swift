@@ -47,7 +47,6 @@ public enum TimeSpan {
         let scalars = Array(text.unicodeScalars)
         var index = 0
         var total: Int128 = 0
-        var components = 0
         func skipWhitespace() {
             while index < scalars.count, scalars[index].properties.isWhitespace { index += 1 }
         }
@@ -82,6 +81,7 @@ public enum TimeSpan {
                 let rest = String(String.UnicodeScalarView(scalars[index...]))
                 throw failure("expected a number at \"\(rest)\"")
             }
+            let afterNumber = index
             skipWhitespace()
             // The unit: a run of letters (and the micro sign).
             let unitStart = index
@@ -89,6 +89,11 @@ public enum TimeSpan {
             let name = String(String.UnicodeScalarView(scalars[unitStart..<index]))
             let length: Int128
             if name.isEmpty {
+                // A bare number is seconds, but must stand alone: "1.2.3s" is a typo, not 1.5s.
+                if afterNumber < scalars.count, !scalars[afterNumber].properties.isWhitespace {
+                    let rest = String(String.UnicodeScalarView(scalars[afterNumber...]))
+                    throw failure("unexpected \"\(rest)\"")
+                }
                 length = second
             } else if let unit = units.first(where: { $0.names.contains(name) }) {
                 length = unit.nanoseconds
@@ -97,7 +102,6 @@ public enum TimeSpan {
             }
             total += whole * length + fraction * length / fractionScale
             if total > Int128(Int64.max) { throw failure("too large") }
-            components += 1
             skipWhitespace()
         }
         return .nanoseconds(Int64(total))
