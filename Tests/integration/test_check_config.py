@@ -17,7 +17,8 @@ def test_valid_configuration_says_ok(setup, server):
 def test_problems_are_file_line_messages_and_exit_1(setup):
     (setup.config / "syncd.conf").write_text("[Daemon]\nAccount=default\nBogus=1\n[Retry]\nMaxAttempts=zero\n")
     (setup.config / "sources.d" / "a.source").write_text("[Source]\nURL=ftp://example.org/x\n")
-    (setup.config / "sources.d" / "b.source").write_text("[Source]\nName=a\nURL=http://localhost/x\nTimeoutSec=5 parsecs\n")
+    (setup.config / "sources.d" / "b.source").write_text("[Source]\nName=a\nURL=http://localhost/x\n")
+    (setup.config / "sources.d" / "d.source").write_text("[Source]\nURL=http://localhost/y\nTimeoutSec=5 parsecs\n")
     (setup.config / "sources.d" / "c.source").write_text("[Source]\nIDField=id\n")
     r = setup.syncd("--check-config")
     assert r.returncode == 1
@@ -26,9 +27,9 @@ def test_problems_are_file_line_messages_and_exit_1(setup):
     conf = str(setup.config)
     assert f"{conf}/syncd.conf:3: unknown key \"Bogus\" in [Daemon]; known keys: Account," in lines[0]
     assert lines[1].startswith(f"{conf}/syncd.conf:5: ")
-    assert any(l.startswith(f"{conf}/sources.d/a.source:2: unsupported URL scheme \"ftp\"") for l in lines)
+    assert any(l.startswith(f"{conf}/sources.d/a.source:2: URL: unsupported URL scheme \"ftp\"") for l in lines)
     assert any(l.startswith(f"{conf}/sources.d/b.source:2: duplicate source name \"a\"") for l in lines)
-    assert any(l.startswith(f"{conf}/sources.d/b.source:4: ") and "parsecs" in l for l in lines)
+    assert any(l.startswith(f"{conf}/sources.d/d.source:3: TimeoutSec: invalid time span \"5 parsecs\"") for l in lines)
     assert any(l.startswith(f"{conf}/sources.d/c.source:1: missing URL=") for l in lines)
 
 

@@ -116,17 +116,22 @@ extension ConfigurationParser {
             return
         }
         let sectionLocation = SourceLocation(file: file.path, line: sectionLine)
-        guard failedKeys.isEmpty else { return }  // already reported; cross-key rules would only add noise
-        var valid = checkSourceRules(&source, lastAssigned: lastAssigned, stem: stem, at: sectionLocation)
-        let nameLocation = source.name == stem && lastAssigned["Name"] == nil
-            ? sectionLocation : (lastAssigned["Name"] ?? sectionLocation)
-        if valid, let first = sourceNames[source.name] {
-            report("duplicate source name \"\(source.name)\" (first defined at \(first)); give one of them another Name=",
-                   at: nameLocation)
-            valid = false
+        // Names are checked for duplicates even when the source has other problems, so one
+        // --check-config run reports everything a person has to fix.
+        let resolvedName = source.name.isEmpty ? stem : source.name
+        let nameLocation = lastAssigned["Name"] ?? sectionLocation
+        var duplicate = false
+        if !failedKeys.contains("Name"), ConfigurationSyntax.isSourceName(resolvedName) {
+            if let first = sourceNames[resolvedName] {
+                report("duplicate source name \"\(resolvedName)\" (first defined at \(first)); give one of them another Name=",
+                       at: nameLocation)
+                duplicate = true
+            } else {
+                sourceNames[resolvedName] = nameLocation
+            }
         }
-        if valid {
-            sourceNames[source.name] = nameLocation
+        guard failedKeys.isEmpty, !duplicate else { return }  // already reported; cross-key rules would only add noise
+        if checkSourceRules(&source, lastAssigned: lastAssigned, stem: stem, at: sectionLocation) {
             configuration.sources.append(source)
         }
     }
