@@ -59,6 +59,12 @@ private let validListings: [ValidListing] = [
         records: [RecordCopy(0, "2", .integer, bytes: #"{"id":2}"#)]
     ),
     ValidListing(
+        name: "array index at the top of the path",
+        document: Array(json: #"[[{"id":1}],[{"id":-0},{"id":"0"}]]"#),
+        options: RecordScannerOptions(recordsPath: ["1"]),
+        records: [RecordCopy(0, "-0", .integer, bytes: #"{"id":-0}"#), RecordCopy(1, "0", .string, bytes: #"{"id":"0"}"#)]
+    ),
+    ValidListing(
         name: "escaped path key",
         document: Array(json: #"{"a/b~c":[{"id":1}],"d\u0061ta":[]}"#),
         options: RecordScannerOptions(recordsPath: ["a/b~c"]),
