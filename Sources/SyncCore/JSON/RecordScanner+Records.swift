@@ -57,7 +57,7 @@ extension RecordScanner {
             inRecord = true
             recordChunkStart = i
             recordSpansChunks = false
-            recordBuffer.removeAll(keepingCapacity: true)
+            if !recordBuffer.isEmpty { recordBuffer.removeAll(keepingCapacity: true) }
             idKeySeen = false
             currentID = nil
             currentVersion = nil

@@ -13,6 +13,10 @@
 // - Duplicate member names are only rejected where they matter: the key of the
 //   records path in a wrapper object and the ID field of a record. Elsewhere (§4 says
 //   names SHOULD be unique) they are accepted, and for the version field the last wins.
+// - Records path tokens select object members by name and, in arrays, elements by
+//   decimal index (RFC 6901 §4, no leading zeros; `-` selects nothing).
+// - An integer ID's canonical text is its literal digits, so `-0` is the ID "-0",
+//   distinct from "0"; a version that is a boolean, object or array reads as nil.
 // - Semantic errors about a scalar (`{"id":1.5}`, a number where the records array
 //   should be) are raised when the scalar ends, so that a malformed scalar is reported
 //   as a syntax error first; errors about a container are raised at its first byte,

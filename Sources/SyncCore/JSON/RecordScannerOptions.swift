@@ -53,4 +53,12 @@ public struct ScannedRecord {
     /// The record object's exact bytes as received, from `{` to `}`. Valid only
     /// during the callback: copy what you keep.
     public let bytes: UnsafeRawBufferPointer
+
+    /// Creates a record; the scanner does this, tests and fakes may too.
+    public init(index: Int, id: RecordID, version: String?, bytes: UnsafeRawBufferPointer) {
+        self.index = index
+        self.id = id
+        self.version = version
+        self.bytes = bytes
+    }
 }

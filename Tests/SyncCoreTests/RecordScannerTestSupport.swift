@@ -1,0 +1,100 @@
+// Test support for RecordScanner: feeding a document in given pieces and recording
+// everything the scanner does, so that different feedings can be compared exactly.
+
+import SyncCore
+import Testing
+
+/// A copy of an emitted record that outlives the callback.
+struct RecordCopy: Equatable, Sendable, CustomStringConvertible {
+    var index: Int
+    var key: String
+    var kind: RecordID.Kind
+    var version: String?
+    var bytes: [UInt8]
+
+    init(_ record: ScannedRecord) {
+        index = record.index
+        key = record.id.key
+        kind = record.id.kind
+        version = record.version
+        bytes = Array(record.bytes)
+    }
+
+    init(_ index: Int, _ key: String, _ kind: RecordID.Kind, version: String? = nil, bytes: String) {
+        self.index = index
+        self.key = key
+        self.kind = kind
+        self.version = version
+        self.bytes = Array(bytes.utf8)
+    }
+
+    var description: String {
+        "#\(index) \(kind) \(key.debugDescription) v=\(version?.debugDescription ?? "nil") \(String(decoding: bytes, as: UTF8.self))"
+    }
+}
+
+/// Everything a scan produced: the records emitted, then the count or the error.
+struct ScanOutcome: Equatable, CustomStringConvertible {
+    var records: [RecordCopy] = []
+    var count: Int?
+    var error: JSONScanError?
+
+    var description: String {
+        "records \(records), count \(count.map(String.init) ?? "-"), error \(error.map(String.init(describing:)) ?? "-")"
+    }
+}
+
+/// Feeds `document` cut at `cuts` (sorted offsets), then finishes.
+func scan(_ document: [UInt8], options: RecordScannerOptions, cuts: [Int] = []) -> ScanOutcome {
+    var scanner = RecordScanner(options: options)
+    var outcome = ScanOutcome()
+    var start = 0
+    do {
+        for end in cuts + [document.count] where end >= start {
+            try scanner.feed(Array(document[start..<end])) { outcome.records.append(RecordCopy($0)) }
+            start = end
+        }
+        outcome.count = try scanner.finish()
+    } catch let error as JSONScanError {
+        outcome.error = error
+    } catch {
+        Issue.record("unexpected error type: \(error)")
+    }
+    return outcome
+}
+
+/// A deterministic generator (SplitMix64), so failures reproduce.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Feeds `document` whole, byte by byte, and in `randomSplits` random cuttings, and
+/// checks that every feeding gives the same outcome; returns the whole-feed outcome.
+func scanEverySplit(
+    _ document: [UInt8], options: RecordScannerOptions, randomSplits: Int = 24,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> ScanOutcome {
+    let whole = scan(document, options: options)
+    let byteByByte = scan(document, options: options, cuts: Array(0..<document.count))
+    #expect(byteByByte == whole, "byte-by-byte feeding differs", sourceLocation: sourceLocation)
+    var random = SplitMix64(state: UInt64(document.count))
+    for _ in 0..<randomSplits where document.count > 1 {
+        let pieces = Int.random(in: 1...min(8, document.count), using: &random)
+        let cuts = (0..<pieces).map { _ in Int.random(in: 0...document.count, using: &random) }.sorted()
+        let outcome = scan(document, options: options, cuts: cuts)
+        #expect(outcome == whole, "feeding cut at \(cuts) differs", sourceLocation: sourceLocation)
+    }
+    return whole
+}
+
+extension Array where Element == UInt8 {
+    /// The UTF-8 bytes of `text`.
+    init(json text: String) { self = Array(text.utf8) }
+}
