@@ -81,5 +81,5 @@ if once {
     exit(OnceRun(configuration: configuration, directories: directories, logger: logger, environment: environment)
         .run(report: { writeStderr($0 + "\n") }))
 }
-writeStderr("syncd: TEMPORARY: only --once works in this build\n")
-exit(1)
+exit(await DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
+                     userMode: userMode, logger: logger, environment: environment).run())

@@ -1,0 +1,92 @@
+# syncd — build, test, demo, install.  `make help` lists the targets.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+MANDIR = $(PREFIX)/share/man
+# systemd reads units from /usr/lib/systemd for PREFIX=/usr, else from $(PREFIX)/lib/systemd.
+SYSTEMDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/systemd,$(PREFIX)/lib/systemd)
+SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+FUZZ_SECONDS ?= 20
+SWIFT ?= swift
+RELEASE_FLAGS = -c release --static-swift-stdlib
+
+.PHONY: help deps build release test check unit fuzz integration demo bench man install uninstall clean
+
+help:
+	@echo "make demo         sample server + daemon + cache + syncctl status (installs what it needs)"
+	@echo "make test         every test: unit, fuzz (briefly), integration (installs what it needs)"
+	@echo "make check        quick: unit tests only"
+	@echo "make bench        benchmarks (figures go to docs/benchmarks.md)"
+	@echo "make install      release build + units + man pages into \$$DESTDIR\$$PREFIX"
+
+deps:
+	.ci/install-deps
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+
+# Unit tests only: pure logic and single-process tests; no servers, namespaces or root needed.
+check unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --skip 'Integration'
+
+fuzz:
+	Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+	@if [ -x Tests/Fuzz/run-netlink-fuzz.sh ]; then Tests/Fuzz/run-netlink-fuzz.sh $(FUZZ_SECONDS); fi
+
+integration: build
+	cd Tests/integration && python3 -m pytest -q -p no:cacheprovider
+
+# Everything: Swift tests (unit and the real-socket/namespace ones), fuzzing, black-box integration.
+test: build
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+	$(MAKE) fuzz
+	$(MAKE) integration
+
+demo: build
+	config/demo/run-demo
+
+bench: deps
+	$(SWIFT) build $(RELEASE_FLAGS)
+	bench/run.sh
+
+man:
+	mkdir -p build/man
+	for page in docs/*.[158].md; do \
+		name=$$(basename $$page .md); scdoc < $$page > build/man/$$name; \
+	done
+
+install: release man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 .build/release/syncd .build/release/syncctl $(DESTDIR)$(BINDIR)/
+	install -m 0644 build/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 build/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 build/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d
+	install -m 0644 config/syncd.conf $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example
+	install -m 0644 config/sources.d/posts.source.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/
+	if [ -d packaging/systemd ]; then \
+		install -d $(DESTDIR)$(SYSTEMDDIR)/system $(DESTDIR)$(SYSTEMDDIR)/user $(DESTDIR)$(SYSUSERSDIR); \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.service > $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service; \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.user.service > $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service; \
+		install -m 0644 packaging/systemd/syncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/syncd.conf; \
+	fi
+	if [ -f packaging/completion/syncctl.bash ]; then \
+		install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions; \
+		install -m 0644 packaging/completion/syncctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl; \
+	fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/syncd $(DESTDIR)$(BINDIR)/syncctl
+	rm -f $(DESTDIR)$(MANDIR)/man1/syncctl.1 $(DESTDIR)$(MANDIR)/man5/syncd.conf.5 $(DESTDIR)$(MANDIR)/man8/syncd.8
+	rm -f $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service
+	rm -f $(DESTDIR)$(SYSUSERSDIR)/syncd.conf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl
+	rm -f $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/posts.source.example
+
+clean:
+	rm -rf .build build

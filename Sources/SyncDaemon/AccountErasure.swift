@@ -1,0 +1,16 @@
+import FoundationEssentials
+import SyncCore
+
+/// Erases one account's cache folder and state (logout, SPEC rule 9).
+enum AccountErasure {
+    static func erase(configuration: Configuration, run: DaemonRun) throws {
+        let directories = Directories(
+            state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
+            runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        let account = configuration.daemon.account
+        for folder in [directories.cache + "/" + account, directories.state + "/" + account]
+        where FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.removeItem(atPath: folder)
+        }
+    }
+}

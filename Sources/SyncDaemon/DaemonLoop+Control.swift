@@ -1,0 +1,135 @@
+import SyncCore
+import SyncStore
+
+extension DaemonLoop {
+    func handle(_ request: ControlRequest) {
+        switch request {
+        case .status(let continuation):
+            continuation.resume(returning: snapshot())
+        case .refresh(let source, let wait, let continuation):
+            refresh(source: source, wait: wait, continuation: continuation)
+        case .reload(let continuation):
+            continuation.resume(returning: reload())
+        case .logout(let discardPending, let continuation):
+            logout(discardPending: discardPending, continuation: continuation)
+        }
+    }
+
+    /// A manual refresh: immediate, restarts a backoff cycle, tried even while offline.
+    func refresh(source: String?, wait: Bool,
+                 continuation: CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>) {
+        if stopping { return continuation.resume(returning: .failure(.shuttingDown)) }
+        if let source, scheduler.source(source) == nil {
+            return continuation.resume(returning: .failure(.noSuchSource(source)))
+        }
+        if loggedOut { readdSources() }
+        let names = source.map { [$0] } ?? scheduler.sourceNames
+        feed(.trigger(.manual), source: source)
+        if wait && !names.isEmpty {
+            refreshWaiters.append(RefreshWaiter(remaining: Set(names), reports: [], continuation: continuation))
+        } else {
+            continuation.resume(returning: .success([]))
+        }
+    }
+
+    /// SIGHUP or `Reload`: parse and validate the whole configuration; swap it in whole, or keep the old one.
+    func reload() -> Result<Void, ControlFailure> {
+        notifier.reloading()
+        if loggedOut { readdSources() }
+        logger.notice("Reloading configuration from \(run.configurationDirectory)")
+        let loaded = ConfigurationDirectory.load(directory: run.configurationDirectory)
+        guard case .success(let new) = loaded else {
+            if case .failure(let errors) = loaded {
+                for problem in errors.problems { logger.error("\(problem)") }
+                let reason = errors.problems.first.map(\.description) ?? "invalid configuration"
+                notifier.ready(status: "Reload failed, keeping the previous configuration: \(reason)")
+                lastStatusLine = ""
+                return .failure(.reloadFailed(errors.problems.map(\.description).joined(separator: "; ")))
+            }
+            return .failure(.reloadFailed("invalid configuration"))
+        }
+        let old = configuration
+        if new.daemon.account != old.daemon.account || new.daemon.stateDirectory != old.daemon.stateDirectory
+            || new.daemon.cacheDirectory != old.daemon.cacheDirectory || new.daemon.controlGroup != old.daemon.controlGroup {
+            logger.warning("Account or directories changed; restart syncd to apply them (keeping \(old.daemon.account))")
+        }
+        var applied = new
+        applied.daemon = old.daemon
+        configuration = applied
+        scheduler.updateSettings(SchedulerSettings(applied))
+        let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.name, $0) })
+        let now = monotonicNow()
+        for source in applied.sources {
+            if let previous = oldSources[source.name] {
+                if previous != source {
+                    logger.info("\(source.name): configuration changed; refreshing")
+                    if running == source.name { worker.cancel() }
+                    feed(.trigger(.reload), source: source.name)
+                }
+            } else {
+                logger.info("\(source.name): new source")
+                states[source.name] = states[source.name] ?? SourceState(name: source.name)
+                scheduler.addSource(source.name, at: now)
+                feed(.trigger(.reload), source: source.name)
+            }
+        }
+        let kept = Set(applied.sources.map(\.name))
+        for name in oldSources.keys where !kept.contains(name) {
+            logger.info("\(name): removed from the configuration; its cached file stays until logout")
+            scheduler.removeSource(name)
+            queue.removeAll { $0 == name }
+            if running == name { worker.cancel() }
+        }
+        notifier.ready(status: snapshot().summary)
+        lastStatusLine = ""
+        logger.notice("Configuration reloaded: \(applied.sources.count) sources")
+        return .success(())
+    }
+
+    /// SPEC rule 9: cancel in-flight work, erase the account's cache folder and state; a response that
+    /// arrives afterwards belongs to an old generation and is discarded.
+    func logout(discardPending: Bool, continuation: CheckedContinuation<Result<Void, ControlFailure>, Never>) {
+        generation += 1
+        queue.removeAll()
+        worker.cancel()
+        let names = scheduler.sourceNames
+        for name in names { scheduler.removeSource(name) }
+        for waiter in refreshWaiters { waiter.continuation.resume(returning: .failure(.storageFailure("logged out"))) }
+        refreshWaiters.removeAll()
+        loggedOut = true
+        let run = self.run
+        let configuration = self.configuration
+        let logger = self.logger
+        Task { [worker] in
+            do {
+                try await worker.replaceEngine(
+                    teardown: { try AccountErasure.erase(configuration: configuration, run: run) },
+                    make: { try DaemonLoop.makeEngine(run: run, configuration: configuration) })
+                logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
+                continuation.resume(returning: .success(()))
+            } catch {
+                logger.error("Failed to log out: \(error)")
+                continuation.resume(returning: .failure(.storageFailure("Failed to erase the account's data: \(error)")))
+            }
+        }
+        states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
+    }
+
+    /// After a logout, sources rest until a manual refresh or a reload brings them back.
+    func readdSources() {
+        loggedOut = false
+        let now = monotonicNow()
+        for source in configuration.sources where scheduler.source(source.name) == nil {
+            scheduler.addSource(source.name, at: now)
+        }
+    }
+}
+
+extension DaemonLoop {
+    /// Starts watching links when `WatchLinks=yes`; without a monitor the daemon assumes it is online
+    /// and reports the links as "unknown" (only a real request decides anyway, SPEC rule 5).
+    func startLinkMonitor() {
+        linkState = "unknown"
+        online = true
+    }
+}

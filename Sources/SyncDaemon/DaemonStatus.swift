@@ -1,0 +1,75 @@
+import SyncCore
+
+/// Daemon-wide status, as `GetStatus` returns it (SPEC "Control API").
+public struct DaemonStatusSnapshot: Sendable, Equatable {
+    /// Daemon part.
+    public struct Daemon: Sendable, Equatable {
+        public var version: String
+        public var account: String
+        public var online: Bool
+        public var links: String
+        public var reachable: Bool?
+        public var uptimeSec: Int
+    }
+
+    /// One source.
+    public struct Source: Sendable, Equatable {
+        public var name: String
+        public var url: String
+        public var state: String
+        public var records: Int
+        public var pending: Int
+        public var conflicts: Int
+        public var lastSuccess: String?
+        public var lastAttempt: String?
+        public var lastError: String?
+        public var stale: Bool
+        public var attempt: Int
+        public var nextAttempt: String?
+    }
+
+    public var daemon: Daemon
+    public var sources: [Source]
+
+    /// The object as compact JSON text, keys in the SPEC's order.
+    public var json: String {
+        let d = daemon
+        var text = "{\"daemon\":{\"version\":\(JSONText.quoted(d.version)),\"account\":\(JSONText.quoted(d.account)),"
+        text += "\"online\":\(d.online),\"links\":\(JSONText.quoted(d.links)),"
+        text += "\"reachable\":\(d.reachable.map { "\($0)" } ?? "null"),\"uptimeSec\":\(d.uptimeSec)},\"sources\":["
+        text += sources.map { s in
+            "{\"name\":\(JSONText.quoted(s.name)),\"url\":\(JSONText.quoted(s.url)),\"state\":\(JSONText.quoted(s.state)),"
+                + "\"records\":\(s.records),\"pending\":\(s.pending),\"conflicts\":\(s.conflicts),"
+                + "\"lastSuccess\":\(JSONText.quotedOrNull(s.lastSuccess)),\"lastAttempt\":\(JSONText.quotedOrNull(s.lastAttempt)),"
+                + "\"lastError\":\(JSONText.quotedOrNull(s.lastError)),\"stale\":\(s.stale),\"attempt\":\(s.attempt),"
+                + "\"nextAttempt\":\(JSONText.quotedOrNull(s.nextAttempt))}"
+        }.joined(separator: ",")
+        return text + "]}"
+    }
+
+    /// The one-line summary for systemd's `STATUS=` (no relative times: it must not need a wakeup to stay true).
+    public var summary: String {
+        let count = sources.count
+        let noun = count == 1 ? "source" : "sources"
+        if count == 0 { return "No sources configured" }
+        if !daemon.online {
+            return "Offline (\(daemon.links == "none" ? "no link" : "no route")); serving cached data for \(count) \(noun)"
+        }
+        let syncing = sources.filter { $0.state == "syncing" }.map(\.name)
+        let failing = sources.filter { $0.stale || $0.state == "error" || $0.state == "backoff" }
+        var parts: [String] = []
+        if !syncing.isEmpty { parts.append("Syncing " + syncing.joined(separator: ", ")) }
+        if failing.isEmpty {
+            parts.append(syncing.isEmpty ? "Online; \(count) \(noun) up to date" : "\(count - syncing.count) of \(count) up to date")
+        } else {
+            let reasons = failing.prefix(3).map { "\($0.name): \(Self.shortReason($0.lastError))" }.joined(separator: "; ")
+            parts.append("\(failing.count) of \(count) \(noun) stale (\(reasons)); serving cached data")
+        }
+        return parts.joined(separator: "; ")
+    }
+
+    static func shortReason(_ error: String?) -> String {
+        guard let error else { return "waiting" }
+        return error.count > 80 ? String(error.prefix(80)) + "…" : error
+    }
+}

@@ -1,0 +1,39 @@
+import Dispatch
+import SyncRemote
+
+/// Reachability probes: a `HEAD` with a short timeout on its own queue and libcurl handle, so a probe
+/// never waits behind a refresh. Any HTTP answer, even an error status, means the server is reachable;
+/// a probe is only a hint that schedules a refresh, never a verdict on data (SPEC rule 5).
+///
+/// `@unchecked Sendable`: the client is used only on `queue`.
+final class Prober: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "syncd.probe")
+    private let client: HTTPClient
+    static let timeout: Duration = .seconds(5)
+
+    init() throws {
+        client = try HTTPClient()
+    }
+
+    /// Probes `urls` one after another until one answers; reports on the probe queue.
+    func probe(urls: [String], completion: @escaping @Sendable (Bool) -> Void) {
+        queue.async { [self] in
+            for url in urls {
+                var request = HTTPRequest(url: url)
+                request.method = "HEAD"
+                request.timeout = Prober.timeout
+                request.maxBytes = 1 << 16
+                if let head = try? client.perform(request, onBody: { _ in }), head.status > 0 || url.hasPrefix("file:") {
+                    completion(true)
+                    return
+                }
+            }
+            completion(false)
+        }
+    }
+}
+
+/// A running link monitor the daemon can stop.
+protocol LinkMonitorHandle: AnyObject {
+    func stop()
+}

@@ -1,0 +1,63 @@
+import Dispatch
+import Synchronization
+import SyncRemote
+import SyncCore
+import SyncStore
+
+/// Runs refreshes one at a time on its own serial dispatch queue, off Swift's cooperative pool
+/// (libcurl and SQLite block). Sources therefore refresh one after another; a slow one delays the
+/// others by at most its `TimeoutSec` per page.
+///
+/// `@unchecked Sendable`: the engine (libcurl handle, SQLite connection) is touched only on `queue`;
+/// `cancel()` only sets an atomic flag.
+final class RefreshWorker: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "syncd.refresh")
+    private var engine: SyncEngine?
+    private let cancellation: Mutex<CancellationFlag>
+
+    init(engine: SyncEngine) {
+        self.engine = engine
+        self.cancellation = Mutex(engine.client.cancellation)
+    }
+
+    /// Refreshes `source` and reports the result (and the source's stored state afterwards) on the worker thread.
+    func refresh(_ source: SourceConfiguration, completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
+        queue.async { [self] in
+            guard let engine else {
+                return completion(.failed(RefreshFailure(.cancelled, "no account storage")), nil)
+            }
+            let result = engine.refresh(source)
+            completion(result, try? engine.store.state(of: source.name))
+        }
+    }
+
+    /// Runs `body` with the engine on the worker queue and returns its value.
+    func withEngine<T: Sendable>(_ body: @escaping @Sendable (SyncEngine?) -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            queue.async { [self] in continuation.resume(returning: body(engine)) }
+        }
+    }
+
+    /// Replaces the engine on the worker queue: the old one is closed first (its SQLite connection and
+    /// libcurl handle released), then `teardown` runs (e.g. erasing the account's files), then `make`
+    /// builds the new one. Work queued earlier runs first on the old engine.
+    func replaceEngine(teardown: @escaping @Sendable () throws -> Void, make: @escaping @Sendable () throws -> SyncEngine) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async { [self] in
+                do {
+                    engine = nil
+                    try teardown()
+                    let newEngine = try make()
+                    engine = newEngine
+                    cancellation.withLock { $0 = newEngine.client.cancellation }
+                    continuation.resume()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Aborts the transfer in progress, if any; its refresh ends as cancelled.
+    func cancel() { cancellation.withLock { $0.cancel() } }
+}
