@@ -230,3 +230,93 @@ POSTS = [
     {"id": 1, "title": "Post 1", "author": "Johnny Appleseed"},
     {"id": 2, "title": "Post 2", "author": "Jane Doe"},
 ]
+
+
+class NotifySocket:
+    """An AF_UNIX datagram socket standing in for systemd's NOTIFY_SOCKET."""
+
+    def __init__(self, workdir):
+        self.path = str(Path(workdir) / "notify.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.1)
+        self.messages = []  # (monotonic time, text)
+
+    def drain(self):
+        while True:
+            try:
+                self.messages.append((time.monotonic(), self.sock.recv(65536).decode()))
+            except (socket.timeout, BlockingIOError):
+                return self.messages
+
+    def wait_for(self, fragment, timeout=10.0):
+        def seen():
+            self.drain()
+            return any(fragment in m for _, m in self.messages)
+        wait_for(seen, timeout=timeout, what=f"notify message {fragment!r}")
+        return next(t for t, m in self.messages if fragment in m)
+
+    def close(self):
+        self.sock.close()
+
+
+class Daemon:
+    """A running `syncd` (foreground) with its stderr captured to a file."""
+
+    def __init__(self, setup, notify=None, env=None, netns=None):
+        self.setup = setup
+        self.log_path = setup.dir / f"syncd-{time.monotonic_ns()}.log"
+        self.log = open(self.log_path, "w")
+        full_env = dict(os.environ)
+        full_env.pop("JOURNAL_STREAM", None)
+        if notify:
+            full_env["NOTIFY_SOCKET"] = notify.path
+        else:
+            full_env.pop("NOTIFY_SOCKET", None)
+        full_env.update(env or {})
+        cmd = [str(BIN / "syncd"), "--config-dir", str(setup.config)]
+        if netns:
+            cmd = ["ip", "netns", "exec", netns] + cmd
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=full_env)
+
+    def output(self):
+        self.log.flush()
+        return self.log_path.read_text()
+
+    def wait_log(self, fragment, timeout=10.0, count=1):
+        return wait_for(lambda: self.output().count(fragment) >= count, timeout=timeout, what=f"log {fragment!r}")
+
+    def signal(self, number):
+        self.proc.send_signal(number)
+
+    def stop(self, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def notify(tmp_path):
+    n = NotifySocket(tmp_path)
+    yield n
+    n.close()
+
+
+@pytest.fixture
+def daemons():
+    started = []
+
+    def start(setup, **kwargs):
+        d = Daemon(setup, **kwargs)
+        started.append(d)
+        return d
+    yield start
+    for d in started:
+        d.stop()

@@ -1,0 +1,96 @@
+"""The long-running daemon: readiness, status, reload, stop (SPEC "systemd", rule 1)."""
+import signal
+import time
+
+from conftest import POSTS, wait_for
+
+
+def test_ready_comes_before_any_network_even_when_the_server_is_unreachable(setup, notify, daemons):
+    # Port 9 on loopback: nothing listens, every request fails.
+    setup.add_source("posts", "http://127.0.0.1:9/posts")
+    d = daemons(setup, notify=notify)
+    notify.wait_for("READY=1")
+    d.wait_log("refresh failed")
+    status = [m for _, m in notify.drain() if "STATUS=" in m]
+    assert any("stale" in m and "posts" in m for m in status), status
+    assert d.stop() == 0
+
+
+def test_cached_copy_is_served_before_the_first_refresh(server, setup, notify, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    setup.cache_file("posts").unlink()          # an app deleted it; the store still has the data
+    server.fault("posts", kind="stall", seconds=5)
+    d = daemons(setup, notify=notify)
+    notify.wait_for("READY=1")
+    # READY=1 was sent only after the cache file was back, while the refresh still stalls.
+    assert setup.cache_file("posts").read_bytes() == before
+    d.stop()
+
+
+def test_sigterm_stops_within_five_seconds_even_mid_transfer(server, setup, notify, daemons):
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="stall", seconds=30)
+    setup.add_source("posts", server.url("posts"), TimeoutSec="60s")
+    d = daemons(setup, notify=notify)
+    notify.wait_for("READY=1")
+    wait_for(lambda: server.requests("/posts"), what="the stalled request")
+    start = time.monotonic()
+    d.signal(signal.SIGTERM)
+    d.proc.wait(10)
+    assert time.monotonic() - start < 5
+    assert d.proc.returncode == 0
+    notify.wait_for("STOPPING=1")
+    assert not setup.leftovers()
+
+
+def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, setup, notify, daemons):
+    server.set_records("posts", POSTS)
+    server.set_records("users", [{"id": "u1"}])
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, notify=notify)
+    d.wait_log("posts: synced 2 records")
+    setup.add_source("users", server.url("users"))
+    d.signal(signal.SIGHUP)
+    notify.wait_for("RELOADING=1")
+    d.wait_log("users: synced 1 records")
+    reloading = next(m for _, m in notify.drain() if "RELOADING=1" in m)
+    assert "MONOTONIC_USEC=" in reloading
+    assert setup.cache_doc("users")["records"] == [{"id": "u1"}]
+    # A broken configuration is rejected; the old one keeps working.
+    (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=gopher://x\n")
+    d.signal(signal.SIGHUP)
+    d.wait_log("users.source:2: URL: unsupported URL scheme")
+    notify.wait_for("Reload failed, keeping the previous configuration")
+    # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works.
+    server.set_records("users", [{"id": "u1"}, {"id": "u2"}])
+    setup.add_source("users", server.url("users"), TimeoutSec="10s")
+    d.signal(signal.SIGHUP)
+    d.wait_log("users: synced 2 records")
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+
+
+def test_log_lines_have_priority_prefixes_only_with_a_matching_journal_stream(server, setup, daemons, tmp_path):
+    import os
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    log = tmp_path / "journal.log"
+    with open(log, "w") as f:
+        st = os.fstat(f.fileno())
+        import subprocess
+        from conftest import BIN
+        p = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config)], stdout=f, stderr=f,
+                             env=dict(os.environ, JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}"))
+        wait_for(lambda: "posts: synced" in log.read_text(), what="sync")
+        p.send_signal(signal.SIGTERM)
+        p.wait(10)
+    lines = log.read_text().splitlines()
+    assert lines and all(l.startswith("<") and l[2] == ">" for l in lines), lines
+    assert any(l.startswith("<6>posts: synced 2 records") for l in lines)
+    assert any(l.startswith("<5>Started") for l in lines)
+    d = daemons(setup, env={"JOURNAL_STREAM": "1:2"})
+    d.wait_log("Started")
+    assert not d.output().startswith("<")

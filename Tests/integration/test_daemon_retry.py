@@ -1,0 +1,70 @@
+"""SPEC rule 7 against a real server: bounded exponential backoff with jitter, Retry-After, no retry on 401."""
+import time
+
+from conftest import POSTS, wait_for
+
+
+def retry_config(setup, initial="200ms", maximum="1s", attempts=4):
+    setup.write_main(f"[Retry]\nInitialDelaySec={initial}\nMaxDelaySec={maximum}\nMaxAttempts={attempts}\n"
+                     "[Network]\nReachabilityIntervalSec=0\n")
+
+
+def attempt_times(server):
+    return [r["time"] for r in server.requests("/posts")]
+
+
+def test_503_retries_with_backoff_then_rests(server, setup, daemons):
+    retry_config(setup)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=503)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("not retrying until the next trigger", timeout=20)
+    time.sleep(2.5)  # it rests: no fifth attempt
+    times = attempt_times(server)
+    assert len(times) == 4, times
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    # After failure n the delay lies in [InitialDelaySec, min(MaxDelaySec, InitialDelaySec*2^n)] (+ scheduling slack).
+    for n, gap in enumerate(gaps, start=1):
+        assert 0.2 - 0.05 <= gap <= min(1.0, 0.2 * 2 ** n) + 0.35, (n, gaps)
+    assert "retrying in" in d.output() and "(attempt 2 of 4)" in d.output()
+
+
+def test_retry_after_is_honoured(server, setup, daemons):
+    retry_config(setup)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=503, retryAfter=3, times=1)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records", timeout=15)
+    times = attempt_times(server)
+    assert len(times) == 2
+    assert times[1] - times[0] >= 3.0
+
+
+def test_401_is_tried_exactly_once(server, setup, daemons):
+    retry_config(setup)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=401)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("not retrying until the next trigger")
+    time.sleep(2.0)
+    assert len(attempt_times(server)) == 1
+    assert "HTTP 401" in d.output() and "check the credentials" in d.output()
+
+
+def test_retry_after_survives_a_restart(server, setup, daemons):
+    retry_config(setup)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=503, retryAfter=6, times=1)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("refresh failed")
+    first = attempt_times(server)[0]
+    assert d.stop() == 0
+    d2 = daemons(setup)
+    d2.wait_log("posts: synced 2 records", timeout=20)
+    times = attempt_times(server)
+    # The restarted daemon did not ask before the server's Retry-After had passed.
+    assert times[1] - first >= 6.0 - 0.2, times
