@@ -38,10 +38,10 @@ public struct SnapshotWriter {
             try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
             try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
             var first = true
-            try store.forEachRecord(source: source) { body in
+            try store.forEachRecord(source: source) { record in
                 try sink.write(first ? "\n" : ",\n")
                 first = false
-                try sink.write(body)
+                try sink.write(record.body)
             }
             try sink.write("\n],\n\"pending\":[\(pending.map(JSONText.quoted).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(JSONText.quoted).joined(separator: ","))]}\n")

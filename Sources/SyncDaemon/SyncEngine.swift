@@ -77,7 +77,7 @@ public final class SyncEngine {
                 logger.info("\(source.name): listing unchanged, \(outcome.count) records current")
                 return .unchanged(count: outcome.count)
             }
-            logger.info("\(source.name): synced \(outcome.count) records (\(outcome.upserted) new or changed, \(outcome.removed) removed)")
+            logger.info("\(source.name): synced \(outcome.count) records (listing changed)")
             return .updated(outcome)
         }
     }

@@ -23,14 +23,10 @@ public struct ListingMetadata: Sendable {
 
 /// What a committed listing changed.
 public struct ListingOutcome: Sendable, Equatable {
-    /// Records inserted or updated (content or position).
-    public var upserted: Int
-    /// Records removed because the listing no longer had them.
-    public var removed: Int
     /// Records in the listing.
     public var count: Int
-    /// True when the stored records are byte-for-byte what they were.
-    public var unchanged: Bool { upserted == 0 && removed == 0 }
+    /// True when the stored listing is byte-for-byte what it was (same records, same order).
+    public var unchanged: Bool
 }
 
 extension StateStore {
@@ -43,7 +39,6 @@ extension StateStore {
             throw .sqlite(error)
         }
         do {
-            try database.execute("CREATE TEMP TABLE IF NOT EXISTS seen (id TEXT PRIMARY KEY) WITHOUT ROWID; DELETE FROM temp.seen;")
             return try ListingWriter(store: self, source: source)
         } catch {
             try? database.execute("ROLLBACK")
@@ -52,81 +47,93 @@ extension StateStore {
     }
 }
 
-/// Stages the records of one listing: duplicate IDs are refused, changed records
-/// upserted, and at commit records missing from the listing are removed (SPEC rule 3).
+/// Stages the records of one listing (SPEC rule 3): the new listing replaces the old one whole, in one
+/// transaction; records missing from it are gone, changed ones replaced, new ones added; an ID twice is refused.
+///
+/// Records are framed into chunks of `RecordChunk.capacity`. While the new listing matches the stored one
+/// chunk for chunk, nothing is written; from the first differing chunk on, chunks are written. So an
+/// identical listing costs reads only, and a listing that changed at its end rewrites only its end.
 /// Either `commit` or `rollback` must be called exactly once.
 public final class ListingWriter {
     let store: StateStore
     let source: String
-    private let markSeen: Statement
-    private let upsert: Statement
+    private let storedChunks: Int
+    private let replaceChunk: Statement
+    private var buffer: [UInt8] = []
+    private var inBuffer = 0
+    private var nextSeq = 0
+    private var diverged = false
     private var finished = false
+    private var idHashes: [UInt64] = []
     /// Records staged so far.
     public private(set) var count = 0
-    private var upserted = 0
 
     init(store: StateStore, source: String) throws(SQLiteError) {
         self.store = store
         self.source = source
-        markSeen = try store.database.prepare("INSERT INTO temp.seen (id) VALUES (?1)")
-        // Only rows whose content or position changed are written, so an identical
-        // listing writes nothing and `changes` tells whether anything moved.
-        upsert = try store.database.prepare("""
-            INSERT INTO records (source, id, id_is_integer, position, version, body)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT (source, id) DO UPDATE SET
-                id_is_integer = excluded.id_is_integer, position = excluded.position,
-                version = excluded.version, body = excluded.body
-            WHERE records.body IS NOT excluded.body OR records.position IS NOT excluded.position
-               OR records.version IS NOT excluded.version OR records.id_is_integer IS NOT excluded.id_is_integer
-            """)
+        storedChunks = try store.chunkCount(source: source)
+        replaceChunk = try store.database.prepare("INSERT OR REPLACE INTO chunks (source, seq, records, data) VALUES (?1, ?2, ?3, ?4)")
+        buffer.reserveCapacity(160 << 10)
     }
 
     deinit {
         if !finished { try? store.database.execute("ROLLBACK") }
     }
 
-    /// Stages one record. Throws `StoreError.duplicateID` if its ID was already in this listing.
+    /// Stages one record.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
-        do {
-            markSeen.reset()
-            try markSeen.bind(1, id)
-            try markSeen.step()
-        } catch {
-            throw error.isUniqueViolation ? .duplicateID(id, index: count) : .sqlite(error)
-        }
-        do {
-            upsert.reset()
-            try upsert.bind(1, source)
-            try upsert.bind(2, id)
-            try upsert.bind(3, idIsInteger ? 1 : 0)
-            try upsert.bind(4, Int64(count))
-            try upsert.bind(5, version)
-            try upsert.bind(6, borrowedBlob: body)
-            try upsert.step()
-            upserted += store.database.changes
-            upsert.reset()
-            count += 1
-        } catch {
-            throw .sqlite(error)
+        RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, body: body, to: &buffer)
+        idHashes.append(RecordChunk.hash(id))
+        inBuffer += 1
+        count += 1
+        if inBuffer == RecordChunk.capacity {
+            try flushChunk()
         }
     }
 
-    /// Removes records not in the listing, stores validators and commits.
+    private func flushChunk() throws(StoreError) {
+        guard inBuffer > 0 else { return }
+        do {
+            if !diverged {
+                let stored = nextSeq < storedChunks ? try store.chunk(source: source, seq: nextSeq) : nil
+                diverged = stored != buffer
+            }
+            if diverged {
+                replaceChunk.reset()
+                try replaceChunk.bind(1, source)
+                try replaceChunk.bind(2, Int64(nextSeq))
+                try replaceChunk.bind(3, Int64(inBuffer))
+                try buffer.withUnsafeBytes { try replaceChunk.bind(4, borrowedBlob: $0) }
+                try replaceChunk.step()
+                replaceChunk.reset()
+            }
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, operation: "store chunk \(nextSeq) of \(source)", message: "\(error)"))
+        }
+        nextSeq += 1
+        buffer.removeAll(keepingCapacity: true)
+        inBuffer = 0
+    }
+
+    /// Checks for duplicate IDs, removes what the listing no longer has, stores validators and commits.
     /// An empty listing over a non-empty store is refused unless `allowEmpty`.
     public func commit(_ metadata: ListingMetadata) throws(StoreError) -> ListingOutcome {
         precondition(!finished, "ListingWriter used after commit or rollback")
         do {
             let previous = try store.state(of: source)
             if count == 0 && previous.recordCount > 0 && !metadata.allowEmpty {
-                rollback()
                 throw StoreError.emptyListingRefused(existing: previous.recordCount)
             }
-            let sweep = try store.database.prepare("DELETE FROM records WHERE source = ?1 AND id NOT IN (SELECT id FROM temp.seen)")
+            try flushChunk()
+            try checkDuplicates()
+            let sweep = try store.database.prepare("DELETE FROM chunks WHERE source = ?1 AND seq >= ?2")
             try sweep.bind(1, source)
+            try sweep.bind(2, Int64(nextSeq))
             try sweep.step()
-            let outcome = ListingOutcome(upserted: upserted, removed: store.database.changes, count: count)
-            let saved = outcome.unchanged ? (previous.savedAt ?? metadata.time) : metadata.time
+            let unchanged = !diverged && nextSeq == storedChunks && previous.lastSuccess != nil
+            let saved = unchanged ? (previous.savedAt ?? metadata.time) : metadata.time
             let state = try store.database.prepare("""
                 INSERT INTO sources (name, url, etag, last_modified, saved_at, last_success, last_attempt, last_error, record_count, snapshot_dirty)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, NULL, ?7, ?8)
@@ -141,11 +148,11 @@ public final class ListingWriter {
             try state.bind(5, saved)
             try state.bind(6, metadata.time)
             try state.bind(7, Int64(count))
-            try state.bind(8, outcome.unchanged ? 0 : 1)
+            try state.bind(8, unchanged ? 0 : 1)
             try state.step()
-            try store.database.execute("DELETE FROM temp.seen; COMMIT")
+            try store.database.execute("COMMIT")
             finished = true
-            return outcome
+            return ListingOutcome(count: count, unchanged: unchanged)
         } catch let error as SQLiteError {
             rollback()
             throw .sqlite(error)
@@ -155,6 +162,28 @@ public final class ListingWriter {
         } catch {
             rollback()
             throw .sqlite(SQLiteError(code: 1, operation: "commit listing", message: "\(error)"))
+        }
+    }
+
+    /// Sorts the ID hashes; equal neighbours are candidates, confirmed by comparing the IDs themselves,
+    /// so a hash collision never refuses a valid listing.
+    private func checkDuplicates() throws {
+        idHashes.sort()
+        var suspects: Set<UInt64> = []
+        var index = 1
+        while index < idHashes.count {
+            if idHashes[index] == idHashes[index - 1] { suspects.insert(idHashes[index]) }
+            index += 1
+        }
+        idHashes = []
+        guard !suspects.isEmpty else { return }
+        var seen: Set<String> = []
+        var position = 0
+        try store.forEachRecord(source: source) { record in
+            if suspects.contains(RecordChunk.hash(record.id)) && !seen.insert(record.id).inserted {
+                throw StoreError.duplicateID(record.id, index: position)
+            }
+            position += 1
         }
     }
 

@@ -83,16 +83,16 @@ public final class StateStore {
                 snapshot_dirty INTEGER NOT NULL DEFAULT 0,
                 retry_state TEXT
             );
-            CREATE TABLE records (
+            -- A source's listing, in the server's order, as chunks of framed records
+            -- (see RecordChunk): far cheaper than one row per record, and a refresh
+            -- that changes nothing, or only the end, rewrites nothing or only the end.
+            CREATE TABLE chunks (
                 source TEXT NOT NULL,
-                id TEXT NOT NULL,
-                id_is_integer INTEGER NOT NULL,
-                position INTEGER NOT NULL,
-                version TEXT,
-                body BLOB NOT NULL,
-                UNIQUE (source, id)
+                seq INTEGER NOT NULL,
+                records INTEGER NOT NULL,
+                data BLOB NOT NULL,
+                UNIQUE (source, seq)
             );
-            CREATE INDEX records_by_position ON records (source, position);
             CREATE TABLE outbox (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 source TEXT NOT NULL,
@@ -124,7 +124,7 @@ public final class StateStore {
 
     private func verifySchema() throws(StoreError) {
         do {
-            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('sources', 'records', 'outbox', 'conflicts')")
+            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('sources', 'chunks', 'outbox', 'conflicts')")
             _ = try statement.step()
             if statement.int64(0) != 4 {
                 throw StoreError.corrupt(path: path, reason: "tables are missing")
@@ -234,7 +234,7 @@ public final class StateStore {
         guard !stale.isEmpty else { return }
         try write("remove unconfigured sources") {
             for name in stale {
-                for sql in ["DELETE FROM records WHERE source = ?1", "DELETE FROM sources WHERE name = ?1"] {
+                for sql in ["DELETE FROM chunks WHERE source = ?1", "DELETE FROM sources WHERE name = ?1"] {
                     let statement = try database.prepare(sql)
                     try statement.bind(1, name)
                     try statement.step()
@@ -243,13 +243,29 @@ public final class StateStore {
         }
     }
 
-    /// Calls `body` with each stored record's JSON bytes, in the server's order.
-    public func forEachRecord(source: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
-        let statement = try database.prepare("SELECT body FROM records WHERE source = ?1 ORDER BY position")
+    /// Calls `body` with each stored record, in the server's order.
+    public func forEachRecord(source: String, _ body: (StoredRecord) throws -> Void) throws {
+        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 ORDER BY seq")
         try statement.bind(1, source)
         while try statement.step() {
-            try statement.withBlob(0, body)
+            try statement.withBlob(0) { try RecordChunk.forEach(in: $0, body) }
         }
+    }
+
+    /// The bytes of chunk `seq` of `source`, or nil.
+    func chunk(source: String, seq: Int) throws(SQLiteError) -> [UInt8]? {
+        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
+        try statement.bind(1, source)
+        try statement.bind(2, Int64(seq))
+        return try statement.step() ? statement.bytes(0) : nil
+    }
+
+    /// Number of chunks stored for `source`.
+    func chunkCount(source: String) throws(SQLiteError) -> Int {
+        let statement = try database.prepare("SELECT count(*) FROM chunks WHERE source = ?1")
+        try statement.bind(1, source)
+        _ = try statement.step()
+        return Int(statement.int64(0))
     }
 
     /// Runs `body` in an immediate transaction, mapping SQLite errors.

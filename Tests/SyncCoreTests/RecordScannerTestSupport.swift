@@ -79,7 +79,7 @@ struct SplitMix64: RandomNumberGenerator {
 /// checks that every feeding gives the same outcome; returns the whole-feed outcome.
 func scanEverySplit(
     _ document: [UInt8], options: RecordScannerOptions, randomSplits: Int = 24,
-    sourceLocation: SourceLocation = #_sourceLocation
+    sourceLocation: Testing.SourceLocation = #_sourceLocation
 ) -> ScanOutcome {
     let whole = scan(document, options: options)
     let byteByByte = scan(document, options: options, cuts: Array(0..<document.count))

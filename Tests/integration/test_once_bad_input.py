@@ -91,7 +91,7 @@ def test_failing_page_fails_the_whole_listing(server, setup):
     assert "page 2: HTTP 500" in r.stderr
     assert setup.cache_file("posts").read_bytes() == before
     with sqlite3.connect(setup.db()) as db:
-        assert db.execute("SELECT count(*) FROM records").fetchone()[0] == 7
+        assert db.execute("SELECT sum(records) FROM chunks WHERE source = 'posts'").fetchone()[0] == 7
 
 
 def test_duplicate_across_pages_is_refused(server, setup):

@@ -1,0 +1,240 @@
+import Foundation
+import Testing
+@testable import SyncStore
+
+/// A fresh database file in a temporary directory, removed afterwards.
+final class TemporaryStore {
+    let directory: String
+    let store: StateStore
+    var path: String { directory + "/state.db" }
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "syncstore-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        store = try StateStore(path: directory + "/state.db")
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+func records(_ count: Int, version: Int = 0, from start: Int = 1) -> [(String, [UInt8])] {
+    (start..<start + count).map { i in (String(i), Array("{\"id\":\(i),\"v\":\(version)}".utf8)) }
+}
+
+@discardableResult
+func store(_ listing: [(String, [UInt8])], into store: StateStore, source: String = "posts", allowEmpty: Bool = false, time: String = "2026-11-29T10:00:00Z") throws -> ListingOutcome {
+    let writer = try store.beginListing(source: source)
+    for (id, body) in listing {
+        try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
+    }
+    return try writer.commit(ListingMetadata(url: "http://h/\(source)", etag: "\"e\"", lastModified: nil, time: time, allowEmpty: allowEmpty))
+}
+
+func storedBodies(_ store: StateStore, source: String = "posts") throws -> [String] {
+    var out: [String] = []
+    try store.forEachRecord(source: source) { out.append(String(decoding: $0.body, as: UTF8.self)) }
+    return out
+}
+
+@Suite("StateStore listings")
+struct StateStoreListingTests {
+    @Test func firstListingIsStoredInOrderAndReportedChanged() throws {
+        let t = try TemporaryStore()
+        let listing = records(1300)
+        let outcome = try store(listing, into: t.store)
+        #expect(outcome == ListingOutcome(count: 1300, unchanged: false))
+        #expect(try storedBodies(t.store) == listing.map { String(decoding: $0.1, as: UTF8.self) })
+        let state = try t.store.state(of: "posts")
+        #expect(state.recordCount == 1300)
+        #expect(state.etag == "\"e\"")
+        #expect(state.snapshotDirty)
+    }
+
+    @Test func identicalListingIsUnchangedAndKeepsSavedAt() throws {
+        let t = try TemporaryStore()
+        try store(records(1300), into: t.store, time: "2026-11-29T10:00:00Z")
+        try t.store.setSnapshotDirty(source: "posts", false)
+        let outcome = try store(records(1300), into: t.store, time: "2026-11-29T11:00:00Z")
+        #expect(outcome.unchanged)
+        let state = try t.store.state(of: "posts")
+        #expect(state.savedAt == "2026-11-29T10:00:00Z")
+        #expect(state.lastSuccess == "2026-11-29T11:00:00Z")
+        #expect(!state.snapshotDirty)
+    }
+
+    @Test func changedTailRewritesOnlyTheTailChunks() throws {
+        let t = try TemporaryStore()
+        try store(records(1300), into: t.store)
+        let rowids = try chunkRowIDs(t.store)
+        var listing = records(1300)
+        listing[1299].1 = Array("{\"id\":1300,\"v\":9}".utf8)
+        #expect(try !store(listing, into: t.store).unchanged)
+        let after = try chunkRowIDs(t.store)
+        #expect(after[0] == rowids[0] && after[1] == rowids[1])
+        #expect(after[2] != rowids[2])
+        #expect(try storedBodies(t.store).last == "{\"id\":1300,\"v\":9}")
+    }
+
+    @Test func removedInsertedAndReorderedRecordsFollowTheNewListing() throws {
+        let t = try TemporaryStore()
+        try store(records(10), into: t.store)
+        let next = Array(records(5, from: 20)) + records(3).reversed()
+        #expect(try !store(next, into: t.store).unchanged)
+        #expect(try storedBodies(t.store) == next.map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(try t.store.state(of: "posts").recordCount == 8)
+    }
+
+    @Test func shorterListingDropsStaleChunks() throws {
+        let t = try TemporaryStore()
+        try store(records(2000), into: t.store)
+        try store(records(100), into: t.store)
+        #expect(try chunkRowIDs(t.store).count == 1)
+        #expect(try storedBodies(t.store).count == 100)
+    }
+
+    @Test(arguments: [[("1", "a"), ("2", "b"), ("1", "c")], [("7", "x"), ("7", "y")]])
+    func duplicateIDIsRefusedAndNothingChanges(_ duplicated: [(String, String)]) throws {
+        let t = try TemporaryStore()
+        try store(records(3), into: t.store)
+        let listing = duplicated.map { ($0.0, Array($0.1.utf8)) }
+        #expect(throws: StoreError.self) { try store(listing, into: t.store) }
+        do {
+            try store(listing, into: t.store)
+        } catch let error as StoreError {
+            #expect(error.description.contains("repeats ID \"\(duplicated.last!.0)\""))
+        }
+        #expect(try storedBodies(t.store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
+    }
+
+    @Test func duplicateAcrossChunksIsFound() throws {
+        let t = try TemporaryStore()
+        var listing = records(1500)
+        listing.append(("3", Array("{\"id\":3}".utf8)))
+        #expect(throws: StoreError.self) { try store(listing, into: t.store) }
+        #expect(try t.store.state(of: "posts").recordCount == 0)
+    }
+
+    @Test func emptyListingIsRefusedUnlessAllowed() throws {
+        let t = try TemporaryStore()
+        try store(records(2), into: t.store)
+        do {
+            try store([], into: t.store)
+            Issue.record("an empty listing replaced a non-empty one")
+        } catch let error as StoreError {
+            #expect(error.description == "empty listing refused: the cache holds 2 records (set AllowEmpty=yes to accept empty listings)")
+        }
+        #expect(try storedBodies(t.store).count == 2)
+        #expect(try store([], into: t.store, allowEmpty: true).count == 0)
+        #expect(try storedBodies(t.store).isEmpty)
+    }
+
+    @Test func rollbackKeepsThePreviousListing() throws {
+        let t = try TemporaryStore()
+        try store(records(600), into: t.store)
+        let writer = try t.store.beginListing(source: "posts")
+        for (id, body) in records(700, version: 2) {
+            try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
+        }
+        writer.rollback()
+        #expect(try storedBodies(t.store) == records(600).map { String(decoding: $0.1, as: UTF8.self) })
+    }
+
+    @Test func sourcesAreKeptApart() throws {
+        let t = try TemporaryStore()
+        try store(records(3), into: t.store, source: "a")
+        try store(records(5, version: 1), into: t.store, source: "b")
+        #expect(try storedBodies(t.store, source: "a").count == 3)
+        #expect(try storedBodies(t.store, source: "b").count == 5)
+        try t.store.removeSources(notIn: ["b"])
+        #expect(try storedBodies(t.store, source: "a").isEmpty)
+        #expect(try t.store.sourceNames() == ["b"])
+    }
+
+    @Test func failuresAreRecordedWithoutTouchingData() throws {
+        let t = try TemporaryStore()
+        try store(records(2), into: t.store)
+        try t.store.recordFailure(source: "posts", url: "http://h/posts", message: "HTTP 503", at: "2026-11-29T12:00:00Z")
+        let state = try t.store.state(of: "posts")
+        #expect(state.isStale && state.lastError == "HTTP 503" && state.lastAttempt == "2026-11-29T12:00:00Z")
+        #expect(state.recordCount == 2)
+        try t.store.recordUnchanged(source: "posts", at: "2026-11-29T12:05:00Z")
+        #expect(try !t.store.state(of: "posts").isStale)
+    }
+
+    func chunkRowIDs(_ store: StateStore) throws -> [Int64] {
+        let statement = try store.database.prepare("SELECT rowid FROM chunks WHERE source = 'posts' ORDER BY seq")
+        var ids: [Int64] = []
+        while try statement.step() { ids.append(statement.int64(0)) }
+        return ids
+    }
+}
+
+@Suite("StateStore files")
+struct StateStoreFileTests {
+    @Test func garbageFileIsReportedCorrupt() throws {
+        let t = try TemporaryStore()
+        let path = t.directory + "/garbage.db"
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: path))
+        #expect { try StateStore(path: path) } throws: { error in
+            guard case StoreError.corrupt(_, let reason) = error else { return false }
+            return reason.contains("not a database")
+        }
+    }
+
+    @Test func newerSchemaIsReportedCorruptNotGuessed() throws {
+        let t = try TemporaryStore()
+        try t.store.database.execute("PRAGMA user_version = 42")
+        #expect { try StateStore(path: t.path) } throws: { error in
+            guard case StoreError.corrupt(_, let reason) = error else { return false }
+            return reason.contains("unknown schema version 42")
+        }
+    }
+
+    @Test func reopeningKeepsData() throws {
+        let t = try TemporaryStore()
+        try store(records(4), into: t.store)
+        let again = try StateStore(path: t.path)
+        #expect(try storedBodies(again).count == 4)
+        #expect(try again.database.integerPragma("user_version") == StateStore.schemaVersion)
+    }
+
+    @Test func retryStateRoundTrips() throws {
+        let t = try TemporaryStore()
+        try t.store.saveRetryState(source: "posts", "{\"attempt\":3}")
+        #expect(try t.store.state(of: "posts").retryState == "{\"attempt\":3}")
+        try t.store.saveRetryState(source: "posts", nil)
+        #expect(try t.store.state(of: "posts").retryState == nil)
+    }
+}
+
+@Suite("RecordChunk")
+struct RecordChunkTests {
+    @Test func framingRoundTrips() throws {
+        var buffer: [UInt8] = []
+        let bodies = ["{\"id\":\"a\"}", "{\"id\":2,\"v\":\"x\"}", "{}"]
+        for (index, body) in bodies.enumerated() {
+            Array(body.utf8).withUnsafeBytes {
+                RecordChunk.append(id: ["a", "2", "é"][index], idIsInteger: index == 1, version: index == 1 ? "x" : nil, body: $0, to: &buffer)
+            }
+        }
+        var decoded: [(String, Bool, String?, String)] = []
+        try buffer.withUnsafeBytes { chunk in
+            try RecordChunk.forEach(in: chunk) { decoded.append(($0.id, $0.idIsInteger, $0.version, String(decoding: $0.body, as: UTF8.self))) }
+        }
+        #expect(decoded.map(\.0) == ["a", "2", "é"])
+        #expect(decoded.map(\.1) == [false, true, false])
+        #expect(decoded.map(\.2) == [nil, "x", nil])
+        #expect(decoded.map(\.3) == bodies)
+    }
+
+    @Test func truncatedChunkThrowsInsteadOfReadingPastTheEnd() throws {
+        var buffer: [UInt8] = []
+        Array("{\"id\":1}".utf8).withUnsafeBytes { RecordChunk.append(id: "1", idIsInteger: true, version: nil, body: $0, to: &buffer) }
+        for length in 1..<buffer.count {
+            let prefix = Array(buffer.prefix(length))
+            #expect(throws: StoreError.self) {
+                try prefix.withUnsafeBytes { try RecordChunk.forEach(in: $0) { _ in } }
+            }
+        }
+    }
+}
