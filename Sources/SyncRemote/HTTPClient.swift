@@ -140,10 +140,11 @@ public final class HTTPClient {
         _ = cshim_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
         _ = cshim_curl_setopt_xferinfofn(handle, progressCallback)
         _ = cshim_curl_setopt_ptr(handle, CURLOPT_XFERINFODATA, context)
+        _ = cshim_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue().errorBuffer)
     }
 
     private func describe(_ code: CURLcode, request: HTTPRequest, context: TransferContext) -> String {
-        let reason = String(cString: curl_easy_strerror(code))
+        let reason = context.detail ?? String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             return "timed out after \(request.timeout) (TimeoutSec=) fetching \(request.url)"
@@ -151,6 +152,8 @@ public final class HTTPClient {
             return "connection closed before the whole body arrived (\(context.received) bytes received)"
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return "cannot reach \(request.url): \(reason)"
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR:
+            return "TLS verification failed for \(request.url): \(reason); the server's certificate must be trusted by the system store"
         default:
             return "\(reason) (curl code \(code.rawValue))"
         }
@@ -182,6 +185,8 @@ final class TransferContext {
     var received: Int64 = 0
     var overflow = false
     var consumerError: (any Error)?
+    /// libcurl's detailed message for the last failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
     init(handle: UnsafeMutableRawPointer, maxBytes: Int64, cancellation: CancellationFlag, onHead: @escaping (HTTPResponseHead) throws -> Void, onBody: @escaping (UnsafeRawBufferPointer) throws -> Void) {
         self.handle = handle
@@ -189,6 +194,15 @@ final class TransferContext {
         self.cancellation = cancellation
         self.onHead = onHead
         self.onBody = onBody
+        errorBuffer.initialize(repeating: 0, count: 256)
+    }
+
+    deinit { errorBuffer.deallocate() }
+
+    /// The detailed message libcurl left, if any.
+    var detail: String? {
+        let text = String(cString: errorBuffer)
+        return text.isEmpty ? nil : text
     }
 
     /// Hands the status and headers to the consumer before the first body byte.

@@ -183,6 +183,9 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
+        elif kind == "redirect":
+            # Redirects to fault["to"] (a path or an absolute URL) with the given status.
+            self._send(fault.get("status", 302), b"", {"Location": fault["to"]}, "text/plain")
         elif kind == "drop":
             self.close_connection = True
         else:
