@@ -23,13 +23,15 @@ struct LinkEventLoop {
     private let socket: NetlinkSocket
     private let logger: Logger
     private let report: (LinkState, LinkChange?) -> Void
+    private let lostEvents: () -> Void
     private var tracker: LinkStateTracker
     private var sequence: UInt32 = 0
 
     init(socket: NetlinkSocket, allowedInterfaces: Set<String>, logger: Logger,
-         report: @escaping (LinkState, LinkChange?) -> Void) {
+         lostEvents: @escaping () -> Void, report: @escaping (LinkState, LinkChange?) -> Void) {
         self.socket = socket
         self.logger = logger
+        self.lostEvents = lostEvents
         self.report = report
         tracker = LinkStateTracker(allowedInterfaces: allowedInterfaces)
     }
@@ -55,6 +57,7 @@ struct LinkEventLoop {
             case .failed(let error): return .failed(error)
             case .complete:
                 logger.warning("Netlink notifications were lost (receive queue overflow), re-reading links, addresses and routes")
+                lostEvents()
                 before = tracker.snapshot
             }
         }
@@ -144,6 +147,12 @@ struct LinkEventLoop {
                     switch message.body {
                     case .done:
                         finished = true
+                    case .error(let code) where code == -ENOBUFS:
+                        // The dump's first part did not fit the queue; the kernel
+                        // keeps the dump running (under this sequence number) and
+                        // continues it on our next recv (af_netlink.c
+                        // __netlink_dump_start). Read on, but redo it afterwards.
+                        consistent = false
                     case .error(let code):
                         finished = true
                         consistent = false

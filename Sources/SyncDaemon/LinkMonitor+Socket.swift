@@ -38,11 +38,12 @@ struct NetlinkSocket {
         buffer.deallocate()
     }
 
-    /// Asks for a larger receive queue (setsockopt(2) `SO_RCVBUF`) so bursts of
-    /// notifications (many routes at once) overflow less often; the kernel caps
-    /// it at `net.core.rmem_max`. Failing only means more re-dumps.
-    func enlargeReceiveBuffer() {
-        var size: Int32 = 1 << 20
+    /// Sets the receive queue size (setsockopt(2) `SO_RCVBUF`): larger than the
+    /// default so bursts of notifications (many routes at once) overflow less
+    /// often; the kernel caps it at `net.core.rmem_max`. Failing only means
+    /// more re-dumps.
+    func setReceiveQueueSize(_ bytes: Int32) {
+        var size = bytes
         if setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) < 0 {
             logger.debug("Failed to enlarge the netlink receive buffer: \(SystemError("set SO_RCVBUF").description), ignoring")
         }
@@ -61,16 +62,21 @@ struct NetlinkSocket {
     /// Waits for the next datagram from the kernel, the stop pipe, or the
     /// timeout (-1: none). Datagrams from other user-space ports are dropped.
     func receive(timeoutMilliseconds: Int32) -> Received {
+        // Try recv(2) before sleeping in poll(2): the kernel continues a dump
+        // that paused on a full queue only from inside recvmsg (netlink_recvmsg
+        // calls netlink_dump), so after ENOBUFS mid-dump there may be nothing
+        // to poll for until we ask. The stop pipe is checked first, without waiting.
+        var wait: Int32 = 0
         while true {
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, timeoutMilliseconds)
+            let ready = poll(&fds, 2, wait)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return .failed(SystemError("poll netlink socket"))
             }
             if fds[1].revents != 0 { return .stopped }
-            if ready == 0 { return .timedOut }
+            if ready == 0 && wait != 0 { return .timedOut }
 
             var address = sockaddr_storage()
             var addressLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -82,7 +88,10 @@ struct NetlinkSocket {
             }
             if count < 0 {
                 switch errno {
-                case EINTR, EAGAIN: continue
+                case EINTR: continue
+                case EAGAIN:
+                    wait = timeoutMilliseconds  // nothing queued: now sleep
+                    continue
                 case ENOBUFS: return .lostEvents
                 default: return .failed(SystemError("receive from netlink socket"))
                 }

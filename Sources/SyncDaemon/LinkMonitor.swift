@@ -40,6 +40,7 @@ public final class LinkMonitor: Sendable {
     private let networkNamespacePath: String?
     private let logger: Logger
     private let handler: Handler
+    private let receiveQueueSize: Int32
     private let control = Mutex(Control())
 
     /// recv(2) buffer size: the kernel never sends a larger rtnetlink datagram
@@ -57,6 +58,7 @@ public final class LinkMonitor: Sendable {
         var state = LinkState.none
         var startWaiter: CheckedContinuation<Void, any Error>?
         var stopWaiters: [CheckedContinuation<Void, Never>] = []
+        var lostEventCount = 0
     }
 
     /// The monitor's lifecycle; moves forward only.
@@ -79,13 +81,24 @@ public final class LinkMonitor: Sendable {
     ///     Needs `CAP_SYS_ADMIN`; meant for tests. `nil` watches the caller's namespace.
     ///   - logger: where failures and lost events are logged.
     ///   - onChange: see ``Handler``.
-    public init(allowedInterfaces: Set<String> = [], networkNamespacePath: String? = nil,
-                logger: Logger, onChange: @escaping Handler) {
+    public convenience init(allowedInterfaces: Set<String> = [], networkNamespacePath: String? = nil,
+                            logger: Logger, onChange: @escaping Handler) {
+        self.init(allowedInterfaces: allowedInterfaces, networkNamespacePath: networkNamespacePath,
+                  receiveQueueSize: 1 << 20, logger: logger, onChange: onChange)
+    }
+
+    /// As the public initializer, with the socket's `SO_RCVBUF` (tests shrink it to provoke `ENOBUFS`).
+    init(allowedInterfaces: Set<String>, networkNamespacePath: String?, receiveQueueSize: Int32,
+         logger: Logger, onChange: @escaping Handler) {
         self.allowedInterfaces = allowedInterfaces
         self.networkNamespacePath = networkNamespacePath
+        self.receiveQueueSize = receiveQueueSize
         self.logger = logger
         self.handler = onChange
     }
+
+    /// How often notifications were lost and everything dumped again (tests, diagnostics).
+    var lostEventCount: Int { control.withLock { $0.lostEventCount } }
 
     /// The last state reported (`.none` before the first report).
     public var state: LinkState { control.withLock { $0.state } }
@@ -189,10 +202,10 @@ public final class LinkMonitor: Sendable {
         }
         let stopFD = control.withLock { $0.stopReadFD }
         let socket = NetlinkSocket(fd: fd, stopFD: stopFD, logger: logger)
-        socket.enlargeReceiveBuffer()
-        var loop = LinkEventLoop(socket: socket, allowedInterfaces: allowedInterfaces, logger: logger) { [self] state, change in
-            report(state, change)
-        }
+        socket.setReceiveQueueSize(receiveQueueSize)
+        var loop = LinkEventLoop(socket: socket, allowedInterfaces: allowedInterfaces, logger: logger,
+                                 lostEvents: { [self] in control.withLock { $0.lostEventCount += 1 } },
+                                 report: { [self] state, change in report(state, change) })
         let outcome = loop.run()
         socket.close()
         switch outcome {

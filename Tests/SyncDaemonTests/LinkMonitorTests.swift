@@ -46,6 +46,33 @@ struct LinkMonitorTests {
         #expect(recorder.events.count == count, "no reports after stop()")
     }
 
+    /// A tiny receive queue and a burst of 250 addresses make the kernel drop
+    /// notifications (ENOBUFS); the monitor dumps again and keeps following.
+    @Test func recoversFromLostNotifications() async throws {
+        let pair = try NamespacePair()
+        defer { pair.remove() }
+        let recorder = Recorder()
+        let monitor = LinkMonitor(allowedInterfaces: [], networkNamespacePath: pair.daemonPath, receiveQueueSize: 1,
+                                  logger: Self.logger, onChange: recorder.record)
+        try await monitor.start()
+        defer { Task { await monitor.stop() } }
+        #expect(monitor.state == .routable)
+
+        let batch = FileManager.default.temporaryDirectory.appendingPathComponent("syncd-lm-batch-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: batch) }
+        let commands = (1...250).map { "address add 198.18.1.\($0)/32 dev \(NamespacePair.daemonInterface)" }
+        try commands.joined(separator: "\n").appending("\n").write(to: batch, atomically: true, encoding: .utf8)
+        try pair.ip("-n", pair.daemon, "-batch", batch.path)
+
+        try await waitUntil { monitor.lostEventCount > 0 }
+        try await waitUntil { recorder.changes.last == .addressChanged }
+        #expect(monitor.state == .routable)
+
+        try pair.ip("-n", pair.server, "link", "set", NamespacePair.serverInterface, "down")
+        try await waitUntil { monitor.state == .none }
+        await monitor.stop()
+    }
+
     @Test func allowListWithoutMatchesStaysNone() async throws {
         let pair = try NamespacePair()
         defer { pair.remove() }
