@@ -51,5 +51,9 @@ uint32_t cshim_rtmgrp_ipv4_ifaddr(void) { return RTMGRP_IPV4_IFADDR; }
 uint32_t cshim_rtmgrp_ipv6_ifaddr(void) { return RTMGRP_IPV6_IFADDR; }
 uint32_t cshim_rtmgrp_ipv4_route(void) { return RTMGRP_IPV4_ROUTE; }
 uint32_t cshim_rtmgrp_ipv6_route(void) { return RTMGRP_IPV6_ROUTE; }
+// Through syscall(2) so this file needs no _GNU_SOURCE (which would change other prototypes).
+#include <sys/syscall.h>
+#include <linux/sched.h>
+int cshim_setns_net(int fd) { return syscall(SYS_setns, fd, CLONE_NEWNET) < 0 ? -errno : 0; }
 
 int cshim_errno(void) { return errno; }

@@ -41,6 +41,8 @@ uint32_t cshim_rtmgrp_ipv4_ifaddr(void);
 uint32_t cshim_rtmgrp_ipv6_ifaddr(void);
 uint32_t cshim_rtmgrp_ipv4_route(void);
 uint32_t cshim_rtmgrp_ipv6_route(void);
+// setns(2) and CLONE_NEWNET are declared only under _GNU_SOURCE, which Swift's Glibc module lacks.
+int cshim_setns_net(int fd);                          // 0, or -errno on failure
 
 // --- errno is a macro over a thread-local function in glibc. -----------------
 int cshim_errno(void);
