@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(name: "syncd", dependencies: ["SyncDaemon"]),
         .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"]),
 
-        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"]),
+        .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore"]),

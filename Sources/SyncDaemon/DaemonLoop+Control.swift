@@ -126,10 +126,33 @@ extension DaemonLoop {
 }
 
 extension DaemonLoop {
-    /// Starts watching links when `WatchLinks=yes`; without a monitor the daemon assumes it is online
-    /// and reports the links as "unknown" (only a real request decides anyway, SPEC rule 5).
-    func startLinkMonitor() {
-        linkState = "unknown"
-        online = true
+    /// Starts watching links when `WatchLinks=yes` (rtnetlink, local and quick, so it happens before
+    /// READY=1 and before the startup refresh). Without a monitor, or if netlink is refused, the daemon
+    /// assumes it is online and reports the links as "unknown": only a real request decides (rule 5).
+    func startLinkMonitor() async {
+        guard configuration.network.watchLinks else {
+            linkState = "unknown"
+            return
+        }
+        let input = self.input
+        let monitor = LinkMonitor(allowedInterfaces: Set(configuration.network.interfaces), logger: logger) { state, change in
+            input.yield(.links(state: state.rawValue, online: state.isOnline, significant: change?.schedulesRefresh ?? false))
+        }
+        do {
+            try await monitor.start()
+            linkMonitor = monitor
+            // The monitor's first report (already queued) carries this same state; it must not trigger a refresh
+            // on top of the startup one.
+            skipInitialLinkReport = true
+            linkState = monitor.state.rawValue
+            online = monitor.state.isOnline
+            if !online {
+                logger.notice("Offline (\(linkState)) at start; serving cached data until the network returns")
+                feed(.linkState(online: false), source: nil)
+            }
+        } catch {
+            logger.warning("Failed to watch network links, assuming online: \(error)")
+            linkState = "unknown"
+        }
     }
 }

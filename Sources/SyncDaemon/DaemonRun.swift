@@ -72,7 +72,8 @@ final class DaemonLoop {
     var lastStatusLine = ""
     var stopping = false
     var loggedOut = false
-    var linkMonitor: LinkMonitorHandle?
+    var linkMonitor: LinkMonitor?
+    var skipInitialLinkReport = false
 
     struct RefreshWaiter {
         var remaining: Set<String>
@@ -122,7 +123,7 @@ final class DaemonLoop {
         installSignals()
         timer.setEventHandler { [input] in input.yield(.timer) }
         timer.resume()
-        startLinkMonitor()
+        await startLinkMonitor()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
         notifier.ready(status: snapshot().summary)
         logger.notice("Started: account \(configuration.daemon.account), \(configuration.sources.count) sources, serving cached data")
@@ -311,6 +312,8 @@ final class DaemonLoop {
     // MARK: Network
 
     func updateLinks(state: String, online isOnline: Bool, significant: Bool) {
+        let significant = significant && !skipInitialLinkReport
+        skipInitialLinkReport = false
         let wasOnline = online
         linkState = state
         online = isOnline
@@ -405,7 +408,7 @@ final class DaemonLoop {
     func shutdown() async {
         stopping = true
         worker.cancel()
-        linkMonitor?.stop()
+        await linkMonitor?.stop()
         timer.cancel()
         for waiter in refreshWaiters { waiter.continuation.resume(returning: .failure(.shuttingDown)) }
         refreshWaiters.removeAll()

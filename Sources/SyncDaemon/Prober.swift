@@ -33,7 +33,3 @@ final class Prober: @unchecked Sendable {
     }
 }
 
-/// A running link monitor the daemon can stop.
-protocol LinkMonitorHandle: AnyObject {
-    func stop()
-}

@@ -45,6 +45,7 @@ class SyncServer:
         self.proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
         wait_for(self.port_file.exists, what="syncserver to listen")
         self.host = host
+        self.netns = netns
         self.port = int(self.port_file.read_text())
         self.base = f"http://{host}:{self.port}"
 
@@ -53,6 +54,12 @@ class SyncServer:
 
     def _call(self, method, path, body=None):
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+        if self.netns:
+            # The server lives in another network namespace: reach it from inside that namespace.
+            cmd = ["ip", "netns", "exec", self.netns, "curl", "-sf", "-X", method, self.base + path]
+            if data is not None:
+                cmd += ["--data-binary", "@-"]
+            return subprocess.run(cmd, input=data or b"", capture_output=True, check=True, timeout=10).stdout
         req = urllib.request.Request(self.base + path, data=data, method=method)
         with urllib.request.urlopen(req, timeout=10) as r:
             return r.read()

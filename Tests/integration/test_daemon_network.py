@@ -1,0 +1,107 @@
+"""Rules 5 and 6 in real network namespaces: the daemon in one, the server in another, joined by a veth
+pair (198.18.0.0/24, RFC 2544 benchmarking space). The root namespace is never touched."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from conftest import POSTS, SyncServer, wait_for
+
+SERVER_IP, DAEMON_IP = "198.18.0.1", "198.18.0.2"
+
+
+def ip(*args):
+    subprocess.run(["ip", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def netns(tmp_path):
+    tag = f"{os.getpid() % 100000}"
+    srv, dmn = f"syncd-srv-{tag}", f"syncd-dmn-{tag}"
+    ip("netns", "add", srv)
+    ip("netns", "add", dmn)
+    try:
+        ip("-n", srv, "link", "add", "vs", "type", "veth", "peer", "name", "vd", "netns", dmn)
+        ip("-n", srv, "addr", "add", f"{SERVER_IP}/24", "dev", "vs")
+        ip("-n", dmn, "addr", "add", f"{DAEMON_IP}/24", "dev", "vd")
+        for ns, dev in ((srv, "vs"), (dmn, "vd"), (srv, "lo"), (dmn, "lo")):
+            ip("-n", ns, "link", "set", dev, "up")
+        server = SyncServer(tmp_path, host=SERVER_IP, netns=srv)
+        yield srv, dmn, server
+        server.stop()
+    finally:
+        subprocess.run(["ip", "netns", "del", srv], capture_output=True)
+        subprocess.run(["ip", "netns", "del", dmn], capture_output=True)
+
+
+def network_config(setup, debounce="1s"):
+    setup.write_main(f"[Network]\nDebounceSec={debounce}\nReachabilityIntervalSec=0\n"
+                     "[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n")
+
+
+def requests(server):
+    return [r for r in server.requests() if r["path"] == "/posts"]
+
+
+def test_link_down_goes_offline_and_link_up_refreshes_once(netns, setup, notify, daemons):
+    srv, dmn, server = netns
+    network_config(setup)
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, notify=notify, netns=dmn)
+    d.wait_log("posts: synced 2 records")
+    before = setup.cache_file("posts").read_bytes()
+    assert len(requests(server)) == 1, "the startup refresh ran more than once"
+
+    ip("-n", srv, "link", "set", "vs", "down")
+    down_at = time.monotonic()
+    notify.wait_for("Offline", timeout=5)
+    assert time.monotonic() - down_at < 5
+    d.wait_log("Offline (")
+    assert setup.cache_file("posts").read_bytes() == before        # still readable, untouched
+    time.sleep(1.5)
+    assert len(requests(server)) == 1, "requests were made while offline"
+
+    server.set_records("posts", POSTS + [{"id": 3, "title": "new"}])
+    server.clear_requests()
+    ip("-n", srv, "link", "set", "vs", "up")
+    up_at = time.monotonic()
+    wait_for(lambda: requests(server), timeout=10, what="a refresh after the link came back")
+    assert requests(server)[0]["time"] - time.time() + time.monotonic() - up_at <= 1.0 + 1.0 + 0.5
+    d.wait_log("posts: synced 3 records")
+    assert len(setup.cache_doc("posts")["records"]) == 3
+    time.sleep(2.5)
+    assert len(requests(server)) == 1
+
+
+def test_twenty_flaps_in_two_seconds_cause_at_most_two_refreshes(netns, setup, daemons):
+    srv, dmn, server = netns
+    network_config(setup)
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, netns=dmn)
+    d.wait_log("posts: synced 2 records")
+    server.clear_requests()
+    for _ in range(20):
+        ip("-n", srv, "link", "set", "vs", "down")
+        time.sleep(0.05)
+        ip("-n", srv, "link", "set", "vs", "up")
+        time.sleep(0.05)
+    time.sleep(6)   # debounce 1 s, its cap, and any follow-up
+    count = len(requests(server))
+    assert 1 <= count <= 2, count
+
+
+def test_watchlinks_no_ignores_link_changes(netns, setup, daemons):
+    srv, dmn, server = netns
+    setup.write_main("[Network]\nWatchLinks=no\nDebounceSec=500ms\nReachabilityIntervalSec=0\n")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, netns=dmn)
+    d.wait_log("posts: synced 2 records")
+    ip("-n", srv, "link", "set", "vs", "down")
+    ip("-n", srv, "link", "set", "vs", "up")
+    time.sleep(2)
+    assert "Offline" not in d.output()
+    assert len(requests(server)) == 1
