@@ -41,7 +41,8 @@ final class ControlIOLoop {
         while !server.shared.withLock({ $0.stopRequested }) {
             var fds = [pollfd(fd: server.wakeFDs.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: server.listenerFD, events: Int16(POLLIN), revents: 0)]
-            for connection in connections {
+            let polled = connections
+            for connection in polled {
                 fds.append(pollfd(fd: connection.fd, events: interest(of: connection), revents: 0))
             }
             let ready = poll(&fds, nfds_t(fds.count), -1)
@@ -52,7 +53,7 @@ final class ControlIOLoop {
             }
             if fds[0].revents != 0 { drainWakePipe() }
             if fds[1].revents != 0 { acceptConnections() }
-            for (index, connection) in connections.enumerated() where fds[index + 2].fd == connection.fd {
+            for (index, connection) in polled.enumerated() where fds[index + 2].revents != 0 {
                 service(connection, events: fds[index + 2].revents)
             }
             for connection in connections { process(connection) }
