@@ -7,10 +7,23 @@ public struct TerminalOutput: Sendable {
     /// Whether to colour the status dots.
     public var color: Bool
 
-    /// Creates the settings.
+    /// Where standard output and standard error go (replaceable for tests).
+    let writeOutput: @Sendable (String) -> Void
+    let writeErrorOutput: @Sendable (String) -> Void
+
+    /// Settings writing to file descriptors 1 and 2.
     public init(isTerminal: Bool, color: Bool) {
+        self.init(isTerminal: isTerminal, color: color, write: { TerminalOutput.write($0, to: 1) },
+                  writeError: { TerminalOutput.write($0, to: 2) })
+    }
+
+    /// Settings writing through the given functions.
+    public init(isTerminal: Bool, color: Bool, write: @escaping @Sendable (String) -> Void,
+                writeError: @escaping @Sendable (String) -> Void) {
         self.isTerminal = isTerminal
         self.color = color
+        self.writeOutput = write
+        self.writeErrorOutput = writeError
     }
 
     /// Settings for this process's standard output and environment.
@@ -36,12 +49,12 @@ public struct TerminalOutput: Sendable {
 
     /// Writes to standard output unbuffered (so `watch | grep` sees each line at once).
     public func write(_ text: String) {
-        TerminalOutput.write(text, to: 1)
+        writeOutput(text)
     }
 
     /// Writes to standard error.
     public func writeError(_ text: String) {
-        TerminalOutput.write(text, to: 2)
+        writeErrorOutput(text)
     }
 
     static func write(_ text: String, to fd: Int32) {
