@@ -67,3 +67,22 @@ struct SyncctlEndToEndTests {
         await fixture.stop()
     }
 }
+
+@Suite("syncctl packaging")
+struct SyncctlPackagingTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/scdoc")))
+    func manPageBuilds() throws {
+        let result = try runProcess("/bin/sh", ["-c", "scdoc < '\(Self.root)/docs/syncctl.1.md' > /dev/null"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func completionParsesAndNamesEveryCommand() throws {
+        let path = Self.root + "/packaging/completion/syncctl.bash"
+        let result = try runProcess("/bin/bash", ["-n", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for command in syncctlCommands { #expect(text.contains(command.configuration.name)) }
+    }
+}
