@@ -94,20 +94,33 @@ struct ControlServerTests {
         await fixture.stop()
     }
 
-    static let protocolViolations: [(String, [UInt8], String)] = [
-        ("garbage", Array("hello there".utf8) + [0], "io.syncd.Manager.InvalidParameter"),
-        ("invalid JSON", Array(#"{"method":"io.syncd.Manager.GetStatus""#.utf8) + [0], "io.syncd.Manager.InvalidParameter"),
-        ("not an object", Array("[1,2]".utf8) + [0], "org.varlink.service.InvalidParameter"),
-        ("unknown method", Array(#"{"method":"io.syncd.Manager.Explode"}"#.utf8) + [0], "org.varlink.service.MethodNotFound"),
-        ("unknown interface", Array(#"{"method":"com.example.Foo.Bar"}"#.utf8) + [0], "org.varlink.service.InterfaceNotFound"),
-        ("wrong type", Array(#"{"method":"io.syncd.Manager.List","parameters":{"source":1}}"#.utf8) + [0], "org.varlink.service.InvalidParameter"),
-        ("unknown parameter", Array(#"{"method":"io.syncd.Manager.GetStatus","parameters":{"x":1}}"#.utf8) + [0], "org.varlink.service.InvalidParameter"),
-        ("oversize", [UInt8](repeating: 0x20, count: (1 << 20) + 1), "io.syncd.Manager.InvalidParameter"),
-    ]
+    /// Offending messages by name (built on demand: the oversize one would flood the test log as an argument).
+    static func offendingBytes(_ name: String) -> [UInt8] {
+        switch name {
+        case "garbage": return Array("hello there".utf8) + [0]
+        case "invalid JSON": return Array(#"{"method":"io.syncd.Manager.GetStatus""#.utf8) + [0]
+        case "not an object": return Array("[1,2]".utf8) + [0]
+        case "unknown method": return Array(#"{"method":"io.syncd.Manager.Explode"}"#.utf8) + [0]
+        case "unknown interface": return Array(#"{"method":"com.example.Foo.Bar"}"#.utf8) + [0]
+        case "wrong type": return Array(#"{"method":"io.syncd.Manager.List","parameters":{"source":1}}"#.utf8) + [0]
+        case "unknown parameter": return Array(#"{"method":"io.syncd.Manager.GetStatus","parameters":{"x":1}}"#.utf8) + [0]
+        default: return [UInt8](repeating: 0x20, count: (1 << 20) + 1)  // oversize, no NUL
+        }
+    }
 
-    @Test(arguments: protocolViolations)
-    func protocolViolationGetsAnErrorAndIsDisconnected(name: String, bytes: [UInt8], error: String) async throws {
+    @Test(arguments: [
+        ("garbage", "io.syncd.Manager.InvalidParameter"),
+        ("invalid JSON", "io.syncd.Manager.InvalidParameter"),
+        ("not an object", "org.varlink.service.InvalidParameter"),
+        ("unknown method", "org.varlink.service.MethodNotFound"),
+        ("unknown interface", "org.varlink.service.InterfaceNotFound"),
+        ("wrong type", "org.varlink.service.InvalidParameter"),
+        ("unknown parameter", "org.varlink.service.InvalidParameter"),
+        ("oversize", "io.syncd.Manager.InvalidParameter"),
+    ])
+    func protocolViolationGetsAnErrorAndIsDisconnected(name: String, error: String) async throws {
         let fixture = try ControlServerFixture()
+        let bytes = Self.offendingBytes(name)
         try await onThread {
             let bystander = try fixture.client()
             _ = try bystander.call(ManagerRequest.getStatus.call())
