@@ -34,6 +34,7 @@ let package = Package(
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore"]),
+        .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncDaemon", "SyncCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,161 @@
+/// `syncctl put SOURCE [FILE|-]`.
+public struct PutCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "put", abstract: "Queue a new or changed record (writable sources)",
+        discussion: "Reads one JSON object from FILE, or from standard input without FILE or with -. "
+            + "A record without an ID gets a UUID. Prints the record's ID once the change is stored.",
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("FILE", optional: true, help: "JSON file, - for standard input")])
+
+    let source: String, file: String
+
+    public init(arguments: ParsedArguments) {
+        source = arguments.positionals[0]
+        file = arguments.positional(1) ?? "-"
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let bytes = try context.readFile(file)
+        let record: JSONObject
+        do {
+            guard let object = try JSONValue(parsing: bytes).objectValue else { throw CommandFailure.failed("\(file == "-" ? "standard input" : file): expected one JSON object") }
+            record = object
+        } catch let error as JSONParseError {
+            throw .failed("\(file == "-" ? "standard input" : file): \(error)")
+        } catch let error as CommandFailure {
+            throw error
+        } catch {
+            throw .failed("\(error)")
+        }
+        let reply = try context.call(.put(source: source, record: record))
+        context.output.write((reply["id"]?.stringValue ?? "") + "\n")
+    }
+}
+
+/// `syncctl delete SOURCE ID`.
+public struct DeleteCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "delete", abstract: "Queue the removal of a record (writable sources)",
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")])
+
+    let source: String, id: String
+
+    public init(arguments: ParsedArguments) {
+        source = arguments.positionals[0]
+        id = arguments.positionals[1]
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        _ = try context.call(.delete(source: source, id: id))
+    }
+}
+
+/// `syncctl outbox [SOURCE] [--retry SEQ] [--drop SEQ]`.
+public struct OutboxCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "outbox", abstract: "Show queued local changes; retry or drop one",
+        discussion: "Lists the outbox (of SOURCE, or of every source). Parked changes were refused by the server; "
+            + "--retry SEQ queues one again, --drop SEQ discards it.",
+        positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name")],
+        options: [.option("retry", value: "SEQ", help: "Push the parked change SEQ again"),
+                  .option("drop", value: "SEQ", help: "Discard the change SEQ without pushing it")])
+
+    enum Action { case list(String?), retry(Int64), drop(Int64) }
+    let action: Action
+
+    public init(arguments: ParsedArguments) throws(UsageError) {
+        let retry = arguments.values["retry"], drop = arguments.values["drop"]
+        if retry != nil, drop != nil { throw UsageError("--retry and --drop cannot be combined", command: "outbox") }
+        if let text = retry ?? drop {
+            guard let seq = Int64(text), seq > 0 else { throw UsageError("invalid outbox entry '\(text)' (expected a number from the SEQ column)", command: "outbox") }
+            action = retry != nil ? .retry(seq) : .drop(seq)
+        } else {
+            action = .list(arguments.positional(0))
+        }
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        switch action {
+        case .retry(let seq): _ = try context.call(.retryOutbox(seq: seq))
+        case .drop(let seq): _ = try context.call(.dropOutbox(seq: seq))
+        case .list(let source):
+            let reply = try context.call(.listOutbox(source: source))
+            if context.globals.json != nil { return context.printJSON(reply["entries"] ?? []) }
+            var entries: [OutboxEntry] = []
+            for (index, value) in (reply["entries"]?.arrayValue ?? []).enumerated() {
+                guard let object = value.objectValue else { throw .failed("unexpected reply from syncd: entries[\(index)]") }
+                entries.append(try context.decode { () throws(ReplyShapeError) in try OutboxEntry(json: object, path: "entries[\(index)]") })
+            }
+            let rows = entries.map { entry in
+                [String(entry.seq), entry.source, entry.id, entry.operation, entry.state, String(entry.attempts),
+                 entry.lastError.map { error in entry.lastStatus.map { "HTTP \($0): \(error)" } ?? error } ?? "-"]
+            }
+            context.output.write(Table.render(header: ["SEQ", "SOURCE", "ID", "OPERATION", "STATE", "ATTEMPTS", "LAST ERROR"],
+                                              rows: rows, legend: !context.globals.noLegend, noun: ("change", "changes")))
+        }
+    }
+}
+
+/// `syncctl conflicts`.
+public struct ConflictsCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "conflicts", abstract: "Show local changes that clash with the server's version",
+        discussion: "Settle each with 'syncctl resolve SOURCE ID --keep local|remote'. --json shows both versions.")
+
+    public init(arguments: ParsedArguments) {}
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let reply = try context.call(.listConflicts(source: nil))
+        if context.globals.json != nil { return context.printJSON(reply["conflicts"] ?? []) }
+        var rows: [[String]] = []
+        for (index, value) in (reply["conflicts"]?.arrayValue ?? []).enumerated() {
+            guard let object = value.objectValue else { throw .failed("unexpected reply from syncd: conflicts[\(index)]") }
+            let conflict = try context.decode { () throws(ReplyShapeError) in try ConflictEntry(json: object, path: "conflicts[\(index)]") }
+            rows.append([conflict.source, conflict.id, conflict.detectedAt, conflict.localVersion ?? (conflict.local == nil ? "deleted" : "-"),
+                         conflict.remoteVersion ?? (conflict.remote == nil ? "deleted" : "-")])
+        }
+        context.output.write(Table.render(header: ["SOURCE", "ID", "DETECTED", "LOCAL", "REMOTE"], rows: rows,
+                                          legend: !context.globals.noLegend, noun: ("conflict", "conflicts")))
+    }
+}
+
+/// `syncctl resolve SOURCE ID --keep local|remote`.
+public struct ResolveCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "resolve", abstract: "Settle a conflict",
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")],
+        options: [.option("keep", value: "local|remote", help: "Keep the local change (push it) or the server's version")])
+
+    let source: String, id: String, keep: ConflictSide
+
+    public init(arguments: ParsedArguments) throws(UsageError) {
+        source = arguments.positionals[0]
+        id = arguments.positionals[1]
+        guard let text = arguments.values["keep"] else { throw UsageError("missing option --keep local|remote", command: "resolve") }
+        guard let keep = ConflictSide(rawValue: text) else { throw UsageError("invalid --keep '\(text)' (expected local or remote)", command: "resolve") }
+        self.keep = keep
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        _ = try context.call(.resolve(source: source, id: id, keep: keep))
+    }
+}
+
+/// Column-aligned tables with a header and a count footer (left out with `--no-legend`).
+enum Table {
+    static func render(header: [String], rows: [[String]], legend: Bool, noun: (String, String)) -> String {
+        let all = legend ? [header] + rows : rows
+        var widths = [Int](repeating: 0, count: header.count)
+        for row in all { for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) } }
+        var text = ""
+        for row in all {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+            }
+            text += cells.joined(separator: "  ") + "\n"
+        }
+        if legend {
+            text += (rows.isEmpty ? "" : "\n") + "\(rows.count) \(rows.count == 1 ? noun.0 : noun.1) listed.\n"
+        }
+        return text
+    }
+}

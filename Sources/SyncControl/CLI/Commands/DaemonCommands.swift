@@ -1,0 +1,101 @@
+/// `syncctl refresh [SOURCE] [--wait]`.
+public struct RefreshCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "refresh", abstract: "Ask for a refresh now",
+        discussion: "Refreshes SOURCE, or every source. Returns once syncd accepted the request; with --wait shows "
+            + "progress and exits 1 if the refresh failed.",
+        positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name (default: all sources)")],
+        options: [.flag("wait", help: "Wait for the outcome and show progress")])
+
+    let source: String?, wait: Bool
+
+    public init(arguments: ParsedArguments) {
+        source = arguments.positional(0)
+        wait = arguments.flags.contains("wait")
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        guard wait else {
+            _ = try context.call(.refresh(source: source, wait: false))
+            return
+        }
+        let client = try context.connect()
+        let showProgress = context.output.isTerminal && context.globals.json == nil
+        var drewProgress = false
+        var outcome = RefreshProgress()
+        do {
+            try client.callStreaming(ManagerRequest.refresh(source: source, wait: true).call(more: true)) { (parameters, continues) throws(ReplyShapeError) in
+                let progress = try RefreshProgress(json: parameters)
+                if continues {
+                    if showProgress {
+                        // Rewrite the line in place: carriage return, then erase to end of line.
+                        context.output.write("\r\u{1B}[K" + RefreshCommand.progressLine(progress))
+                        drewProgress = true
+                    }
+                } else {
+                    outcome = progress
+                }
+            }
+        } catch {
+            if drewProgress { context.output.write("\r\u{1B}[K") }
+            throw CommandFailure(error)
+        }
+        if drewProgress { context.output.write("\r\u{1B}[K") }
+        if context.globals.json != nil { return context.printJSON(.object(outcome.json)) }
+        context.output.write(RefreshCommand.outcomeLine(outcome, requested: source) + "\n")
+    }
+
+    /// `posts: 3 pages, 1.2 MB, 12,000 records`.
+    static func progressLine(_ progress: RefreshProgress) -> String {
+        var parts: [String] = []
+        if let pages = progress.pages { parts.append("\(HumanFormat.count(pages)) \(pages == 1 ? "page" : "pages")") }
+        if let bytes = progress.bytes { parts.append(HumanFormat.bytes(bytes)) }
+        if let records = progress.records { parts.append("\(HumanFormat.count(records)) records") }
+        if parts.isEmpty, let state = progress.state { parts.append(state) }
+        return "\(progress.source ?? "all sources"): " + parts.joined(separator: ", ")
+    }
+
+    /// `posts: refreshed, 12,000 records` / `posts: unchanged`.
+    static func outcomeLine(_ outcome: RefreshProgress, requested: String?) -> String {
+        let name = outcome.source ?? requested ?? "all sources"
+        var text = "\(name): "
+        switch outcome.result {
+        case "unchanged"?: text += "unchanged"
+        case "success"?, nil: text += "refreshed"
+        case let other?: text += other
+        }
+        if let records = outcome.records { text += ", \(HumanFormat.count(records)) records" }
+        return text
+    }
+}
+
+/// `syncctl logout [--discard-pending]`.
+public struct LogoutCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "logout", abstract: "Cancel in-flight work and erase the current account's cache and state",
+        discussion: "Refused while local changes wait in the outbox, unless --discard-pending.",
+        options: [.flag("discard-pending", help: "Erase queued local changes too")])
+
+    let discardPending: Bool
+
+    public init(arguments: ParsedArguments) {
+        discardPending = arguments.flags.contains("discard-pending")
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        _ = try context.call(.logout(discardPending: discardPending))
+    }
+}
+
+/// `syncctl reload`.
+public struct ReloadCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "reload", abstract: "Re-read the configuration (like SIGHUP)",
+        discussion: "Returns when the reload is done; a bad configuration is refused, the old one stays, and the exit status is 1.")
+
+    public init(arguments: ParsedArguments) {}
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        _ = try context.call(.reload)
+    }
+}

@@ -1,0 +1,130 @@
+import SyncCore
+
+/// `syncctl status`.
+public struct StatusCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "status", abstract: "Show the daemon's and every source's state",
+        discussion: "With --json prints the GetStatus object (see syncctl(1) for its fields).")
+
+    public init(arguments: ParsedArguments) {}
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let reply = try context.call(.getStatus)
+        if context.globals.json != nil {
+            return context.printJSON(.object(reply))
+        }
+        let status = try context.decode { () throws(ReplyShapeError) in try ManagerStatus(json: reply) }
+        let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend)
+        context.output.write(formatter.format(status))
+    }
+}
+
+/// `syncctl list SOURCE`.
+public struct ListCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "list", abstract: "List a source's cached records",
+        discussion: "Prints one line per record: its ID and a short preview. With --json prints the records as one JSON array.",
+        positionals: [PositionalSpec("SOURCE", help: "Source name")])
+
+    let source: String
+
+    public init(arguments: ParsedArguments) {
+        source = arguments.positionals[0]
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let client = try context.connect()
+        var records: [JSONValue] = []
+        var offset = 0
+        while true {
+            let page: JSONObject
+            do {
+                page = try client.call(ManagerRequest.list(source: source, offset: offset, limit: ManagerInterface.maxPageSize).call())
+            } catch { throw .client(error) }
+            guard let pageRecords = page["records"]?.arrayValue else { throw .failed("unexpected reply from syncd: no records") }
+            records += pageRecords
+            guard let next = page["next"]?.integerValue else { break }
+            guard next > offset else { throw .failed("unexpected reply from syncd: next page does not advance") }
+            offset = Int(next)
+        }
+        if context.globals.json != nil {
+            return context.printJSON(.array(records))
+        }
+        let ids = records.map { ListCommand.id(of: $0) }
+        let width = max(2, ids.map(\.count).max() ?? 0)
+        var text = context.globals.noLegend ? "" : "ID" + String(repeating: " ", count: width - 2) + "  RECORD\n"
+        for (id, record) in zip(ids, records) {
+            text += id + String(repeating: " ", count: max(0, width - id.count)) + "  " + ListCommand.preview(record) + "\n"
+        }
+        if !context.globals.noLegend {
+            text += "\n\(HumanFormat.count(Int64(records.count))) \(records.count == 1 ? "record" : "records") listed.\n"
+        }
+        context.output.write(text)
+    }
+
+    /// The record's `id` member as text ("-" when it has none; sources with another
+    /// IDField show the value in the preview).
+    static func id(of record: JSONValue) -> String {
+        guard let id = record["id"] else { return "-" }
+        return id.stringValue ?? id.serialized()
+    }
+
+    /// Compact JSON cut to 100 characters.
+    static func preview(_ record: JSONValue) -> String {
+        let text = record.serialized()
+        return text.count <= 100 ? text : String(text.prefix(99)) + "…"
+    }
+}
+
+/// `syncctl get SOURCE ID`.
+public struct GetCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "get", abstract: "Print one cached record as JSON",
+        discussion: "Pretty-printed on a terminal, compact otherwise (--json=short|pretty chooses).",
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")])
+
+    let source: String, id: String
+
+    public init(arguments: ParsedArguments) {
+        source = arguments.positionals[0]
+        id = arguments.positionals[1]
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let reply = try context.call(.get(source: source, id: id))
+        guard let record = reply["record"] else { throw .failed("unexpected reply from syncd: no record") }
+        context.printJSON(record, prettyOnTerminal: true)
+    }
+}
+
+/// `syncctl watch`.
+public struct WatchCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "watch", abstract: "Print one line per cache change until interrupted",
+        discussion: "Starts with one line per source as it is now. With --json prints one JSON object per line.")
+
+    public init(arguments: ParsedArguments) {}
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        let client = try context.connect()
+        do {
+            try client.callStreaming(ManagerRequest.watch.call(more: true)) { (parameters, _) throws(ReplyShapeError) in
+                if context.globals.json != nil {
+                    // One object per line, whatever the mode: the output is a stream.
+                    context.output.write(JSONValue.object(parameters).serialized() + "\n")
+                    return
+                }
+                let event = try WatchEvent(json: parameters)
+                context.output.write(WatchCommand.line(for: event, now: HumanFormat.now()))
+            }
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+
+    /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`.
+    static func line(for event: WatchEvent, now: Timestamp) -> String {
+        "\(HumanFormat.localClock(now)) \(event.source) \(event.event): \(HumanFormat.count(event.records)) records, "
+            + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
+    }
+}

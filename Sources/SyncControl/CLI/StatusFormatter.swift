@@ -1,0 +1,77 @@
+import SyncCore
+
+/// Renders `GetStatus` like `systemctl status`: a header for the daemon, one block per source.
+public struct StatusFormatter: Sendable {
+    /// Wall-clock now, for relative times.
+    public var now: Timestamp
+    /// Colour the dots.
+    public var color: Bool
+    /// Leave out the header lines.
+    public var noLegend: Bool
+
+    /// Creates a formatter.
+    public init(now: Timestamp, color: Bool, noLegend: Bool) {
+        self.now = now
+        self.color = color
+        self.noLegend = noLegend
+    }
+
+    /// The whole status text.
+    public func format(_ status: ManagerStatus) -> String {
+        var lines: [String] = []
+        if !noLegend {
+            lines.append(header(status.daemon))
+            if !status.sources.isEmpty { lines.append("") }
+        }
+        let nameWidth = status.sources.map(\.name.count).max() ?? 0
+        let stateWidth = status.sources.map(\.state.count).max() ?? 0
+        for (position, source) in status.sources.enumerated() {
+            if position > 0 { lines.append("") }
+            lines += block(source, nameWidth: nameWidth, stateWidth: stateWidth)
+        }
+        if status.sources.isEmpty, !noLegend { lines.append("No sources configured.") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `● syncd — online (links: routable, reachable: yes), account default, up 12s`.
+    func header(_ daemon: DaemonStatus) -> String {
+        let reachable = daemon.reachable.map { $0 ? "yes" : "no" } ?? "unknown"
+        let dot = (daemon.online ? DotColor.green : .red).dot(enabled: color)
+        return "\(dot) syncd — \(daemon.online ? "online" : "offline") (links: \(daemon.links), reachable: \(reachable)), "
+            + "account \(daemon.account), up \(HumanFormat.span(seconds: daemon.uptimeSec))"
+    }
+
+    /// The lines of one source.
+    func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int) -> [String] {
+        let dotColor: DotColor
+        switch source.state {
+        case "error": dotColor = .red
+        case _ where source.stale: dotColor = .red
+        case "idle": dotColor = .green
+        default: dotColor = .yellow
+        }
+        let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
+        var lines = ["\(dotColor.dot(enabled: color)) \(pad(source.name, nameWidth))  \(pad(source.state, stateWidth))  "
+            + "\(HumanFormat.count(source.records)) \(source.records == 1 ? "record" : "records")  \(synced)"]
+        if source.stale || source.lastError != nil {
+            var details: [String] = []
+            if let error = source.lastError { details.append(error) }
+            if let next = source.nextAttempt.flatMap(Timestamp.init(rfc3339:)) {
+                details.append("retry " + (next > now ? HumanFormat.relative(next, now: now) : "due"))
+            }
+            let since = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { " since " + HumanFormat.localClock($0) } ?? ""
+            let suffix = details.isEmpty ? "" : " (" + details.joined(separator: ", ") + ")"
+            lines.append("    " + (source.stale ? "stale\(since)" : "last attempt failed") + suffix)
+        }
+        var counts: [String] = []
+        if source.pending > 0 { counts.append("\(HumanFormat.count(source.pending)) pending") }
+        if source.conflicts > 0 { counts.append("\(HumanFormat.count(source.conflicts)) \(source.conflicts == 1 ? "conflict" : "conflicts")") }
+        if !counts.isEmpty { lines.append("    " + counts.joined(separator: ", ")) }
+        lines.append("    " + source.url)
+        return lines
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}

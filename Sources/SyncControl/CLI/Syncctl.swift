@@ -1,0 +1,127 @@
+/// The `syncctl` program: parse, resolve the socket, run a command, map failures to exit
+/// statuses (0 success, 1 operation failed, 2 usage, 3 daemon not reachable).
+public enum Syncctl {
+    /// Version printed by `--version`; kept in step with `syncdVersion`.
+    public static let version = "1.0.0"
+
+    /// Exit statuses.
+    public enum ExitStatus: Int32, Sendable {
+        case success = 0, failure = 1, usage = 2, unreachable = 3
+    }
+
+    /// The top-level help text.
+    public static var help: String {
+        var text = "Usage: syncctl [OPTIONS] COMMAND [ARGS...]\n\nControl syncd, the offline-first cache of remote JSON collections.\n\nCommands:\n"
+        for command in syncctlCommands {
+            text += helpLine(command.configuration.name, command.configuration.abstract)
+        }
+        text += "\n" + GlobalOptions.helpText
+        text += "\nExit status: 0 success, 1 operation failed, 2 usage error, 3 daemon not reachable.\n"
+        text += "See 'syncctl COMMAND --help' and syncctl(1).\n"
+        return text
+    }
+
+    /// The socket: `--socket`, else `$SYNCD_SOCKET`, else (with `--user`)
+    /// `$XDG_RUNTIME_DIR/syncd/io.syncd.Manager`, else `/run/syncd/io.syncd.Manager`.
+    public static func socketPath(globals: GlobalOptions, environment: [String: String]) throws(CommandFailure) -> String {
+        if let socket = globals.socket { return socket }
+        if let socket = environment["SYNCD_SOCKET"], !socket.isEmpty { return socket }
+        if globals.user {
+            guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
+                throw .failed("--user needs $XDG_RUNTIME_DIR (or pass --socket PATH)")
+            }
+            return runtime + "/syncd/" + ManagerInterface.name
+        }
+        return "/run/syncd/" + ManagerInterface.name
+    }
+
+    /// Runs `syncctl` with `arguments` (without the program name); returns the exit status.
+    public static func run(arguments: [String], environment: [String: String], output: TerminalOutput,
+                           readFile: @escaping (String) throws(CommandFailure) -> [UInt8]) -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try parseCommandLine(arguments, commands: syncctlCommands.map { $0.configuration })
+        } catch {
+            output.writeError(error.text)
+            return ExitStatus.usage.rawValue
+        }
+        if invocation.globals.version {
+            output.write("syncctl \(version)\n")
+            return ExitStatus.success.rawValue
+        }
+        guard let name = invocation.command, let type = syncctlCommands.first(where: { $0.configuration.name == name }) else {
+            if invocation.globals.help {
+                output.write(help)
+                return ExitStatus.success.rawValue
+            }
+            output.writeError(UsageError("missing command", command: nil).text)
+            return ExitStatus.usage.rawValue
+        }
+        if invocation.globals.help {
+            output.write(type.configuration.help)
+            return ExitStatus.success.rawValue
+        }
+        do {
+            let command = try type.init(arguments: invocation.arguments)
+            let context = CommandContext(globals: invocation.globals, output: output,
+                                         socketPath: try socketPath(globals: invocation.globals, environment: environment),
+                                         readFile: readFile)
+            try command.run(context)
+            return ExitStatus.success.rawValue
+        } catch let error as UsageError {
+            output.writeError(error.text)
+            return ExitStatus.usage.rawValue
+        } catch let failure as CommandFailure {
+            let (message, status) = describe(failure, command: name)
+            output.writeError(message)
+            return status.rawValue
+        } catch {
+            output.writeError("syncctl: \(error)\n")
+            return ExitStatus.failure.rawValue
+        }
+    }
+
+    /// The message and exit status for a failure.
+    public static func describe(_ failure: CommandFailure, command: String) -> (String, ExitStatus) {
+        switch failure {
+        case .failed(let message):
+            return ("syncctl: \(message)\n", .failure)
+        case .client(.connect(let path, let code)):
+            return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
+                    + "Is syncd running? Start it with 'systemctl start syncd' (or 'systemctl --user start syncd').\n", .unreachable)
+        case .client(.remote(let name, let parameters)):
+            return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .failure)
+        case .client(let error):
+            return ("syncctl: \(error)\n", .failure)
+        }
+    }
+
+    /// A one-line explanation of a Varlink error reply.
+    public static func describeRemoteError(name: String, parameters: JSONObject, command: String) -> String {
+        if let error = ManagerError(name: name, parameters: parameters) {
+            switch error {
+            case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
+            case .noSuchSource(let source): return "no such source: \(source)"
+            case .noSuchRecord(let source, let id): return "no record with ID \(id) in source \(source)"
+            case .notWritable(let source): return "source \(source) is read-only (it is not configured with Writable=yes)"
+            case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
+            case .invalidParameter(let parameter, let reason): return "invalid \(parameter): \(reason)"
+            case .refreshFailed(let source, let reason): return "refresh of \(source) failed: \(reason)"
+            case .reloadFailed(let reason): return "reload failed, the old configuration stays in force: \(reason)"
+            case .pendingChanges(let count):
+                return "logout refused: \(count) local \(count == 1 ? "change is" : "changes are") not pushed yet; "
+                    + "'syncctl logout --discard-pending' erases them"
+            case .storageFailure(let reason): return "syncd could not read or write its data: \(reason)"
+            }
+        }
+        if let error = VarlinkServiceError(name: name, parameters: parameters) {
+            switch error {
+            case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
+            case .methodNotFound(let method), .methodNotImplemented(let method):
+                return "this syncd does not support \(method) (is it older than syncctl?)"
+            default: break
+            }
+        }
+        return "syncd answered \(VarlinkClientError.remote(name: name, parameters: parameters).description)"
+    }
+}

@@ -1,0 +1,68 @@
+/// A `syncctl` subcommand: one small type per command, as with swift-argument-parser.
+public protocol SyncctlCommand {
+    /// Name, help and accepted arguments.
+    static var configuration: CommandConfiguration { get }
+    /// Builds the command from its checked arguments; semantic mistakes are usage errors.
+    init(arguments: ParsedArguments) throws(UsageError)
+    /// Runs the command.
+    func run(_ context: CommandContext) throws(CommandFailure)
+}
+
+/// Why a command failed after parsing (exit status 1, or 3 when the daemon is unreachable).
+public enum CommandFailure: Error, Sendable, Equatable {
+    /// Talking to the daemon failed, or it answered with an error.
+    case client(VarlinkClientError)
+    /// Something else failed; the message is printed after `syncctl: `.
+    case failed(String)
+}
+
+extension CommandFailure {
+    /// The failure of a streaming call whose reply handler decodes reply shapes.
+    init(_ error: StreamingError<ReplyShapeError>) {
+        switch error {
+        case .client(let error): self = .client(error)
+        case .body(let error): self = .failed(error.description)
+        }
+    }
+}
+
+/// What a running command may use.
+public struct CommandContext {
+    /// The global options.
+    public let globals: GlobalOptions
+    /// Standard output settings.
+    public let output: TerminalOutput
+    /// The socket path (already resolved).
+    public let socketPath: String
+    /// Reads a whole file (`-` is standard input); used by `put`.
+    public let readFile: (String) throws(CommandFailure) -> [UInt8]
+
+    /// Connects to the daemon.
+    public func connect() throws(CommandFailure) -> VarlinkClient {
+        do { return try VarlinkClient(path: socketPath) } catch { throw .client(error) }
+    }
+
+    /// Connects and makes one call.
+    public func call(_ request: ManagerRequest) throws(CommandFailure) -> JSONObject {
+        let client = try connect()
+        do { return try client.call(request.call()) } catch { throw .client(error) }
+    }
+
+    /// Prints a JSON value in the requested `--json` mode (pretty when only `pretty` is asked
+    /// for, or when `prettyOnTerminal` and stdout is a terminal).
+    public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false) {
+        let pretty = globals.json == .pretty || (globals.json == nil && prettyOnTerminal && output.isTerminal)
+        output.write(value.serialized(pretty ? .pretty : .compact) + "\n")
+    }
+
+    /// Decodes a reply shape, turning a mismatch into a failure.
+    public func decode<T>(_ decode: () throws(ReplyShapeError) -> T) throws(CommandFailure) -> T {
+        do { return try decode() } catch { throw .failed(error.description) }
+    }
+}
+
+/// Every `syncctl` command, in help order.
+public var syncctlCommands: [any SyncctlCommand.Type] {
+    [StatusCommand.self, RefreshCommand.self, ListCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self,
+     OutboxCommand.self, ConflictsCommand.self, ResolveCommand.self, WatchCommand.self, LogoutCommand.self, ReloadCommand.self]
+}

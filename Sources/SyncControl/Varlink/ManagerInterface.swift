@@ -1,0 +1,272 @@
+/// The interfaces the control socket serves, as Varlink interface definitions
+/// (https://varlink.org/Interface-Definition).
+///
+/// The texts use LF only and never the `any` type: the reference Python client rejects
+/// both. Free-form records are `object`. Method signatures use only named types, since
+/// that client's signature scanner does not handle nested parentheses.
+public enum ManagerInterface {
+    /// `io.syncd.Manager`.
+    public static let name = "io.syncd.Manager"
+
+    /// Every method of `io.syncd.Manager`, in the order of the description.
+    public static let methods = [
+        "GetStatus", "Refresh", "List", "Get", "Watch", "Logout", "Reload",
+        "Put", "Delete", "ListOutbox", "RetryOutbox", "DropOutbox", "ListConflicts", "Resolve",
+    ]
+
+    /// Methods anyone who can reach the socket may call; the rest need privilege
+    /// (root, the daemon's user, or membership in `ControlGroup`).
+    public static let unprivilegedMethods: Set<String> = ["GetStatus"]
+
+    /// Most records one `List` reply carries.
+    public static let maxPageSize = 1000
+
+    /// The interface definition of `io.syncd.Manager`.
+    public static let description = """
+        # Control interface of syncd, the offline-first cache of remote JSON
+        # collections. Anyone who can reach the socket may call GetStatus; every
+        # other method needs root, the daemon's own user, or membership in the
+        # daemon's ControlGroup (default "syncd"), else PermissionDenied.
+        # Times are RFC 3339 UTC text, e.g. "2026-11-29T10:00:00Z".
+        interface io.syncd.Manager
+
+        # The daemon as a whole.
+        type DaemonStatus (
+          # Version of syncd, e.g. "1.0.0".
+          version: string,
+          # Account whose data is cached.
+          account: string,
+          # Whether some watched network link is routable.
+          online: bool,
+          # Link state summary: "routable", "carrier", "no-carrier" or "unknown".
+          links: string,
+          # Result of the last reachability probe; null until a probe ran.
+          reachable: ?bool,
+          # Seconds since the daemon started.
+          uptimeSec: int
+        )
+
+        # One configured source.
+        type SourceStatus (
+          # Source name from its .source file.
+          name: string,
+          # Collection URL (credentials are never shown).
+          url: string,
+          # One of "idle", "syncing", "backoff", "offline", "error".
+          state: string,
+          # Records in the local view.
+          records: int,
+          # Local changes not yet pushed.
+          pending: int,
+          # Conflicts waiting for Resolve.
+          conflicts: int,
+          # Last refresh that replaced or confirmed the cache.
+          lastSuccess: ?string,
+          # Last refresh attempt.
+          lastAttempt: ?string,
+          # Why the last attempt failed; null after a success.
+          lastError: ?string,
+          # Whether the cached copy is older than the last failed attempt.
+          stale: bool,
+          # Failed attempts in the current retry cycle.
+          attempt: int,
+          # When the next retry is due; null if none is scheduled.
+          nextAttempt: ?string
+        )
+
+        # A queued local change.
+        type OutboxEntry (
+          # Sequence number, unique in the outbox; used by RetryOutbox and DropOutbox.
+          seq: int,
+          # Source the change belongs to.
+          source: string,
+          # ID of the record changed.
+          id: string,
+          # One of "create", "update", "delete".
+          operation: string,
+          # When the change was made.
+          createdAt: string,
+          # "queued" (will be pushed) or "parked" (the server refused it; see lastError).
+          state: string,
+          # Push attempts so far.
+          attempts: int,
+          # HTTP status of the last push attempt, if it got one.
+          lastStatus: ?int,
+          # Why the last push attempt failed.
+          lastError: ?string
+        )
+
+        # A local change that clashes with the server's version of a record.
+        type Conflict (
+          # Source of the record.
+          source: string,
+          # ID of the record.
+          id: string,
+          # The local version of the record; null if it was deleted locally.
+          local: ?object,
+          # The server's version of the record; null if the server deleted it.
+          remote: ?object,
+          # Value of VersionField in the local change's base, if known.
+          localVersion: ?string,
+          # Value of VersionField on the server, if known.
+          remoteVersion: ?string,
+          # When the conflict was detected.
+          detectedAt: string
+        )
+
+        # The daemon's state and every source's state.
+        method GetStatus() -> (daemon: DaemonStatus, sources: []SourceStatus)
+
+        # Requests a refresh of one source, or of all when source is null. Without
+        # wait the reply comes as soon as the request is accepted. With wait the
+        # final reply carries the outcome (result "success" or "unchanged"; a failure
+        # is the error RefreshFailed); with wait and "more", replies with
+        # continues=true report progress (state, pages, bytes, records) first.
+        method Refresh(source: ?string, wait: ?bool) -> (
+          source: ?string,
+          state: ?string,
+          pages: ?int,
+          bytes: ?int,
+          records: ?int,
+          result: ?string,
+          error: ?string
+        )
+
+        # One page of a source's cached records (the local view), in ID order.
+        # offset defaults to 0, limit to 1000 and is capped at 1000. next is the
+        # offset of the following page, null on the last page.
+        method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int)
+
+        # One cached record by ID (IDs are passed as text, also numeric ones).
+        method Get(source: string, id: string) -> (record: object)
+
+        # Streams cache changes; needs "more". The first replies describe every
+        # source as it is (event "current"); then one reply per change: "saved"
+        # (the cache file was replaced), "local" (a local change was queued or
+        # settled), "status" (state changed), "logout" (the account's data was
+        # erased).
+        method Watch() -> (
+          source: string,
+          records: int,
+          pending: int,
+          conflicts: int,
+          savedAt: ?string,
+          event: string
+        )
+
+        # Cancels in-flight work and erases the current account's cache and state.
+        # Refused with PendingChanges while local changes are queued, unless
+        # discardPending is true.
+        method Logout(discardPending: ?bool) -> ()
+
+        # Re-reads the configuration (like SIGHUP); replies once the reload is
+        # done. A bad configuration is refused with ReloadFailed and the old one
+        # stays in force.
+        method Reload() -> ()
+
+        # Queues a new or changed record of a writable source, durably, and shows
+        # it in the cache at once. A record without an ID gets a UUID; id is the
+        # record's ID.
+        method Put(source: string, record: object) -> (id: string)
+
+        # Queues the removal of a record of a writable source.
+        method Delete(source: string, id: string) -> ()
+
+        # The queued local changes, of one source or of all.
+        method ListOutbox(source: ?string) -> (entries: []OutboxEntry)
+
+        # Makes a parked outbox entry eligible for pushing again.
+        method RetryOutbox(seq: int) -> ()
+
+        # Removes an outbox entry without pushing it; the record returns to the
+        # server's version at the next refresh.
+        method DropOutbox(seq: int) -> ()
+
+        # The unresolved conflicts, of one source or of all.
+        method ListConflicts(source: ?string) -> (conflicts: []Conflict)
+
+        # Settles a conflict: keep "local" (push the local change) or "remote"
+        # (drop it).
+        method Resolve(source: string, id: string, keep: string) -> ()
+
+        # The caller may only call GetStatus.
+        error PermissionDenied ()
+
+        # No source of this name is configured.
+        error NoSuchSource (source: string)
+
+        # The source has no record with this ID.
+        error NoSuchRecord (source: string, id: string)
+
+        # The source is not configured with Writable=yes.
+        error NotWritable (source: string)
+
+        # No outbox entry has this sequence number.
+        error NoSuchOutboxEntry (seq: int)
+
+        # A parameter has an unacceptable value.
+        error InvalidParameter (parameter: string, reason: string)
+
+        # A refresh that was waited for failed.
+        error RefreshFailed (source: string, reason: string)
+
+        # The configuration was not reloaded; the old one stays in force.
+        error ReloadFailed (reason: string)
+
+        # Logout would discard this many queued local changes.
+        error PendingChanges (count: int)
+
+        # The daemon could not read or write its state or cache.
+        error StorageFailure (reason: string)
+
+        """
+
+    /// The interface definition of `org.varlink.service` (https://varlink.org/Service).
+    public static let serviceDescription = """
+        # The Varlink Service Interface is provided by every varlink service. It
+        # describes the service and the interfaces it implements.
+        interface org.varlink.service
+
+        # Get a list of all the interfaces a service provides and information
+        # about the implementation.
+        method GetInfo() -> (
+          vendor: string,
+          product: string,
+          version: string,
+          url: string,
+          interfaces: []string
+        )
+
+        # Get the description of an interface that is implemented by this service.
+        method GetInterfaceDescription(interface: string) -> (description: string)
+
+        # The requested interface was not found.
+        error InterfaceNotFound (interface: string)
+
+        # The requested method was not found
+        error MethodNotFound (method: string)
+
+        # The interface defines the requested method, but the service does not
+        # implement it.
+        error MethodNotImplemented (method: string)
+
+        # One of the passed parameters is invalid.
+        error InvalidParameter (parameter: string)
+
+        # Client is denied access
+        error PermissionDenied ()
+
+        # Method is expected to be called with 'more' set to true, but wasn't
+        error ExpectedMore ()
+
+        """
+
+    /// The interface definition of `interface`, nil if the service has no such interface.
+    public static func description(of interface: String) -> String? {
+        switch interface {
+        case name: return description
+        case "org.varlink.service": return serviceDescription
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,168 @@
+internal import Glibc
+
+/// What went wrong talking to a Varlink service.
+public enum VarlinkClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The socket could not be reached (`connect(2)` or `socket(2)` failed); errno attached.
+    case connect(path: String, code: Int32)
+    /// Reading or writing failed; errno attached.
+    case io(operation: String, code: Int32)
+    /// The service closed the connection before the reply was complete.
+    case disconnected
+    /// The service sent something that is not a Varlink reply.
+    case protocolViolation(String)
+    /// The service answered with a Varlink error.
+    case remote(name: String, parameters: JSONObject)
+
+    public var description: String {
+        switch self {
+        case .connect(let path, let code): return "cannot connect to \(path): \(VarlinkClientError.text(of: code))"
+        case .io(let operation, let code): return "failed to \(operation): \(VarlinkClientError.text(of: code))"
+        case .disconnected: return "syncd closed the connection"
+        case .protocolViolation(let detail): return "unexpected reply from syncd: \(detail)"
+        case .remote(let name, let parameters):
+            return parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters).serialized())"
+        }
+    }
+
+    /// The `strerror(3)` text of an errno value.
+    public static func text(of code: Int32) -> String { String(cString: strerror(code)) }
+}
+
+/// A blocking Varlink client over a Unix stream socket, for `syncctl` and tests.
+///
+/// One call at a time: send a call, then read its replies until one has `continues == false`.
+/// Owns its socket and closes it on `deinit`; not for use from several threads at once.
+public final class VarlinkClient {
+    private let fd: Int32
+    private var framer: VarlinkFramer
+    /// The socket path connected to.
+    public let path: String
+
+    /// Connects to the Unix socket at `path`. Replies up to `maxReplySize` bytes are accepted
+    /// (a `List` page can exceed the 1 MiB the server accepts for calls).
+    public init(path: String, maxReplySize: Int = 64 << 20) throws(VarlinkClientError) {
+        self.path = path
+        framer = VarlinkFramer(maxMessageSize: maxReplySize)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity, !path.isEmpty else { throw .connect(path: path, code: ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+        }
+        let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socketFD >= 0 else { throw .connect(path: path, code: errno) }
+        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + path.utf8.count + 1)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                retrying { connect(socketFD, pointer, length) }
+            }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(socketFD)
+            throw .connect(path: path, code: code)
+        }
+        fd = socketFD
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one call.
+    public func send(_ call: VarlinkCall) throws(VarlinkClientError) {
+        try sendRaw(call.wireBytes)
+    }
+
+    /// Sends raw bytes (tests use this to send malformed messages).
+    public func sendRaw(_ bytes: [UInt8]) throws(VarlinkClientError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                retrying { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+            }
+            guard written > 0 else {
+                if errno == EPIPE || errno == ECONNRESET { throw .disconnected }
+                throw .io(operation: "send to \(path)", code: errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Reads the next reply (blocking). Error replies are returned, not thrown.
+    public func readReply() throws(VarlinkClientError) -> VarlinkReply {
+        let message = try readMessage()
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: message, limits: JSONParseLimits(maxDepth: 64, maxBytes: framer.maxMessageSize))
+        } catch {
+            throw .protocolViolation("\(error)")
+        }
+        guard let reply = VarlinkReply(message: value) else { throw .protocolViolation("not a Varlink reply") }
+        return reply
+    }
+
+    /// The next raw message without its NUL (blocking).
+    public func readMessage() throws(VarlinkClientError) -> [UInt8] {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            do {
+                if let message = try framer.nextMessage() { return message }
+            } catch {
+                throw .protocolViolation("reply larger than \(error.limit) bytes")
+            }
+            let count = chunk.withUnsafeMutableBytes { raw in retrying { recv(fd, raw.baseAddress, raw.count, 0) } }
+            if count == 0 { throw .disconnected }
+            guard count > 0 else {
+                if errno == ECONNRESET { throw .disconnected }
+                throw .io(operation: "receive from \(path)", code: errno)
+            }
+            framer.append(chunk[0..<count])
+        }
+    }
+
+    /// Calls a method expecting exactly one reply; an error reply is thrown as `.remote`.
+    public func call(_ call: VarlinkCall) throws(VarlinkClientError) -> JSONObject {
+        var call = call
+        call.more = false
+        try send(call)
+        let reply = try readReply()
+        if let error = reply.error { throw .remote(name: error, parameters: reply.parameters) }
+        guard !reply.continues else { throw .protocolViolation("continues without more") }
+        return reply.parameters
+    }
+
+    /// Calls a method with `more`, passing each reply's parameters to `body` until the last;
+    /// an error reply is thrown as `.remote`. `body` may throw to stop early.
+    public func callStreaming<E: Error>(_ call: VarlinkCall, _ body: (JSONObject, _ continues: Bool) throws(E) -> Void) throws(StreamingError<E>) {
+        var call = call
+        call.more = true
+        do { try send(call) } catch { throw .client(error) }
+        while true {
+            let reply: VarlinkReply
+            do { reply = try readReply() } catch { throw .client(error) }
+            if let error = reply.error { throw .client(.remote(name: error, parameters: reply.parameters)) }
+            do { try body(reply.parameters, reply.continues) } catch { throw .body(error) }
+            if !reply.continues { return }
+        }
+    }
+
+    /// Shuts down the sending side, so the service sees end of input.
+    public func shutdownWriting() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+}
+
+/// An error of `callStreaming`: the client's, or the one the reply handler threw.
+public enum StreamingError<BodyError: Error>: Error {
+    case client(VarlinkClientError)
+    case body(BodyError)
+}
+
+/// Retries a system call while it fails with EINTR; returns its result.
+func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result < 0 && errno == EINTR { continue }
+        return result
+    }
+}

@@ -1,0 +1,61 @@
+/// Splits a byte stream into NUL-terminated Varlink messages.
+///
+/// Bytes are appended as they arrive; `nextMessage()` yields each complete message (without
+/// its NUL). A message that grows past `maxMessageSize` bytes without a NUL is refused with
+/// `.messageTooLarge`; the connection should then be closed, since the stream cannot be resynchronised.
+public struct VarlinkFramer: Sendable {
+    /// The framer refuses a message longer than this (1 MiB by default, SPEC "Security defaults").
+    public let maxMessageSize: Int
+    private var buffer: [UInt8] = []
+    /// Where the next message starts in `buffer`.
+    private var start = 0
+    /// How far `buffer` has been searched for a NUL.
+    private var scanned = 0
+
+    /// A message exceeded the limit.
+    public struct MessageTooLarge: Error, Sendable, Equatable {
+        /// The limit in bytes.
+        public let limit: Int
+    }
+
+    /// Creates a framer.
+    public init(maxMessageSize: Int = 1 << 20) {
+        self.maxMessageSize = maxMessageSize
+    }
+
+    /// Bytes received but not yet returned as messages.
+    public var bufferedByteCount: Int { buffer.count - start }
+
+    /// Appends received bytes.
+    public mutating func append(_ bytes: some Sequence<UInt8>) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete message, nil if none is complete yet; throws when the pending
+    /// message is over the limit.
+    public mutating func nextMessage() throws(MessageTooLarge) -> [UInt8]? {
+        if let nul = buffer[scanned...].firstIndex(of: 0) {
+            let message = Array(buffer[start..<nul])
+            start = nul + 1
+            scanned = start
+            compactIfWorthIt()
+            guard message.count <= maxMessageSize else { throw MessageTooLarge(limit: maxMessageSize) }
+            return message
+        }
+        scanned = buffer.count
+        guard buffer.count - start <= maxMessageSize else { throw MessageTooLarge(limit: maxMessageSize) }
+        return nil
+    }
+
+    private mutating func compactIfWorthIt() {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 64 << 10)
+            start = 0
+            scanned = 0
+        } else if start > 64 << 10, start * 2 > buffer.count {
+            buffer.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Synchronization
+import SyncControl
+
+/// One client connection. The I/O thread owns the socket; handler tasks only queue output
+/// through `ReplySink`, under the connection's lock.
+final class ControlConnection: Sendable {
+    /// The connected socket (closed by the I/O thread).
+    let fd: Int32
+    /// Who connected.
+    let peer: PeerCredentials
+    /// Whether `peer` may call everything (decided once, at accept).
+    let privileged: Bool
+    let maxPendingOutput: Int
+    let state: Mutex<State>
+
+    /// Everything that changes.
+    struct State: ~Copyable {
+        /// Bytes received and not yet taken as calls (I/O thread only).
+        var framer: VarlinkFramer
+        /// Bytes waiting to be written; `outputOffset` of them are already sent.
+        var output: [UInt8] = []
+        var outputOffset = 0
+        /// The call being handled; later calls wait in the framer (Varlink replies are in order).
+        var callInFlight: UInt64?
+        var nextCallID: UInt64 = 1
+        /// The client sent end-of-file; close once the work in hand is done.
+        var inputClosed = false
+        /// Close once the queued output is written (after a protocol error).
+        var closeAfterFlush = false
+        /// The connection is finished; nothing more is sent.
+        var closed = false
+        /// Why it was dropped, for the log.
+        var dropReason: String?
+        /// Tasks waiting for the connection to close, by waiter ID.
+        var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID: UInt64 = 1
+
+        var pendingOutputCount: Int { output.count - outputOffset }
+    }
+
+    init(fd: Int32, peer: PeerCredentials, privileged: Bool, limits: ControlServerLimits) {
+        self.fd = fd
+        self.peer = peer
+        self.privileged = privileged
+        self.maxPendingOutput = limits.maxPendingOutput
+        self.state = Mutex(State(framer: VarlinkFramer(maxMessageSize: limits.maxMessageSize)))
+    }
+
+    /// Queues a message; false (and nothing queued) if the connection is closed.
+    func enqueue(_ bytes: [UInt8]) -> Bool {
+        state.withLock { enqueue(bytes, in: &$0) }
+    }
+
+    /// Queues a message with the lock held. A client whose unread output would pass the
+    /// bound is dropped: it is not reading, and must not make the daemon hold unbounded
+    /// memory for it.
+    func enqueue(_ bytes: [UInt8], in state: inout State) -> Bool {
+        guard !state.closed, !state.closeAfterFlush else { return false }
+        if state.pendingOutputCount > 0, state.pendingOutputCount + bytes.count > maxPendingOutput {
+            state.dropReason = "client does not read its replies (more than \(maxPendingOutput) bytes queued)"
+            ControlConnection.markClosed(&state)
+            return false
+        }
+        if state.outputOffset == state.output.count {
+            state.output.removeAll(keepingCapacity: state.output.capacity <= 1 << 20)
+            state.outputOffset = 0
+        }
+        state.output.append(contentsOf: bytes)
+        return true
+    }
+
+    /// Marks the connection closed and releases everyone waiting for that.
+    static func markClosed(_ state: inout State) {
+        guard !state.closed else { return }
+        state.closed = true
+        state.callInFlight = nil
+        for waiter in state.closeWaiters.values { waiter.resume() }
+        state.closeWaiters.removeAll()
+    }
+
+    /// Whether the connection is still open.
+    var isOpen: Bool { state.withLock { !$0.closed } }
+
+    /// Returns when the connection closes or the calling task is cancelled.
+    func waitUntilClosed() async {
+        let waiterID = state.withLock { state in
+            defer { state.nextWaiterID += 1 }
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let resumeNow = state.withLock { state in
+                    if state.closed || Task.isCancelled { return true }
+                    state.closeWaiters[waiterID] = waiter
+                    return false
+                }
+                if resumeNow { waiter.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.closeWaiters.removeValue(forKey: waiterID) }
+            waiter?.resume()
+        }
+    }
+}
+
+/// How a handler answers one call. Usable from any task; every method returns false once
+/// the client is gone or the call is already finished, which is the handler's cue to stop.
+public struct ReplySink: Sendable {
+    let connection: ControlConnection
+    let callID: UInt64
+    let server: ControlServer
+    /// The caller asked for `more`: progress replies are delivered.
+    public let more: Bool
+    /// The caller asked for no reply: everything is discarded.
+    public let oneway: Bool
+
+    /// Sends a reply with `continues: true`. Without `more` nothing is sent (the caller only
+    /// wants the outcome) and the result says whether the client is still there.
+    @discardableResult
+    public func progress(_ parameters: JSONObject) -> Bool {
+        guard more, !oneway else { return isActive }
+        return send(VarlinkReply(parameters: parameters, continues: true), final: false)
+    }
+
+    /// Sends the final reply.
+    @discardableResult
+    public func finish(_ parameters: JSONObject = [:]) -> Bool {
+        send(VarlinkReply(parameters: parameters), final: true)
+    }
+
+    /// Sends an error as the final reply.
+    @discardableResult
+    public func fail(_ error: some VarlinkErrorConvertible) -> Bool {
+        send(VarlinkReply(error: error), final: true)
+    }
+
+    /// Whether the client is connected and this call is not finished.
+    public var isActive: Bool {
+        connection.state.withLock { !$0.closed && $0.callInFlight == callID }
+    }
+
+    /// Returns when the client disconnects (or the calling task is cancelled): for handlers
+    /// that wait on something else, such as `Watch` between events.
+    public func waitUntilDisconnected() async {
+        await connection.waitUntilClosed()
+    }
+
+    private func send(_ reply: VarlinkReply, final: Bool) -> Bool {
+        let bytes = oneway ? [] : reply.wireBytes
+        // Checking the call and queueing under one lock keeps replies in call order.
+        let sent = connection.state.withLock { state -> Bool in
+            guard !state.closed, state.callInFlight == callID else { return false }
+            if final { state.callInFlight = nil }
+            return oneway || connection.enqueue(bytes, in: &state)
+        }
+        server.wake()
+        return sent
+    }
+}

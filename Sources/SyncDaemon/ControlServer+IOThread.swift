@@ -1,0 +1,249 @@
+internal import Glibc
+import SyncControl
+
+extension ControlServer {
+    /// Starts the thread that does all socket I/O (detached; it reports its exit through
+    /// `shared.threadExited`).
+    func startIOThread(calls: AsyncStream<PendingCall>.Continuation) {
+        let loop = ControlIOLoop(server: self, calls: calls)
+        let context = Unmanaged.passRetained(loop).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { raw in
+            let loop = Unmanaged<ControlIOLoop>.fromOpaque(raw!).takeRetainedValue()
+            loop.run()
+            return nil
+        }, context)
+        if status == 0 {
+            pthread_detach(thread)
+        } else {
+            // No thread, no server: release the loop and let run() return.
+            let loop = Unmanaged<ControlIOLoop>.fromOpaque(context).takeRetainedValue()
+            logger?.error("Failed to start control socket thread: \(SystemError("create thread", code: status).description)")
+            loop.shutDown()
+        }
+    }
+}
+
+/// The I/O thread's loop: `poll(2)` over the listener, the wake-up pipe and every
+/// connection. Only this thread touches the connection list and performs socket I/O.
+final class ControlIOLoop {
+    let server: ControlServer
+    let calls: AsyncStream<PendingCall>.Continuation
+    var connections: [ControlConnection] = []
+    private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
+
+    init(server: ControlServer, calls: AsyncStream<PendingCall>.Continuation) {
+        self.server = server
+        self.calls = calls
+    }
+
+    func run() {
+        while !server.shared.withLock({ $0.stopRequested }) {
+            var fds = [pollfd(fd: server.wakeFDs.read, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: server.listenerFD, events: Int16(POLLIN), revents: 0)]
+            let polled = connections
+            for connection in polled {
+                fds.append(pollfd(fd: connection.fd, events: interest(of: connection), revents: 0))
+            }
+            let ready = poll(&fds, nfds_t(fds.count), -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).description), stopping control server")
+                break
+            }
+            if fds[0].revents != 0 { drainWakePipe() }
+            if fds[1].revents != 0 { acceptConnections() }
+            for (index, connection) in polled.enumerated() where fds[index + 2].revents != 0 {
+                service(connection, events: fds[index + 2].revents)
+            }
+            for connection in connections { process(connection) }
+            reap()
+        }
+        shutDown()
+    }
+
+    /// What to wait for: input only while no call is in flight (so a pipelining client
+    /// cannot make us buffer without bound), output while some is queued. Hang-ups are
+    /// always reported by poll.
+    private func interest(of connection: ControlConnection) -> Int16 {
+        connection.state.withLock { state in
+            var events: Int32 = 0
+            if !state.inputClosed, !state.closeAfterFlush, state.callInFlight == nil { events |= Int32(POLLIN) }
+            if state.pendingOutputCount > 0 { events |= Int32(POLLOUT) }
+            return Int16(events)
+        }
+    }
+
+    private func drainWakePipe() {
+        var bytes = [UInt8](repeating: 0, count: 256)
+        while read(server.wakeFDs.read, &bytes, bytes.count) > 0 {}
+    }
+
+    private func acceptConnections() {
+        while true {
+            let fd = accept(server.listenerFD, nil, nil)
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EAGAIN, EWOULDBLOCK: return
+                default:
+                    // EMFILE and friends: leave the client in the backlog, try on the next event.
+                    server.logger?.warning("Failed to accept control connection: \(SystemError("accept", code: errno).description), ignoring")
+                    return
+                }
+            }
+            guard setNonBlockingCloseOnExec(fd) else {
+                server.logger?.warning("Failed to set up control connection: \(SystemError("fcntl", code: errno).description), closing it")
+                close(fd)
+                continue
+            }
+            guard connections.count < server.limits.maxConnections else {
+                server.logger?.warning("Too many control connections (\(server.limits.maxConnections)), refusing one")
+                close(fd)
+                continue
+            }
+            let peer: PeerCredentials
+            do throws(SystemError) {
+                peer = try PeerCredentials.of(socket: fd)
+            } catch {
+                server.logger?.warning("\(error.description), closing connection")
+                close(fd)
+                continue
+            }
+            let privileged = server.policy.isPrivileged(peer)
+            connections.append(ControlConnection(fd: fd, peer: peer, privileged: privileged, limits: server.limits))
+        }
+    }
+
+    /// Performs the I/O poll reported for one connection.
+    private func service(_ connection: ControlConnection, events: Int16) {
+        let events = Int32(events)
+        if events & Int32(POLLNVAL | POLLERR) != 0 {
+            drop(connection, reason: nil)
+            return
+        }
+        if events & Int32(POLLOUT) != 0 { flush(connection) }
+        if events & Int32(POLLIN) != 0 { receive(connection) }
+        if events & Int32(POLLHUP) != 0 {
+            // Both directions are shut: the client is gone, nothing can be answered.
+            drop(connection, reason: nil)
+        }
+    }
+
+    private func receive(_ connection: ControlConnection) {
+        let count = readBuffer.withUnsafeMutableBytes { raw in
+            retryingEINTR { recv(connection.fd, raw.baseAddress, raw.count, 0) }
+        }
+        if count > 0 {
+            connection.state.withLock { $0.framer.append(readBuffer[0..<count]) }
+        } else if count == 0 {
+            connection.state.withLock { $0.inputClosed = true }
+        } else if errno != EAGAIN && errno != EWOULDBLOCK {
+            drop(connection, reason: nil)
+        }
+    }
+
+    /// Writes queued output until the socket would block.
+    private func flush(_ connection: ControlConnection) {
+        connection.state.withLock { state in
+            while state.pendingOutputCount > 0, !state.closed {
+                let offset = state.outputOffset
+                let written = state.output.withUnsafeBytes { raw in
+                    retryingEINTR { send(connection.fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+                }
+                if written > 0 {
+                    state.outputOffset += written
+                } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                    return
+                } else {
+                    ControlConnection.markClosed(&state)
+                }
+            }
+        }
+    }
+
+    /// Takes complete calls from the connection's input while none is in flight, then
+    /// writes what can be written right away.
+    private func process(_ connection: ControlConnection) {
+        while true {
+            let next: Result<[UInt8]?, VarlinkFramer.MessageTooLarge> = connection.state.withLock { state in
+                guard !state.closed, !state.closeAfterFlush, state.callInFlight == nil else { return .success(nil) }
+                do throws(VarlinkFramer.MessageTooLarge) { return .success(try state.framer.nextMessage()) } catch { return .failure(error) }
+            }
+            switch next {
+            case .success(let message?):
+                handle(message, on: connection)
+            case .success(nil):
+                flush(connection)
+                return
+            case .failure(let error):
+                refuse(connection, ManagerError.invalidParameter(
+                    parameter: "message", reason: "larger than \(error.limit) bytes without a NUL terminator"))
+            }
+        }
+    }
+
+    /// Closes and forgets connections that are finished.
+    private func reap() {
+        connections.removeAll { connection in
+            let finished = connection.state.withLock { state -> Bool in
+                if state.closed { return true }
+                let idle = state.pendingOutputCount == 0
+                if state.closeAfterFlush, idle {
+                    ControlConnection.markClosed(&state)
+                    return true
+                }
+                if state.inputClosed, idle, state.callInFlight == nil, state.framer.bufferedByteCount == 0 {
+                    ControlConnection.markClosed(&state)
+                    return true
+                }
+                return false
+            }
+            guard finished else { return false }
+            if let reason = connection.state.withLock({ $0.dropReason }) {
+                server.logger?.warning("Dropped control connection of \(connection.peer): \(reason)")
+            }
+            close(connection.fd)
+            return true
+        }
+    }
+
+    /// Marks a connection closed; `reap` closes its socket.
+    func drop(_ connection: ControlConnection, reason: String?) {
+        connection.state.withLock { state in
+            if state.dropReason == nil { state.dropReason = reason }
+            ControlConnection.markClosed(&state)
+        }
+    }
+
+    /// Sends an error for a protocol violation, then closes the connection once it is written.
+    func refuse(_ connection: ControlConnection, _ error: some VarlinkErrorConvertible) {
+        connection.state.withLock { state in
+            _ = connection.enqueue(VarlinkReply(error: error).wireBytes, in: &state)
+            state.closeAfterFlush = true
+            if state.dropReason == nil {
+                state.dropReason = "protocol error, answered \(error.varlinkName) \(JSONValue.object(error.varlinkParameters).serialized())"
+            }
+        }
+    }
+
+    /// Closes everything and reports the exit (the thread's last act).
+    func shutDown() {
+        for connection in connections {
+            connection.state.withLock { ControlConnection.markClosed(&$0) }
+            close(connection.fd)
+        }
+        connections.removeAll()
+        close(server.listenerFD)
+        close(server.wakeFDs.read)
+        close(server.wakeFDs.write)
+        server.removeSocketFile()
+        calls.finish()
+        let waiter = server.shared.withLock { state in
+            state.threadExited = true
+            defer { state.exitWaiter = nil }
+            return state.exitWaiter
+        }
+        waiter?.resume()
+    }
+}

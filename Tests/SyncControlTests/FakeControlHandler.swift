@@ -1,0 +1,73 @@
+import Synchronization
+import SyncControl
+import SyncDaemon
+
+/// A stand-in for the daemon's handler, for exercising ControlServer over a real socket.
+final class FakeControlHandler: ControlHandler {
+    /// Watch calls currently streaming.
+    let activeWatches = Atomic<Int>(0)
+    /// Watch calls that have ended.
+    let finishedWatches = Atomic<Int>(0)
+
+    static let status = ManagerStatus(
+        daemon: DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: true, uptimeSec: 12),
+        sources: [SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: "idle", records: 2500, pending: 0,
+                               conflicts: 0, lastSuccess: "2026-11-29T10:00:00Z", lastAttempt: "2026-11-29T10:00:00Z",
+                               lastError: nil, stale: false, attempt: 0, nextAttempt: nil)])
+
+    static let recordCount = 2500
+
+    static func record(_ index: Int) -> JSONValue {
+        ["id": .integer(12_345_678_900_000 + Int64(index)), "title": .string("Post \(index)")]
+    }
+
+    func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
+        switch request {
+        case .getStatus:
+            reply.finish(FakeControlHandler.status.json)
+        case .list(let source, let offset, let limit):
+            guard source == "posts" else { reply.fail(ManagerError.noSuchSource(source: source)); return }
+            let end = min(offset + limit, FakeControlHandler.recordCount)
+            let records = offset < end ? (offset..<end).map(FakeControlHandler.record) : []
+            reply.finish(["records": .array(records), "total": .int(FakeControlHandler.recordCount),
+                          "next": end < FakeControlHandler.recordCount ? .int(end) : .null])
+        case .get(let source, let id):
+            guard id == "12345678900007" else { reply.fail(ManagerError.noSuchRecord(source: source, id: id)); return }
+            reply.finish(["record": FakeControlHandler.record(7)])
+        case .refresh(let source, let wait):
+            if wait {
+                for page in 1...3 {
+                    reply.progress(RefreshProgress(source: source ?? "posts", state: "syncing", pages: Int64(page),
+                                                   bytes: Int64(page) * 400_000, records: Int64(page) * 4000).json)
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                if source == "broken" { reply.fail(ManagerError.refreshFailed(source: "broken", reason: "HTTP 503")); return }
+                reply.finish(RefreshProgress(source: source ?? "posts", state: "idle", records: 12_000, result: "success").json)
+            } else {
+                reply.finish(RefreshProgress(source: source, result: "accepted").json)
+            }
+        case .watch:
+            activeWatches.add(1, ordering: .sequentiallyConsistent)
+            defer {
+                activeWatches.subtract(1, ordering: .sequentiallyConsistent)
+                finishedWatches.add(1, ordering: .sequentiallyConsistent)
+            }
+            var count: Int64 = 0
+            // Streams as fast as the server takes events, so a client that does not read fills its queue.
+            while !Task.isCancelled {
+                count += 1
+                let event = WatchEvent(source: "posts", records: count, pending: 0, conflicts: 0,
+                                       savedAt: "2026-11-29T10:00:00Z", event: "saved")
+                guard reply.progress(event.json) else { return }
+                if count % 64 == 0 { try? await Task.sleep(for: .milliseconds(1)) }
+            }
+        case .put(_, let record):
+            reply.finish(["id": .string(record["id"].map { $0.stringValue ?? $0.serialized() } ?? "generated")])
+        case .reload:
+            // Deliberately no reply: the server must answer MethodNotImplemented.
+            return
+        default:
+            reply.finish()
+        }
+    }
+}

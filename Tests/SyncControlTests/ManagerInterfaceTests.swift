@@ -1,0 +1,60 @@
+import Testing
+@testable import SyncControl
+
+@Suite("ManagerInterface")
+struct ManagerInterfaceTests {
+    @Test(arguments: [ManagerInterface.description, ManagerInterface.serviceDescription])
+    func descriptionIsPlainLFWithoutAny(text: String) {
+        #expect(!text.utf8.contains(13))
+        #expect(!text.contains(": any"))
+        #expect(!text.contains("[]any"))
+        #expect(!text.contains("\t"))
+    }
+
+    @Test func everyMethodTypeAndErrorIsDeclaredAndDocumented() {
+        let lines = ManagerInterface.description.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var declared: [String] = []
+        for (index, line) in lines.enumerated() {
+            for keyword in ["method ", "type ", "error "] where line.hasPrefix(keyword) {
+                let name = line.dropFirst(keyword.count).prefix { $0.isLetter || $0.isNumber }
+                declared.append(keyword + name)
+                #expect(index > 0 && lines[index - 1].hasPrefix("#"), "\(line) has no # comment")
+            }
+        }
+        for method in ManagerInterface.methods { #expect(declared.contains("method " + method)) }
+        #expect(declared.filter { $0.hasPrefix("method ") }.count == ManagerInterface.methods.count)
+        for type in ["DaemonStatus", "SourceStatus", "OutboxEntry", "Conflict"] { #expect(declared.contains("type " + type)) }
+        for error in ["PermissionDenied", "NoSuchSource", "NoSuchRecord", "NotWritable", "InvalidParameter", "RefreshFailed",
+                      "ReloadFailed", "PendingChanges", "StorageFailure"] {
+            #expect(declared.contains("error " + error))
+        }
+        #expect(ManagerInterface.description.contains("interface io.syncd.Manager\n"))
+    }
+
+    @Test func statusFieldsMatchTheSpecExample() throws {
+        // The GetStatus example of SPEC "Control API", field for field.
+        let example = try JSONValue(parsing: """
+            {"daemon": {"version": "1.0.0", "account": "default", "online": true,
+                        "links": "routable", "reachable": true, "uptimeSec": 12},
+             "sources": [{"name": "posts", "url": "http://localhost:3000/posts",
+                          "state": "idle", "records": 2, "pending": 0, "conflicts": 0,
+                          "lastSuccess": "2026-11-29T10:00:00Z", "lastAttempt": "2026-11-29T10:00:00Z",
+                          "lastError": null, "stale": false, "attempt": 0, "nextAttempt": null}]}
+            """)
+        let status = try ManagerStatus(json: #require(example.objectValue))
+        #expect(JSONValue.object(status.json) == example)
+        for key in status.daemon.json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
+        for key in status.sources[0].json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
+    }
+
+    @Test func errorsRoundTripThroughNames() {
+        let errors: [ManagerError] = [.permissionDenied, .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
+                                      .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),
+                                      .refreshFailed(source: "a", reason: "r"), .reloadFailed(reason: "r"), .pendingChanges(count: 3),
+                                      .storageFailure(reason: "r")]
+        for error in errors {
+            #expect(ManagerError(name: error.varlinkName, parameters: error.varlinkParameters) == error)
+            #expect(ManagerInterface.description.contains("error " + error.varlinkName.split(separator: ".").last! + " ("))
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Glibc
+import Testing
+import SyncControl
+@testable import SyncDaemon
+
+/// The reference Python implementation (`pip install varlink`) against our server: a client
+/// nobody here wrote. It fetches GetInterfaceDescription first and parses our IDL.
+@Suite("Reference Varlink client", .serialized)
+struct ReferenceClientTests {
+    static let script = #"""
+        import json, sys, varlink
+        out = {}
+        with varlink.Client(address='unix:' + sys.argv[1]) as client:
+            with client.open('org.varlink.service') as service:
+                out['info'] = service.GetInfo()
+                out['description'] = service.GetInterfaceDescription('io.syncd.Manager')['description']
+            with client.open('io.syncd.Manager') as manager:
+                out['status'] = manager.GetStatus()
+                out['page'] = manager.List('posts', 0, 3)
+                out['record'] = manager.Get('posts', '12345678900007')
+                out['progress'] = [reply for reply in manager.Refresh('posts', True, _more=True)]
+                try:
+                    manager.Get('posts', 'missing')
+                    out['error'] = None
+                except varlink.VarlinkError as error:
+                    out['error'] = [error.error(), error.parameters()]
+        print(json.dumps(out))
+        """#
+
+    @Test func referenceClientTalksToTheServer() async throws {
+        let fixture = try ControlServerFixture()
+        let result = try await onThread { try runProcess("/usr/bin/env", ["python3", "-c", ReferenceClientTests.script, fixture.path]) }
+        await fixture.stop()
+        #expect(result.status == 0, "python3 failed (is the varlink package installed? pip install varlink): \(result.stderr)")
+        let output = try JSONValue(parsing: result.stdout)
+        #expect(output["info"]?["interfaces"] == ["org.varlink.service", "io.syncd.Manager"])
+        #expect(output["description"]?.stringValue == ManagerInterface.description)
+        // The Python client leaves out null members, so compare the decoded status.
+        #expect(try ManagerStatus(json: #require(output["status"]?.objectValue)) == FakeControlHandler.status)
+        #expect(output["page"]?["records"]?.arrayValue?.count == 3)
+        #expect(output["page"]?["next"] == 3)
+        #expect(output["record"]?["record"]?["id"] == .integer(12_345_678_900_007))
+        #expect(output["progress"]?.arrayValue?.count == 4)
+        #expect(output["progress"]?.arrayValue?.last?["result"] == "success")
+        #expect(output["error"] == ["io.syncd.Manager.NoSuchRecord", ["source": "posts", "id": "missing"]])
+    }
+}
+
+/// Peer credentials decide: a caller running as `nobody` may only call GetStatus and
+/// org.varlink.service. The caller is a real process started with runuser(1).
+@Suite("Control access", .serialized)
+struct ControlAccessTests {
+    static let unprivilegedScript = #"""
+        import json, socket, sys
+        def call(method, parameters=None):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            message = {'method': method}
+            if parameters is not None:
+                message['parameters'] = parameters
+            s.sendall(json.dumps(message).encode() + b'\0')
+            data = b''
+            while not data.endswith(b'\0'):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            return json.loads(data[:-1])
+        print(json.dumps({
+            'status': call('io.syncd.Manager.GetStatus'),
+            'info': call('org.varlink.service.GetInfo'),
+            'list': call('io.syncd.Manager.List', {'source': 'posts'}),
+            'bad': call('io.syncd.Manager.List', {'source': 1}),
+            'reload': call('io.syncd.Manager.Reload'),
+        }))
+        """#
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to run a client as nobody"))
+    func unprivilegedPeerMayOnlyReadStatus() async throws {
+        let fixture = try ControlServerFixture(policy: AccessPolicy(controlGroup: "syncd-test-no-such-group"))
+        let result = try await onThread {
+            try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", ControlAccessTests.unprivilegedScript, fixture.path])
+        }
+        await fixture.stop()
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = try JSONValue(parsing: result.stdout)
+        #expect(output["status"]?["error"] == nil)
+        #expect(output["status"]?["parameters"] == .object(FakeControlHandler.status.json))
+        #expect(output["info"]?["error"] == nil)
+        #expect(output["list"]?["error"] == "io.syncd.Manager.PermissionDenied")
+        // Permission is checked before parameters: nothing about them leaks.
+        #expect(output["bad"]?["error"] == "io.syncd.Manager.PermissionDenied")
+        #expect(output["reload"]?["error"] == "io.syncd.Manager.PermissionDenied")
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "needs root to run a client as nobody"))
+    func controlGroupMembershipGrantsEverything() async throws {
+        // nobody's primary group is nogroup on Debian.
+        let fixture = try ControlServerFixture(policy: AccessPolicy(controlGroup: "nogroup"))
+        let result = try await onThread {
+            try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", ControlAccessTests.unprivilegedScript, fixture.path])
+        }
+        await fixture.stop()
+        let output = try JSONValue(parsing: result.stdout)
+        #expect(output["list"]?["error"] == nil)
+        #expect(output["list"]?["parameters"]?["total"] == .int(FakeControlHandler.recordCount))
+        #expect(output["reload"]?["error"] == "org.varlink.service.MethodNotImplemented")
+    }
+
+    @Test func rootAndTheDaemonUserArePrivileged() async throws {
+        let policy = AccessPolicy(controlGroup: "syncd-test-no-such-group", daemonUID: 4242)
+        #expect(policy.isPrivileged(PeerCredentials(uid: 0, gid: 0, pid: 1)))
+        #expect(policy.isPrivileged(PeerCredentials(uid: 4242, gid: 4242, pid: 1)))
+        #expect(!policy.isPrivileged(PeerCredentials(uid: 65534, gid: 65534, pid: 1)))
+        #expect(!AccessPolicy(controlGroup: nil, daemonUID: 4242).isPrivileged(PeerCredentials(uid: 65534, gid: 65534, pid: 1)))
+        #expect(AccessPolicy(controlGroup: "nogroup", daemonUID: 4242).isPrivileged(PeerCredentials(uid: 65534, gid: 1, pid: 1)))
+        #expect(!AccessPolicy(controlGroup: "root", daemonUID: 4242).isPrivileged(PeerCredentials(uid: 65534, gid: 65534, pid: 1)))
+        // Effective group of the peer counts even if the passwd entry says otherwise.
+        #expect(AccessPolicy(controlGroup: "root", daemonUID: 4242).isPrivileged(PeerCredentials(uid: 65534, gid: 0, pid: 1)))
+        // A uid without a passwd entry is only privileged through its effective group.
+        #expect(!AccessPolicy(controlGroup: "nogroup", daemonUID: 4242).isPrivileged(PeerCredentials(uid: 777_777, gid: 1, pid: 1)))
+    }
+
+    @Test func methodRules() {
+        #expect(AccessPolicy.allows(method: "io.syncd.Manager.GetStatus", privileged: false))
+        #expect(AccessPolicy.allows(method: "org.varlink.service.GetInfo", privileged: false))
+        for method in ManagerInterface.methods where method != "GetStatus" {
+            #expect(!AccessPolicy.allows(method: "io.syncd.Manager." + method, privileged: false))
+            #expect(AccessPolicy.allows(method: "io.syncd.Manager." + method, privileged: true))
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import SyncControl
+
+/// Runs the built `syncctl` binary against a ControlServer with the fake handler.
+@Suite("syncctl end to end", .serialized)
+struct SyncctlEndToEndTests {
+    /// `syncctl` next to the test bundle in the build directory.
+    static let binary: String? = {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var directory = executable.deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("syncctl").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }()
+
+    func syncctl(_ fixture: ControlServerFixture, _ arguments: [String], stdin: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let binary = try #require(SyncctlEndToEndTests.binary, "build syncctl first (swift build)")
+        return try await onThread {
+            try runProcess(binary, ["--socket", fixture.path] + arguments, environment: ["PATH": "/usr/bin:/bin", "TZ": "UTC"], stdin: stdin)
+        }
+    }
+
+    @Test(.enabled(if: binary != nil)) func commandsAgainstTheServer() async throws {
+        let fixture = try ControlServerFixture()
+        let status = try await syncctl(fixture, ["status", "--json"])
+        #expect(status.status == 0)
+        #expect(try JSONValue(parsing: status.stdout) == .object(FakeControlHandler.status.json))
+        let pretty = try await syncctl(fixture, ["status", "--json=pretty"])
+        #expect(pretty.stdout.hasPrefix("{\n  \"daemon\": {\n    \"version\": \"1.0.0\","))
+        let human = try await syncctl(fixture, ["status"])
+        #expect(human.stdout.hasPrefix("● syncd — online (links: routable, reachable: yes), account default, up 12s\n"))
+        #expect(!human.stdout.contains("\u{1B}["), "no colour when stdout is not a terminal")
+
+        let list = try await syncctl(fixture, ["list", "posts", "--json"])
+        #expect(list.status == 0)
+        let records = try JSONValue(parsing: list.stdout).arrayValue ?? []
+        #expect(records.count == FakeControlHandler.recordCount)
+        #expect(records.last?["id"] == .integer(12_345_678_900_000 + Int64(FakeControlHandler.recordCount - 1)))
+        let table = try await syncctl(fixture, ["list", "posts", "--no-legend"])
+        #expect(table.stdout.split(separator: "\n").first == #"12345678900000  {"id":12345678900000,"title":"Post 0"}"#)
+
+        let get = try await syncctl(fixture, ["get", "posts", "12345678900007"])
+        #expect(get.stdout == #"{"id":12345678900007,"title":"Post 7"}"# + "\n")
+        let missing = try await syncctl(fixture, ["get", "posts", "nope"])
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "syncctl: no record with ID nope in source posts\n")
+
+        let refresh = try await syncctl(fixture, ["refresh", "posts", "--wait"])
+        #expect(refresh.status == 0)
+        #expect(refresh.stdout == "posts: refreshed, 12,000 records\n")
+        let broken = try await syncctl(fixture, ["refresh", "broken", "--wait"])
+        #expect(broken.status == 1)
+        #expect(broken.stderr == "syncctl: refresh of broken failed: HTTP 503\n")
+
+        let put = try await syncctl(fixture, ["put", "posts"], stdin: #"{"id": "abc", "title": "x"}"#)
+        #expect(put.status == 0 && put.stdout == "abc\n")
+        let badPut = try await syncctl(fixture, ["put", "posts", "-"], stdin: "[1]")
+        #expect(badPut.status == 1 && badPut.stderr == "syncctl: standard input: expected one JSON object\n")
+
+        let reload = try await syncctl(fixture, ["reload"])
+        #expect(reload.status == 1)
+        #expect(reload.stderr.contains("does not support io.syncd.Manager.Reload"))
+        await fixture.stop()
+    }
+}
+
+@Suite("syncctl packaging")
+struct SyncctlPackagingTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/scdoc")))
+    func manPageBuilds() throws {
+        let result = try runProcess("/bin/sh", ["-c", "scdoc < '\(Self.root)/docs/syncctl.1.md' > /dev/null"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test func completionParsesAndNamesEveryCommand() throws {
+        let path = Self.root + "/packaging/completion/syncctl.bash"
+        let result = try runProcess("/bin/bash", ["-n", path])
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for command in syncctlCommands { #expect(text.contains(command.configuration.name)) }
+    }
+}
