@@ -1,3 +1,4 @@
+import SyncControl
 import SyncCore
 import SyncStore
 
@@ -16,6 +17,8 @@ enum DaemonEvent: Sendable {
     case probed(reachable: Bool)
     /// A control client asks something.
     case request(ControlRequest)
+    /// A cache file changed outside a refresh (logout): tell watchers.
+    case cacheChanged(WatchEvent)
 }
 
 /// A control request and the continuation that answers it.
@@ -24,6 +27,9 @@ enum ControlRequest: Sendable {
     case refresh(source: String?, wait: Bool, CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>)
     case reload(CheckedContinuation<Result<Void, ControlFailure>, Never>)
     case logout(discardPending: Bool, CheckedContinuation<Result<Void, ControlFailure>, Never>)
+    /// Subscribes to cache changes; answers with a token for `unwatch`.
+    case watch(AsyncStream<WatchEvent>.Continuation, CheckedContinuation<Int, Never>)
+    case unwatch(Int)
 }
 
 /// Why a control request failed; mapped to a Varlink error by the control server.

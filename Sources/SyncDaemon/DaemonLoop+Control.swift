@@ -1,3 +1,4 @@
+import SyncControl
 import SyncCore
 import SyncStore
 
@@ -12,6 +13,13 @@ extension DaemonLoop {
             continuation.resume(returning: reload())
         case .logout(let discardPending, let continuation):
             logout(discardPending: discardPending, continuation: continuation)
+        case .watch(let sink, let continuation):
+            nextWatcher += 1
+            watchers[nextWatcher] = sink
+            continuation.resume(returning: nextWatcher)
+        case .unwatch(let token):
+            watchers[token]?.finish()
+            watchers[token] = nil
         }
     }
 
@@ -100,12 +108,15 @@ extension DaemonLoop {
         let run = self.run
         let configuration = self.configuration
         let logger = self.logger
-        Task { [worker] in
+        Task { [worker, input] in
             do {
                 try await worker.replaceEngine(
                     teardown: { try AccountErasure.erase(configuration: configuration, run: run) },
                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration) })
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
+                for source in configuration.sources {
+                    input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil, event: "erased")))
+                }
                 continuation.resume(returning: .success(()))
             } catch {
                 logger.error("Failed to log out: \(error)")

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 internal import Glibc
+import SyncControl
 import SyncCore
 import SyncRemote
 import SyncStore
@@ -73,6 +74,10 @@ final class DaemonLoop {
     var stopping = false
     var loggedOut = false
     var linkMonitor: LinkMonitor?
+    var controlServer: ControlServer?
+    var controlTask: Task<Void, Never>?
+    var watchers: [Int: AsyncStream<WatchEvent>.Continuation] = [:]
+    var nextWatcher = 0
     var skipInitialLinkReport = false
 
     struct RefreshWaiter {
@@ -124,6 +129,7 @@ final class DaemonLoop {
         timer.setEventHandler { [input] in input.yield(.timer) }
         timer.resume()
         await startLinkMonitor()
+        startControlServer()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
         notifier.ready(status: snapshot().summary)
         logger.notice("Started: account \(configuration.daemon.account), \(configuration.sources.count) sources, serving cached data")
@@ -166,6 +172,8 @@ final class DaemonLoop {
             probeFinished(reachable: isReachable)
         case .request(let request):
             handle(request)
+        case .cacheChanged(let event):
+            broadcast(event)
         }
     }
 
@@ -222,6 +230,10 @@ final class DaemonLoop {
             return
         }
         if let state { states[name] = state }
+        if case .updated = result, let state {
+            broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: 0, conflicts: 0,
+                                 savedAt: state.savedAt, event: "updated"))
+        }
         let outcome: RefreshOutcome
         var report = SourceRefreshReport(source: name, succeeded: false, result: "failed", records: states[name]?.recordCount ?? 0, error: nil)
         switch result {
@@ -392,6 +404,31 @@ final class DaemonLoop {
         return DaemonStatusSnapshot(daemon: daemon, sources: sources)
     }
 
+    func broadcast(_ event: WatchEvent) {
+        for watcher in watchers.values { watcher.yield(event) }
+    }
+
+    /// Opens the Varlink socket before READY=1, so clients that connect early wait in the backlog.
+    /// Without it the daemon still syncs; the failure is logged.
+    func startControlServer() {
+        let directories = Directories(
+            state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
+            runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        do {
+            try Directories.create(directories.runtime, mode: 0o755)
+            let handler = DaemonControlHandler(
+                input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db")
+            let server = try ControlServer.listen(
+                path: directories.runtime + "/io.syncd.Manager", handler: handler,
+                policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup),
+                info: ControlServiceInfo(version: syncdVersion), logger: logger)
+            controlServer = server
+            controlTask = Task { await server.run() }
+        } catch {
+            logger.error("Failed to open the control socket, continuing without syncctl access: \(error)")
+        }
+    }
+
     // MARK: Signals and shutdown
 
     func installSignals() {
@@ -409,6 +446,9 @@ final class DaemonLoop {
         stopping = true
         worker.cancel()
         await linkMonitor?.stop()
+        controlTask?.cancel()
+        await controlTask?.value
+        for watcher in watchers.values { watcher.finish() }
         timer.cancel()
         for waiter in refreshWaiters { waiter.continuation.resume(returning: .failure(.shuttingDown)) }
         refreshWaiters.removeAll()

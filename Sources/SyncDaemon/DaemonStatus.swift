@@ -31,22 +31,6 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
     public var daemon: Daemon
     public var sources: [Source]
 
-    /// The object as compact JSON text, keys in the SPEC's order.
-    public var json: String {
-        let d = daemon
-        var text = "{\"daemon\":{\"version\":\(JSONText.quoted(d.version)),\"account\":\(JSONText.quoted(d.account)),"
-        text += "\"online\":\(d.online),\"links\":\(JSONText.quoted(d.links)),"
-        text += "\"reachable\":\(d.reachable.map { "\($0)" } ?? "null"),\"uptimeSec\":\(d.uptimeSec)},\"sources\":["
-        text += sources.map { s in
-            "{\"name\":\(JSONText.quoted(s.name)),\"url\":\(JSONText.quoted(s.url)),\"state\":\(JSONText.quoted(s.state)),"
-                + "\"records\":\(s.records),\"pending\":\(s.pending),\"conflicts\":\(s.conflicts),"
-                + "\"lastSuccess\":\(JSONText.quotedOrNull(s.lastSuccess)),\"lastAttempt\":\(JSONText.quotedOrNull(s.lastAttempt)),"
-                + "\"lastError\":\(JSONText.quotedOrNull(s.lastError)),\"stale\":\(s.stale),\"attempt\":\(s.attempt),"
-                + "\"nextAttempt\":\(JSONText.quotedOrNull(s.nextAttempt))}"
-        }.joined(separator: ",")
-        return text + "]}"
-    }
-
     /// The one-line summary for systemd's `STATUS=` (no relative times: it must not need a wakeup to stay true).
     public var summary: String {
         let count = sources.count

@@ -281,3 +281,41 @@ public final class StateStore {
         }
     }
 }
+
+extension StateStore {
+    /// Calls `body` with up to `limit` records of `source` starting at position `offset` (server order);
+    /// returns the number of records in the listing. Only the chunks that hold the page are read.
+    public func records(source: String, offset: Int, limit: Int, _ body: (StoredRecord) throws -> Void) throws -> Int {
+        let total = try state(of: source).recordCount
+        guard limit > 0, offset < total else { return total }
+        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq >= ?2 ORDER BY seq")
+        try statement.bind(1, source)
+        try statement.bind(2, Int64(offset / RecordChunk.capacity))
+        var position = offset / RecordChunk.capacity * RecordChunk.capacity
+        var delivered = 0
+        while delivered < limit, try statement.step() {
+            try statement.withBlob(0) { chunk in
+                try RecordChunk.forEach(in: chunk) { record in
+                    if position >= offset && delivered < limit {
+                        try body(record)
+                        delivered += 1
+                    }
+                    position += 1
+                }
+            }
+        }
+        return total
+    }
+
+    /// Calls `body` with the record of `source` whose ID is `id`; returns false if there is none.
+    public func record(source: String, id: String, _ body: (StoredRecord) throws -> Void) throws -> Bool {
+        var found = false
+        try forEachRecord(source: source) { record in
+            if !found && record.id == id {
+                found = true
+                try body(record)
+            }
+        }
+        return found
+    }
+}

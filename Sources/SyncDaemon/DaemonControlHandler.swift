@@ -1,0 +1,136 @@
+import Dispatch
+import SyncControl
+import SyncCore
+import SyncStore
+
+/// Answers `io.syncd.Manager` calls (already permission-checked by the control server). State questions
+/// and commands go to the daemon loop as events; record reads open their own SQLite connection on a
+/// separate queue, so a long refresh never blocks `List` or `Get`.
+struct DaemonControlHandler: ControlHandler {
+    let input: AsyncStream<DaemonEvent>.Continuation
+    /// `STATE/<account>/state.db`.
+    let databasePath: String
+    let readQueue = DispatchQueue(label: "syncd.control.read", attributes: .concurrent)
+
+    func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
+        switch request {
+        case .getStatus:
+            let snapshot = await withCheckedContinuation { input.yield(.request(.status($0))) }
+            _ = reply.finish(snapshot.managerStatus.json)
+        case .refresh(let source, let wait):
+            let result = await withCheckedContinuation { input.yield(.request(.refresh(source: source, wait: wait, $0))) }
+            switch result {
+            case .failure(let failure):
+                _ = reply.fail(failure.managerError)
+            case .success(let reports):
+                if let failed = reports.first(where: { !$0.succeeded }) {
+                    _ = reply.fail(ManagerError.refreshFailed(source: failed.source, reason: failed.error ?? failed.result))
+                    return
+                }
+                for report in reports.dropLast() where context.more {
+                    _ = reply.progress(RefreshProgress(source: report.source, state: "idle", records: Int64(report.records), result: report.result).json)
+                }
+                let last = reports.last
+                _ = reply.finish(RefreshProgress(source: last?.source ?? source, state: wait ? "idle" : "queued",
+                                                 records: last.map { Int64($0.records) }, result: last?.result ?? (wait ? "updated" : "queued")).json)
+            }
+        case .list(let source, let offset, let limit):
+            guard await sourceExists(source, reply: reply) else { return }
+            let path = databasePath
+            let page: Result<(records: [JSONValue], total: Int), ManagerError> = await read {
+                let store = try StateStore(path: path)
+                var records: [JSONValue] = []
+                let total = try store.records(source: source, offset: offset, limit: limit) { record in
+                    records.append((try? JSONValue(parsing: Array(record.body))) ?? .null)
+                }
+                return (records, total)
+            }
+            switch page {
+            case .failure(let error): _ = reply.fail(error)
+            case .success(let page):
+                let next = offset + page.records.count < page.total ? JSONValue.int(offset + page.records.count) : .null
+                _ = reply.finish(["records": .array(page.records), "total": .int(page.total), "next": next])
+            }
+        case .get(let source, let id):
+            guard await sourceExists(source, reply: reply) else { return }
+            let path = databasePath
+            let found: Result<JSONValue?, ManagerError> = await read {
+                let store = try StateStore(path: path)
+                var value: JSONValue?
+                _ = try store.record(source: source, id: id) { value = try? JSONValue(parsing: Array($0.body)) }
+                return value
+            }
+            switch found {
+            case .failure(let error): _ = reply.fail(error)
+            case .success(nil): _ = reply.fail(ManagerError.noSuchRecord(source: source, id: id))
+            case .success(let record?): _ = reply.finish(["record": record])
+            }
+        case .watch:
+            let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .bufferingNewest(64))
+            let token = await withCheckedContinuation { input.yield(.request(.watch(sink, $0))) }
+            defer { input.yield(.request(.unwatch(token))) }
+            for await event in events {
+                guard reply.progress(event.json) else { return }
+            }
+        case .logout(let discardPending):
+            let result = await withCheckedContinuation { input.yield(.request(.logout(discardPending: discardPending, $0))) }
+            switch result {
+            case .success: _ = reply.finish()
+            case .failure(let failure): _ = reply.fail(failure.managerError)
+            }
+        case .reload:
+            let result = await withCheckedContinuation { input.yield(.request(.reload($0))) }
+            switch result {
+            case .success: _ = reply.finish()
+            case .failure(let failure): _ = reply.fail(failure.managerError)
+            }
+        case .put, .delete, .listOutbox, .retryOutbox, .dropOutbox, .listConflicts, .resolve:
+            // Local changes (the outbox) are not part of this build: say so with the standard error.
+            _ = reply.fail(VarlinkServiceError.methodNotImplemented(method: "io.syncd.Manager." + request.methodName))
+        }
+    }
+
+    private func sourceExists(_ source: String, reply: ReplySink) async -> Bool {
+        let snapshot = await withCheckedContinuation { input.yield(.request(.status($0))) }
+        if snapshot.sources.contains(where: { $0.name == source }) { return true }
+        _ = reply.fail(ManagerError.noSuchSource(source: source))
+        return false
+    }
+
+    private func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, ManagerError> {
+        await withCheckedContinuation { continuation in
+            readQueue.async {
+                do {
+                    continuation.resume(returning: .success(try body()))
+                } catch {
+                    continuation.resume(returning: .failure(.storageFailure(reason: "\(error)")))
+                }
+            }
+        }
+    }
+}
+
+extension ControlFailure {
+    var managerError: ManagerError {
+        switch self {
+        case .noSuchSource(let name): return .noSuchSource(source: name)
+        case .reloadFailed(let reason): return .reloadFailed(reason: reason)
+        case .storageFailure(let reason): return .storageFailure(reason: reason)
+        case .pendingChanges(let count): return .pendingChanges(count: count)
+        case .shuttingDown: return .storageFailure(reason: "syncd is shutting down")
+        }
+    }
+}
+
+extension DaemonStatusSnapshot {
+    var managerStatus: ManagerStatus {
+        ManagerStatus(
+            daemon: DaemonStatus(version: daemon.version, account: daemon.account, online: daemon.online, links: daemon.links,
+                                 reachable: daemon.reachable, uptimeSec: Int64(daemon.uptimeSec)),
+            sources: sources.map {
+                SourceStatus(name: $0.name, url: $0.url, state: $0.state, records: Int64($0.records), pending: Int64($0.pending),
+                             conflicts: Int64($0.conflicts), lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
+                             lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
+            })
+    }
+}
