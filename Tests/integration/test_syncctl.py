@@ -1,0 +1,177 @@
+"""syncctl and the Varlink API against a running daemon: exact output, exit codes, permissions,
+a client nobody here wrote (the reference Python varlink implementation), logout (rule 9)."""
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, POSTS, wait_for
+
+
+def syncctl(setup, *args, user=None, env=None):
+    cmd = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
+    if user:
+        cmd = ["runuser", "-u", user, "--"] + cmd
+    full_env = dict(os.environ, NO_COLOR="1")
+    full_env.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env)
+
+
+@pytest.fixture
+def running(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def test_status_json_matches_the_spec_shape(running, setup, server):
+    r = syncctl(setup, "status", "--json")
+    assert r.returncode == 0, r.stderr
+    status = json.loads(r.stdout)
+    assert set(status["daemon"]) >= {"version", "account", "online", "links", "reachable", "uptimeSec"}
+    assert status["daemon"]["version"] == "1.0.0" and status["daemon"]["account"] == "default"
+    source = status["sources"][0]
+    assert set(source) >= {"name", "url", "state", "records", "pending", "conflicts", "lastSuccess", "lastAttempt",
+                           "lastError", "stale", "attempt", "nextAttempt"}
+    assert (source["name"], source["url"], source["state"], source["records"], source["stale"]) == \
+        ("posts", server.url("posts"), "idle", 2, False)
+    pretty = syncctl(setup, "status", "--json=pretty")
+    assert json.loads(pretty.stdout) == json.loads(syncctl(setup, "status", "--json=short").stdout)
+    assert "\n  " in pretty.stdout
+
+
+def test_status_reads_like_systemctl(running, setup):
+    r = syncctl(setup, "status")
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("● syncd — online (links: ") and "account default" in lines[0]
+    assert any(l.startswith("● posts  idle  2 records  synced ") for l in lines)
+    assert "\x1b[" not in r.stdout       # no colour when not a terminal
+    assert syncctl(setup, "status", "--no-legend").stdout.splitlines()[0].startswith("● posts")
+
+
+def test_stale_source_shows_the_reason(running, setup, server):
+    server.fault("posts", kind="status", status=503)
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    assert "HTTP 503" in r.stderr
+    out = syncctl(setup, "status").stdout
+    assert "stale since" in out and "HTTP 503" in out
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_refresh_wait_list_and_get(running, setup, server):
+    server.set_records("posts", POSTS + [{"id": 3, "title": "Three"}])
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 0, r.stderr
+    assert "posts" in r.stdout and "3 records" in r.stdout
+    listed = json.loads(syncctl(setup, "list", "posts", "--json").stdout)
+    assert listed == POSTS + [{"id": 3, "title": "Three"}]
+    r = syncctl(setup, "get", "posts", "3")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"id": 3, "title": "Three"}
+    r = syncctl(setup, "get", "posts", "99")
+    assert r.returncode == 1 and "99" in r.stderr
+    r = syncctl(setup, "list", "nope")
+    assert r.returncode == 1 and "nope" in r.stderr
+
+
+def test_list_pages_through_large_listings(server, setup, daemons):
+    records = [{"id": i} for i in range(2500)]
+    server.set_records("big", records)
+    setup.add_source("big", server.url("big"))
+    d = daemons(setup)
+    d.wait_log("big: synced 2500 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    assert json.loads(syncctl(setup, "list", "big", "--json").stdout) == records
+
+
+def test_usage_errors_and_unreachable_daemon(setup):
+    r = syncctl(setup, "frobnicate")
+    assert r.returncode == 2 and "Try 'syncctl" in r.stderr
+    r = syncctl(setup, "status")
+    assert r.returncode == 3
+    assert "cannot connect to" in r.stderr and "Is syncd running?" in r.stderr
+
+
+def test_unprivileged_user_may_read_status_only(running, setup):
+    # Let "nobody" reach the socket through pytest's private temporary folders.
+    path = setup.runtime
+    while str(path) != "/":
+        os.chmod(path, os.stat(path).st_mode | 0o111)
+        path = path.parent
+    r = syncctl(setup, "status", user="nobody")
+    assert r.returncode == 0, r.stderr
+    for args in (("refresh", "posts"), ("list", "posts"), ("get", "posts", "1"), ("logout",), ("reload",)):
+        r = syncctl(setup, *args, user="nobody")
+        assert r.returncode == 1, args
+        assert "permission denied" in r.stderr.lower(), r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_reference_python_varlink_client(running, setup):
+    import varlink
+    with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
+        with client.open("org.varlink.service") as service:
+            info = service.GetInfo()
+            assert "io.syncd.Manager" in info["interfaces"]
+            description = service.GetInterfaceDescription("io.syncd.Manager")["description"]
+            assert description.startswith("# ") or "interface io.syncd.Manager" in description
+            for method in ("GetStatus", "Refresh", "List", "Get", "Watch", "Logout", "Reload", "Put", "Delete",
+                           "ListOutbox", "ListConflicts", "Resolve"):
+                assert f"method {method}(" in description
+        with client.open("io.syncd.Manager") as manager:
+            status = manager.GetStatus()
+            assert status["sources"][0]["name"] == "posts"
+            assert status["sources"][0]["records"] == 2
+
+
+def test_watch_prints_one_line_per_cache_change(running, setup, server):
+    proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
+                            stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    server.set_records("posts", POSTS + [{"id": 5}])
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    line = proc.stdout.readline()
+    proc.send_signal(signal.SIGINT)
+    proc.wait(5)
+    event = json.loads(line)
+    assert (event["source"], event["records"], event["event"]) == ("posts", 3, "updated")
+
+
+def test_reload_waits_and_reports_a_rejected_configuration(running, setup, server):
+    server.set_records("users", [{"id": "u"}])
+    setup.add_source("users", server.url("users"))
+    r = syncctl(setup, "reload")
+    assert r.returncode == 0, r.stderr
+    running.wait_log("users: synced 1 records")
+    (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=http://h/x\nMaxBytes=huge\n")
+    r = syncctl(setup, "reload")
+    assert r.returncode == 1
+    assert "users.source:3" in r.stderr
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][1]["name"] == "users"
+
+
+def test_logout_cancels_in_flight_work_and_discards_late_responses(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), TimeoutSec="30s")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.set_records("posts", POSTS + [{"id": 9}])
+    server.fault("posts", kind="stall", seconds=4)
+    assert syncctl(setup, "refresh", "posts").returncode == 0
+    wait_for(lambda: len(server.requests("/posts")) >= 2, what="the slow request")
+    r = syncctl(setup, "logout")
+    assert r.returncode == 0, r.stderr
+    assert not setup.cache_file("posts").exists()
+    assert not (setup.state / "default" / "state.db").exists() or \
+        json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["records"] == 0
+    time.sleep(5)   # the stalled response would have arrived by now
+    assert not setup.cache_file("posts").exists(), "a response for the logged-out account was written"
+    assert "Logged out" in d.output()
