@@ -18,7 +18,18 @@ struct DaemonControlHandler: ControlHandler {
             let snapshot = await withCheckedContinuation { input.yield(.request(.status($0))) }
             _ = reply.finish(snapshot.managerStatus.json)
         case .refresh(let source, let wait):
-            let result = await withCheckedContinuation { input.yield(.request(.refresh(source: source, wait: wait, $0))) }
+            // With `more`, progress (pages, bytes, records) streams while the refresh runs.
+            let (updates, sink) = AsyncStream.makeStream(of: RefreshProgress.self, bufferingPolicy: .bufferingNewest(8))
+            async let streamed: Void = {
+                for await update in updates where context.more {
+                    if !reply.progress(update.json) { break }
+                }
+            }()
+            let result = await withCheckedContinuation {
+                input.yield(.request(.refresh(source: source, wait: wait, progress: wait && context.more ? sink : nil, $0)))
+            }
+            sink.finish()
+            await streamed
             switch result {
             case .failure(let failure):
                 _ = reply.fail(failure.managerError)

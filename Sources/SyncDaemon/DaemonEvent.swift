@@ -17,6 +17,8 @@ enum DaemonEvent: Sendable {
     case probed(reachable: Bool)
     /// A control client asks something.
     case request(ControlRequest)
+    /// A refresh in progress moved on.
+    case refreshProgress(source: String, RefreshProgressCount)
     /// A cache file changed outside a refresh (logout): tell watchers.
     case cacheChanged(WatchEvent)
 }
@@ -24,7 +26,8 @@ enum DaemonEvent: Sendable {
 /// A control request and the continuation that answers it.
 enum ControlRequest: Sendable {
     case status(CheckedContinuation<DaemonStatusSnapshot, Never>)
-    case refresh(source: String?, wait: Bool, CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>)
+    case refresh(source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
+                 CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>)
     case reload(CheckedContinuation<Result<Void, ControlFailure>, Never>)
     case logout(discardPending: Bool, CheckedContinuation<Result<Void, ControlFailure>, Never>)
     /// Subscribes to cache changes; answers with a token for `unwatch`.

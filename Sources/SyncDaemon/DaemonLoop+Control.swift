@@ -7,8 +7,8 @@ extension DaemonLoop {
         switch request {
         case .status(let continuation):
             continuation.resume(returning: snapshot())
-        case .refresh(let source, let wait, let continuation):
-            refresh(source: source, wait: wait, continuation: continuation)
+        case .refresh(let source, let wait, let progress, let continuation):
+            refresh(source: source, wait: wait, progress: progress, continuation: continuation)
         case .reload(let continuation):
             continuation.resume(returning: reload())
         case .logout(let discardPending, let continuation):
@@ -24,18 +24,23 @@ extension DaemonLoop {
     }
 
     /// A manual refresh: immediate, restarts a backoff cycle, tried even while offline.
-    func refresh(source: String?, wait: Bool,
+    func refresh(source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
                  continuation: CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>) {
-        if stopping { return continuation.resume(returning: .failure(.shuttingDown)) }
+        if stopping {
+            progress?.finish()
+            return continuation.resume(returning: .failure(.shuttingDown))
+        }
         if let source, scheduler.source(source) == nil {
+            progress?.finish()
             return continuation.resume(returning: .failure(.noSuchSource(source)))
         }
         if loggedOut { readdSources() }
         let names = source.map { [$0] } ?? scheduler.sourceNames
         feed(.trigger(.manual), source: source)
         if wait && !names.isEmpty {
-            refreshWaiters.append(RefreshWaiter(remaining: Set(names), reports: [], continuation: continuation))
+            refreshWaiters.append(RefreshWaiter(remaining: Set(names), progress: progress, reports: [], continuation: continuation))
         } else {
+            progress?.finish()
             continuation.resume(returning: .success([]))
         }
     }
@@ -102,7 +107,10 @@ extension DaemonLoop {
         worker.cancel()
         let names = scheduler.sourceNames
         for name in names { scheduler.removeSource(name) }
-        for waiter in refreshWaiters { waiter.continuation.resume(returning: .failure(.storageFailure("logged out"))) }
+        for waiter in refreshWaiters {
+            waiter.progress?.finish()
+            waiter.continuation.resume(returning: .failure(.storageFailure("logged out")))
+        }
         refreshWaiters.removeAll()
         loggedOut = true
         let run = self.run

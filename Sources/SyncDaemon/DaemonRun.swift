@@ -82,6 +82,7 @@ final class DaemonLoop {
 
     struct RefreshWaiter {
         var remaining: Set<String>
+        let progress: AsyncStream<RefreshProgress>.Continuation?
         var reports: [SourceRefreshReport]
         let continuation: CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>
     }
@@ -174,6 +175,10 @@ final class DaemonLoop {
             handle(request)
         case .cacheChanged(let event):
             broadcast(event)
+        case .refreshProgress(let name, let count):
+            for waiter in refreshWaiters where waiter.remaining.contains(name) {
+                waiter.progress?.yield(RefreshProgress(source: name, state: "syncing", pages: count.pages, bytes: count.bytes, records: count.records))
+            }
         }
     }
 
@@ -218,7 +223,9 @@ final class DaemonLoop {
         running = name
         let generation = self.generation
         logger.debug("\(name): refreshing \(source.url)")
-        worker.refresh(source) { [input] result, state in
+        worker.refresh(source, progress: { [input] count in
+            input.yield(.refreshProgress(source: name, count))
+        }) { [input] result, state in
             input.yield(.refreshed(source: name, result: result, state: state, generation: generation))
         }
     }
@@ -313,6 +320,7 @@ final class DaemonLoop {
                 waiter.reports.append(report)
             }
             if waiter.remaining.isEmpty {
+                waiter.progress?.finish()
                 waiter.continuation.resume(returning: .success(waiter.reports.sorted { $0.source < $1.source }))
             } else {
                 kept.append(waiter)
@@ -450,7 +458,10 @@ final class DaemonLoop {
         await controlTask?.value
         for watcher in watchers.values { watcher.finish() }
         timer.cancel()
-        for waiter in refreshWaiters { waiter.continuation.resume(returning: .failure(.shuttingDown)) }
+        for waiter in refreshWaiters {
+            waiter.progress?.finish()
+            waiter.continuation.resume(returning: .failure(.shuttingDown))
+        }
         refreshWaiters.removeAll()
         // Save where each source's retry cycle stands, so a restart continues it (SPEC rule 7).
         let now = monotonicNow()

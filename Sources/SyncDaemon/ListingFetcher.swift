@@ -4,11 +4,23 @@ import SyncStore
 
 /// Fetches a complete listing of one source — every page — validating it while it streams and staging
 /// it in the store. The listing counts only when every page arrived and parsed (SPEC rule 2).
-struct ListingFetcher {
+final class ListingFetcher {
+    private var totalBytes: Int64 = 0
     let source: SourceConfiguration
     let client: HTTPClient
     let store: StateStore
     let environment: [String: String]
+
+    init(source: SourceConfiguration, client: HTTPClient, store: StateStore, environment: [String: String],
+         progress: ((RefreshProgressCount) -> Void)? = nil) {
+        self.source = source
+        self.client = client
+        self.store = store
+        self.environment = environment
+        self.progress = progress
+    }
+    /// Called as data arrives (on the worker thread).
+    var progress: ((RefreshProgressCount) -> Void)? = nil
     /// Upper bound on pages per listing: a server whose `next` links never end is refused, not followed forever.
     static let maxPages = 10_000
 
@@ -73,13 +85,15 @@ struct ListingFetcher {
 
     /// Fetches one page and streams its records into `writer` (begun at the first successful page).
     private func fetchPage(_ request: HTTPRequest, page: Int, writer: inout ListingWriter?) throws(RefreshFailure) -> PageResult {
+        var counted = RefreshProgressCount(pages: Int64(page), bytes: totalBytes, records: 0)
+        defer { totalBytes = counted.bytes }
         let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField)
         var scanner = RecordScanner(options: options)
         var errorBody: [UInt8] = []
         var status = 0
         var stagedWriter = writer
         let where_ = page > 1 ? "page \(page): " : ""
-        do {
+            do {
             let head = try client.perform(request, onHead: { head in
                 status = head.status
                 if head.isSuccess && stagedWriter == nil {
@@ -94,6 +108,10 @@ struct ListingFetcher {
                 try scanner.feed(chunk) { record in
                     try target.add(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version, body: record.bytes)
                 }
+                counted.bytes += Int64(chunk.count)
+                counted.records = Int64(target.count)
+                counted.pages = Int64(page)
+                progress?(counted)
             })
             writer = stagedWriter
             if head.status == 304 {
@@ -200,4 +218,11 @@ extension String {
         while let c = slice.last, c.isWhitespace { slice.removeLast() }
         return String(slice)
     }
+}
+
+/// How far a refresh got: pages started, body bytes received, records staged.
+public struct RefreshProgressCount: Sendable, Equatable {
+    public var pages: Int64
+    public var bytes: Int64
+    public var records: Int64
 }

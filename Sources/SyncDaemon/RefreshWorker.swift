@@ -21,12 +21,21 @@ final class RefreshWorker: @unchecked Sendable {
     }
 
     /// Refreshes `source` and reports the result (and the source's stored state afterwards) on the worker thread.
-    func refresh(_ source: SourceConfiguration, completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
+    func refresh(_ source: SourceConfiguration, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
+                 completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
         queue.async { [self] in
             guard let engine else {
                 return completion(.failed(RefreshFailure(.cancelled, "no account storage")), nil)
             }
-            let result = engine.refresh(source)
+            // At most ten progress reports a second reach the loop.
+            var last = ContinuousClock.now - .seconds(1)
+            let result = engine.refresh(source) { count in
+                let now = ContinuousClock.now
+                if now - last >= .milliseconds(100) {
+                    last = now
+                    progress(count)
+                }
+            }
             completion(result, try? engine.store.state(of: source.name))
         }
     }

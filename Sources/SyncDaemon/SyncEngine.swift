@@ -32,7 +32,7 @@ public final class SyncEngine {
     public func cancel() { client.cancellation.cancel() }
 
     /// Refreshes `source` once. The previous copy stays byte-for-byte unless a complete valid listing arrived.
-    public func refresh(_ source: SourceConfiguration) -> RefreshResult {
+    public func refresh(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         client.cancellation.reset()
         let now = clock().rfc3339
         let previous: SourceState
@@ -43,7 +43,7 @@ public final class SyncEngine {
         }
         let fetched: ListingFetcher.Result
         do {
-            fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment).fetch(previous: previous)
+            fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment, progress: progress).fetch(previous: previous)
         } catch {
             return fail(source, error, at: now)
         }

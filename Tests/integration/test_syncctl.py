@@ -175,3 +175,24 @@ def test_logout_cancels_in_flight_work_and_discards_late_responses(server, setup
     time.sleep(5)   # the stalled response would have arrived by now
     assert not setup.cache_file("posts").exists(), "a response for the logged-out account was written"
     assert "Logged out" in d.output()
+
+
+def test_refresh_with_more_streams_progress(server, setup, daemons):
+    import varlink
+    records = [{"id": i, "body": "x" * 500} for i in range(20000)]
+    server.set_records("big", records)
+    setup.add_source("big", server.url("big"))
+    d = daemons(setup)
+    d.wait_log("big: synced 20000 records")
+    server.set_records("big", records + [{"id": "new"}])
+    server.fault("big", kind="body", body=json.dumps(records + [{"id": "new"}]), times=0)
+    updates = []
+    with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
+        with client.open("io.syncd.Manager") as manager:
+            for reply in manager.Refresh("big", True, _more=True):
+                updates.append(reply)
+    assert updates[-1]["result"] == "updated" and updates[-1]["records"] == 20001
+    progress = [u for u in updates[:-1] if u.get("state") == "syncing"]
+    assert progress, updates
+    assert all(u["bytes"] > 0 and u["pages"] == 1 for u in progress)
+    assert [u["records"] for u in progress] == sorted(u["records"] for u in progress)
