@@ -1,5 +1,6 @@
 """Rules 5 and 6 in real network namespaces: the daemon in one, the server in another, joined by a veth
 pair (198.18.0.0/24, RFC 2544 benchmarking space). The root namespace is never touched."""
+import json
 import os
 import subprocess
 import time
@@ -105,3 +106,23 @@ def test_watchlinks_no_ignores_link_changes(netns, setup, daemons):
     time.sleep(2)
     assert "Offline" not in d.output()
     assert len(requests(server)) == 1
+
+
+def test_offline_pauses_automatic_attempts_but_a_manual_refresh_still_tries(netns, setup, notify, daemons):
+    from test_syncctl import syncctl
+    srv, dmn, server = netns
+    network_config(setup)
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), TimeoutSec="2s")
+    d = daemons(setup, notify=notify, netns=dmn)
+    d.wait_log("posts: synced 2 records")
+    ip("-n", srv, "link", "set", "vs", "down")
+    notify.wait_for("Offline")
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert status["daemon"]["online"] is False and status["daemon"]["links"] in ("none", "carrier")
+    assert status["sources"][0]["state"] == "offline"
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    assert "posts" in r.stderr
+    d.wait_log("refresh failed")
+    assert setup.cache_doc("posts")["records"] == POSTS
