@@ -130,17 +130,18 @@ class NamespacedSystemd:
         return self.log_path.read_text(errors="replace")[-6000:]
 
     def _find_systemd(self):
+        """The host PID of the namespace's PID 1: the child of `unshare --fork` once it exec'd systemd."""
         if self.proc.poll() is not None:
             raise AssertionError(f"unshare exited with {self.proc.returncode}")
-        try:
-            children = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children").read_text().split()
-        except FileNotFoundError:
-            return None
-        for child in children:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
             try:
-                if Path(f"/proc/{child}/exe").resolve().name == "systemd":
-                    return int(child)
-            except OSError:
+                stat = (entry / "stat").read_text()
+                parent = int(stat.rsplit(")", 1)[1].split()[1])
+                if parent == self.proc.pid and (entry / "exe").resolve().name == "systemd":
+                    return int(entry.name)
+            except (OSError, ValueError, IndexError):
                 pass
         return None
 
