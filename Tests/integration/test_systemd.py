@@ -10,7 +10,7 @@ How the host is kept out of it:
     directories (`lowerdir=<tmp>/root/usr:/usr`), the upper layers are temp directories, so the
     namespace sees a system with syncd installed and every write (passwd, machine-id, journal,
     /var/lib/syncd, /var/cache/syncd) lands in <tmp>/upper, never in the host's /usr, /etc, /var;
-  - tmpfs on /run and /tmp (systemd's sockets, PrivateTmp=);
+  - tmpfs on /run, /tmp and /home (systemd's sockets, PrivateTmp=, the test user's home);
   - /proc/sys and /sys read-only (as container managers do), so neither systemd nor
     systemd-sysctl.service can change the host kernel's settings; `container=syncd-test` tells
     systemd it runs in a container, so it skips module loading and the like;
@@ -39,7 +39,7 @@ from conftest import POSTS, ROOT, wait_for
 
 SOCKET = "/run/syncd/io.syncd.Manager"
 HOST_PATHS = ["/usr/bin/syncd", "/usr/bin/syncctl", "/usr/lib/systemd/system/syncd.service",
-              "/usr/lib/sysusers.d/syncd.conf", "/etc/syncd", "/var/lib/syncd", "/var/cache/syncd"]
+              "/usr/lib/sysusers.d/syncd.conf", "/etc/syncd", "/var/lib/syncd", "/var/cache/syncd", "/home/syncdtest"]
 
 BOOT = r"""
 set -eu
@@ -50,6 +50,7 @@ for d in usr etc var; do
 done
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t tmpfs -o mode=0755 tmpfs /home
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
 umount -R /sys/fs/cgroup 2>/dev/null || true
@@ -94,11 +95,13 @@ def remove_cgroup(path, timeout=10.0):
 def host_view():
     """What the host sees of syncd: its paths and its user. Must not change because of the test."""
     paths = {p: os.path.lexists(p) for p in HOST_PATHS}
-    try:
-        user = pwd.getpwnam("syncd").pw_uid
-    except KeyError:
-        user = None
-    return paths, user
+    users = {}
+    for name in ("syncd", "syncdtest"):
+        try:
+            users[name] = pwd.getpwnam(name).pw_uid
+        except KeyError:
+            users[name] = None
+    return paths, users
 
 
 class NamespacedSystemd:
@@ -310,3 +313,36 @@ def test_watchdog_keeps_the_service_alive(server, systemd):
     assert int(later["WatchdogTimestampMonotonic"]) > 0, "systemd received WATCHDOG=1"
     sd.run("systemctl", "stop", "syncd")
     assert sd.show("syncd", "Result")["Result"] == "success"
+
+
+def test_user_unit_runs_under_a_user_manager(systemd):
+    """The user unit under `systemctl --user`: XDG directories, seccomp hardening, clean stop."""
+    sd = systemd
+    sd.run("useradd", "--create-home", "--uid", "1500", "syncdtest")
+    home = "/home/syncdtest"
+    sd.write(f"{home}/posts.json", json.dumps(POSTS))
+    sd.write(f"{home}/.config/syncd/sources.d/posts.source", f"[Source]\nURL=file://{home}/posts.json\n")
+    sd.run("chown", "-R", "syncdtest:syncdtest", home)
+    sd.run("systemctl", "start", "user@1500.service")
+    user = ["systemctl", "--user", "--machine=syncdtest@.host"]
+    sd.run(*user, "start", "syncd")
+    state = dict(line.split("=", 1) for line in sd.run(
+        *user, "show", "syncd", "-p", "ActiveState,SubState,StatusText,MainPID").stdout.splitlines())
+    assert (state["ActiveState"], state["SubState"]) == ("active", "running"), state
+    assert state["StatusText"].strip()
+    pid = int(state["MainPID"])
+    assert status_of(sd, pid, "Uid") == ["1500"] * 4
+    assert status_of(sd, pid, "NoNewPrivs") == ["1"] and status_of(sd, pid, "Seccomp") == ["2"]
+
+    # syncd's own XDG defaults, not systemd 252's StateDirectory= mapping to ~/.config.
+    cache = f"{home}/.cache/syncd/default/posts.json"
+    wait_for(lambda: sd.run("test", "-f", cache, check=False).returncode == 0, timeout=30, what=cache)
+    assert json.loads(sd.run("cat", cache).stdout)["records"] == POSTS
+    assert sd.run("stat", "-c", "%a", f"{home}/.local/state/syncd").stdout.split() == ["700"]
+    assert sd.run("test", "-f", f"{home}/.local/state/syncd/default/state.db", check=False).returncode == 0
+    assert sd.run("test", "-e", f"{home}/.config/syncd/default", check=False).returncode != 0
+
+    sd.run(*user, "stop", "syncd")
+    stopped = dict(line.split("=", 1) for line in sd.run(
+        *user, "show", "syncd", "-p", "ActiveState,Result").stdout.splitlines())
+    assert stopped == {"ActiveState": "inactive", "Result": "success"}, stopped
