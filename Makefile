@@ -64,16 +64,20 @@ man:
 install: release man
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 .build/release/syncd .build/release/syncctl $(DESTDIR)$(BINDIR)/
-	install -m 0644 build/man/*.1 $(DESTDIR)$(MANDIR)/man1/
-	install -m 0644 build/man/*.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 0644 build/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+# Every page `make man` rendered goes into the man<section> directory its suffix names.
+	for page in build/man/*.[158]; do \
+		install -m 0644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.}/; \
+	done
 	install -d $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d
 	install -m 0644 config/syncd.conf $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example
 	install -m 0644 config/sources.d/posts.source.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/
 	if [ -d packaging/systemd ]; then \
 		install -d $(DESTDIR)$(SYSTEMDDIR)/system $(DESTDIR)$(SYSTEMDDIR)/user $(DESTDIR)$(SYSUSERSDIR); \
-		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.service > $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service; \
-		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.user.service > $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service; \
+		mkdir -p build/systemd; \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.service > build/systemd/syncd.service; \
+		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.user.service > build/systemd/syncd.user.service; \
+		install -m 0644 build/systemd/syncd.service $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service; \
+		install -m 0644 build/systemd/syncd.user.service $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service; \
 		install -m 0644 packaging/systemd/syncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/syncd.conf; \
 	fi
 	if [ -f packaging/completion/syncctl.bash ]; then \
