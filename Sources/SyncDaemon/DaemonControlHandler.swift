@@ -95,9 +95,63 @@ struct DaemonControlHandler: ControlHandler {
             case .success: _ = reply.finish()
             case .failure(let failure): _ = reply.fail(failure.managerError)
             }
-        case .put, .delete, .listOutbox, .retryOutbox, .dropOutbox, .listConflicts, .resolve:
-            // Local changes (the outbox) are not part of this build: say so with the standard error.
-            _ = reply.fail(VarlinkServiceError.methodNotImplemented(method: "io.syncd.Manager." + request.methodName))
+        case .put(let source, let record):
+            switch await change(.put(source: source, record: record)) {
+            case .success(let id): _ = reply.finish(["id": .string(id)])
+            case .failure(let error): _ = reply.fail(error)
+            }
+        case .delete(let source, let id):
+            await finish(change(.delete(source: source, id: id)), reply)
+        case .retryOutbox(let seq):
+            await finish(change(.retry(seq: seq)), reply)
+        case .dropOutbox(let seq):
+            await finish(change(.drop(seq: seq)), reply)
+        case .resolve(let source, let id, let keep):
+            await finish(change(.resolve(source: source, id: id, keepLocal: keep == .local)), reply)
+        case .listOutbox(let source):
+            if let source { guard await sourceExists(source, reply: reply) else { return } }
+            let path = databasePath
+            let entries: Result<[JSONValue], ManagerError> = await read {
+                try StateStore(path: path).outbox(source: source).map { entry in
+                    .object(OutboxEntry(seq: entry.seq, source: entry.source, id: entry.recordID, operation: entry.operation.rawValue,
+                                        createdAt: entry.createdAt, state: entry.state.rawValue, attempts: Int64(entry.attempts),
+                                        lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.lastError).json)
+                }
+            }
+            switch entries {
+            case .success(let list): _ = reply.finish(["entries": .array(list)])
+            case .failure(let error): _ = reply.fail(error)
+            }
+        case .listConflicts(let source):
+            if let source { guard await sourceExists(source, reply: reply) else { return } }
+            let path = databasePath
+            let conflicts: Result<[JSONValue], ManagerError> = await read {
+                let store = try StateStore(path: path)
+                let local = try store.outbox(source: source).filter { $0.state == .conflict }
+                return try store.conflicts(source: source).map { conflict in
+                    let mine = local.last { $0.source == conflict.source && $0.recordID == conflict.recordID }
+                    return .object(ConflictEntry(
+                        source: conflict.source, id: conflict.recordID,
+                        local: mine?.body.flatMap { try? JSONValue(parsing: $0) }?.objectValue,
+                        remote: conflict.remoteBody.flatMap { try? JSONValue(parsing: $0) }?.objectValue,
+                        localVersion: mine?.baseVersion, remoteVersion: conflict.remoteVersion, detectedAt: conflict.detectedAt).json)
+                }
+            }
+            switch conflicts {
+            case .success(let list): _ = reply.finish(["conflicts": .array(list)])
+            case .failure(let error): _ = reply.fail(error)
+            }
+        }
+    }
+
+    private func change(_ request: LocalChangeRequest) async -> Result<String, ManagerError> {
+        await withCheckedContinuation { input.yield(.request(.change(request, $0))) }
+    }
+
+    private func finish(_ result: Result<String, ManagerError>, _ reply: ReplySink) async {
+        switch result {
+        case .success: _ = reply.finish()
+        case .failure(let error): _ = reply.fail(error)
         }
     }
 

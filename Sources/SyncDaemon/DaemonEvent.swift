@@ -19,6 +19,8 @@ enum DaemonEvent: Sendable {
     case request(ControlRequest)
     /// A refresh in progress moved on.
     case refreshProgress(source: String, RefreshProgressCount)
+    /// A local change was stored (on the worker); `state` is the source's state afterwards.
+    case localChanged(source: String, state: SourceState?)
     /// A cache file changed outside a refresh (logout): tell watchers.
     case cacheChanged(WatchEvent)
 }
@@ -30,6 +32,8 @@ enum ControlRequest: Sendable {
                  CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>)
     case reload(CheckedContinuation<Result<Void, ControlFailure>, Never>)
     case logout(discardPending: Bool, CheckedContinuation<Result<Void, ControlFailure>, Never>)
+    /// A local change or its settling (Put, Delete, outbox retry/drop, Resolve); answers with the record's ID.
+    case change(LocalChangeRequest, CheckedContinuation<Result<String, ManagerError>, Never>)
     /// Subscribes to cache changes; answers with a token for `unwatch`.
     case watch(AsyncStream<WatchEvent>.Continuation, CheckedContinuation<Int, Never>)
     case unwatch(Int)
@@ -66,4 +70,13 @@ public struct SourceRefreshReport: Sendable, Equatable {
     public var records: Int
     /// The reason, when it failed.
     public var error: String?
+}
+
+/// What a control client wants changed locally.
+enum LocalChangeRequest: Sendable {
+    case put(source: String, record: JSONObject)
+    case delete(source: String, id: String)
+    case retry(seq: Int64)
+    case drop(seq: Int64)
+    case resolve(source: String, id: String, keepLocal: Bool)
 }

@@ -13,6 +13,8 @@ extension DaemonLoop {
             continuation.resume(returning: reload())
         case .logout(let discardPending, let continuation):
             logout(discardPending: discardPending, continuation: continuation)
+        case .change(let change, let continuation):
+            apply(change, continuation: continuation)
         case .watch(let sink, let continuation):
             nextWatcher += 1
             watchers[nextWatcher] = sink
@@ -99,9 +101,62 @@ extension DaemonLoop {
         return .success(())
     }
 
+    /// Runs a local change on the worker (the engine is the store's only writer), then answers, republishes
+    /// and schedules a debounced push.
+    func apply(_ change: LocalChangeRequest, continuation: CheckedContinuation<Result<String, ManagerError>, Never>) {
+        let sourceName: String?
+        switch change {
+        case .put(let source, _), .delete(let source, _), .resolve(let source, _, _): sourceName = source
+        case .retry, .drop: sourceName = nil
+        }
+        let config = sourceName.flatMap { name in configuration.sources.first { $0.name == name } }
+        if let sourceName, config == nil {
+            return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
+        }
+        Task { [worker, input] in
+            let outcome: (Result<String, ManagerError>, String?, SourceState?) = await worker.withEngine { engine in
+                guard let engine else { return (.failure(.storageFailure(reason: "no account storage")), nil, nil) }
+                do throws(LocalChangeError) {
+                    let touched: String
+                    let answer: String
+                    func source() throws(LocalChangeError) -> SourceConfiguration {
+                        guard let config else { throw .storage("the source is no longer configured") }
+                        return config
+                    }
+                    switch change {
+                    case .put(_, let record):
+                        answer = try engine.put(record, into: try source())
+                        touched = try source().name
+                    case .delete(_, let id):
+                        try engine.delete(id: id, from: try source())
+                        (answer, touched) = (id, try source().name)
+                    case .retry(let seq):
+                        touched = try engine.retryOutboxEntry(seq)
+                        answer = String(seq)
+                    case .drop(let seq):
+                        touched = try engine.dropOutboxEntry(seq)
+                        answer = String(seq)
+                    case .resolve(_, let id, let keepLocal):
+                        try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
+                        (answer, touched) = (id, try source().name)
+                    }
+                    return (.success(answer), touched, try? engine.store.state(of: touched))
+                } catch {
+                    return (.failure(error.managerError), nil, nil)
+                }
+            }
+            continuation.resume(returning: outcome.0)
+            if let touched = outcome.1 { input.yield(.localChanged(source: touched, state: outcome.2)) }
+        }
+    }
+
     /// SPEC rule 9: cancel in-flight work, erase the account's cache folder and state; a response that
     /// arrives afterwards belongs to an old generation and is discarded.
     func logout(discardPending: Bool, continuation: CheckedContinuation<Result<Void, ControlFailure>, Never>) {
+        let pending = states.values.reduce(0) { $0 + $1.pendingCount + $1.conflictCount }
+        if pending > 0 && !discardPending {
+            return continuation.resume(returning: .failure(.pendingChanges(pending)))
+        }
         generation += 1
         queue.removeAll()
         worker.cancel()
@@ -172,6 +227,19 @@ extension DaemonLoop {
         } catch {
             logger.warning("Failed to watch network links, assuming online: \(error)")
             linkState = "unknown"
+        }
+    }
+}
+
+extension LocalChangeError {
+    var managerError: ManagerError {
+        switch self {
+        case .notWritable(let source): return .notWritable(source: source)
+        case .noSuchRecord(let source, let id): return .noSuchRecord(source: source, id: id)
+        case .invalidRecord(let reason): return .invalidParameter(parameter: "record", reason: reason)
+        case .noSuchOutboxEntry(let seq): return .noSuchOutboxEntry(seq: seq)
+        case .noConflict(let source, let id): return .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source)\" is not in conflict")
+        case .storage(let reason): return .storageFailure(reason: reason)
         }
     }
 }

@@ -175,6 +175,13 @@ final class DaemonLoop {
             handle(request)
         case .cacheChanged(let event):
             broadcast(event)
+        case .localChanged(let name, let state):
+            if let state { states[name] = state }
+            if scheduler.source(name) != nil { feed(.trigger(.localChange), source: name) }
+            if let state {
+                broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: Int64(state.pendingCount),
+                                     conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: "local-change"))
+            }
         case .refreshProgress(let name, let count):
             for waiter in refreshWaiters where waiter.remaining.contains(name) {
                 waiter.progress?.yield(RefreshProgress(source: name, state: "syncing", pages: count.pages, bytes: count.bytes, records: count.records))
@@ -238,8 +245,8 @@ final class DaemonLoop {
         }
         if let state { states[name] = state }
         if case .updated = result, let state {
-            broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: 0, conflicts: 0,
-                                 savedAt: state.savedAt, event: "updated"))
+            broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: Int64(state.pendingCount),
+                                 conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: "updated"))
         }
         let outcome: RefreshOutcome
         var report = SourceRefreshReport(source: name, succeeded: false, result: "failed", records: states[name]?.recordCount ?? 0, error: nil)
@@ -405,7 +412,8 @@ final class DaemonLoop {
                 return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
             }
             return DaemonStatusSnapshot.Source(
-                name: source.name, url: source.url, state: name, records: state.recordCount, pending: 0, conflicts: 0,
+                name: source.name, url: source.url, state: name, records: state.recordCount, pending: state.pendingCount,
+                conflicts: state.conflictCount,
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }

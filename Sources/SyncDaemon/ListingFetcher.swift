@@ -11,8 +11,11 @@ final class ListingFetcher {
     let store: StateStore
     let environment: [String: String]
 
-    init(source: SourceConfiguration, client: HTTPClient, store: StateStore, environment: [String: String],
+    let token: String?
+
+    init(source: SourceConfiguration, client: HTTPClient, store: StateStore, environment: [String: String], token: String?,
          progress: ((RefreshProgressCount) -> Void)? = nil) {
+        self.token = token
         self.source = source
         self.client = client
         self.store = store
@@ -33,7 +36,6 @@ final class ListingFetcher {
     }
 
     func fetch(previous: SourceState) throws(RefreshFailure) -> Result {
-        let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
         // Validators are only meaningful for the URL they came from; a paginated listing is fetched
         // whole, because a 304 for its first page says nothing about the others.
         let conditional = previous.url == source.url && source.pagination == .none

@@ -30,7 +30,8 @@ public struct SnapshotWriter {
     }
 
     /// Writes the whole document for `source` from the store, atomically, mode 0640.
-    public func publish(source: String, state: SourceState, store: StateStore, pending: [String] = [], conflicts: [String] = []) throws {
+    public func publish(source: String, state: SourceState, store: StateStore) throws {
+        let (pending, conflicts) = try store.pendingAndConflicts(source: source)
         try prepareDirectory()
         let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
         try writer.write { sink in
@@ -38,10 +39,10 @@ public struct SnapshotWriter {
             try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
             try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
             var first = true
-            try store.forEachRecord(source: source) { record in
+            try store.forEachLocalRecord(source: source) { _, body in
                 try sink.write(first ? "\n" : ",\n")
                 first = false
-                try sink.write(record.body)
+                try sink.write(body)
             }
             try sink.write("\n],\n\"pending\":[\(pending.map(JSONText.quoted).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(JSONText.quoted).joined(separator: ","))]}\n")

@@ -43,7 +43,11 @@ public final class SyncEngine {
         }
         let fetched: ListingFetcher.Result
         do {
-            fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment, progress: progress).fetch(previous: previous)
+            let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
+            // Local changes go out first, then the listing is pulled (SPEC "Local changes").
+            try push(source, token: token)
+            fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
+                                         progress: progress).fetch(previous: previous)
         } catch {
             return fail(source, error, at: now)
         }
@@ -51,6 +55,7 @@ public final class SyncEngine {
         case .notModified:
             do {
                 try store.recordUnchanged(source: source.name, at: now)
+                confirmSent(source)
                 try publishOrTouch(source, changed: false)
             } catch let failure as RefreshFailure {
                 return fail(source, failure, at: now)
@@ -66,6 +71,7 @@ public final class SyncEngine {
             } catch {
                 return fail(source, storeFailure(error, prefix: ""), at: now)
             }
+            confirmSent(source)
             do {
                 try publishOrTouch(source, changed: !outcome.unchanged)
             } catch let failure as RefreshFailure {

@@ -24,6 +24,10 @@ public struct SourceState: Sendable, Equatable {
     public var snapshotDirty: Bool
     /// Retry state exported by the scheduler, opaque to the store.
     public var retryState: String?
+    /// Records with local changes the server has not confirmed yet.
+    public var pendingCount = 0
+    /// Records whose local change conflicts with the server (ConflictPolicy=manual).
+    public var conflictCount = 0
 
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
@@ -93,16 +97,22 @@ public final class StateStore {
                 data BLOB NOT NULL,
                 UNIQUE (source, seq)
             );
+            -- Local changes, oldest first. At most one 'queued' entry per record (changes coalesce);
+            -- 'sent' entries stay as an overlay until a listing confirms them; 'parked' ones wait for a
+            -- person; 'conflict' ones for `syncctl resolve`.
             CREATE TABLE outbox (
                 seq INTEGER PRIMARY KEY AUTOINCREMENT,
                 source TEXT NOT NULL,
                 record_id TEXT NOT NULL,
+                id_is_integer INTEGER NOT NULL DEFAULT 0,
                 operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')),
                 body BLOB,
                 base_version TEXT,
                 created_at TEXT NOT NULL,
-                state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'parked')),
+                idempotency_key TEXT NOT NULL,
+                state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sent', 'parked', 'conflict')),
                 attempts INTEGER NOT NULL DEFAULT 0,
+                unconfirmed INTEGER NOT NULL DEFAULT 0,
                 last_status INTEGER,
                 last_error TEXT
             );
@@ -110,9 +120,7 @@ public final class StateStore {
             CREATE TABLE conflicts (
                 source TEXT NOT NULL,
                 record_id TEXT NOT NULL,
-                local_body BLOB,
                 remote_body BLOB,
-                local_version TEXT,
                 remote_version TEXT,
                 detected_at TEXT NOT NULL,
                 PRIMARY KEY (source, record_id)
@@ -149,7 +157,13 @@ public final class StateStore {
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
-            guard try statement.step() else { return state }
+            if try !statement.step() {
+                let counts = try database.prepare("SELECT count(DISTINCT record_id) FROM outbox WHERE source = ?1 AND state != 'conflict'")
+                try counts.bind(1, source)
+                _ = try counts.step()
+                state.pendingCount = Int(counts.int64(0))
+                return state
+            }
             state.url = statement.string(0)
             state.etag = statement.string(1)
             state.lastModified = statement.string(2)
@@ -160,6 +174,15 @@ public final class StateStore {
             state.recordCount = Int(statement.int64(7))
             state.snapshotDirty = statement.int64(8) != 0
             state.retryState = statement.string(9)
+            let counts = try database.prepare("""
+                SELECT count(DISTINCT CASE WHEN state != 'conflict' THEN record_id END),
+                       count(DISTINCT CASE WHEN state = 'conflict' THEN record_id END)
+                FROM outbox WHERE source = ?1
+                """)
+            try counts.bind(1, source)
+            _ = try counts.step()
+            state.pendingCount = Int(counts.int64(0))
+            state.conflictCount = Int(counts.int64(1))
             return state
         } catch {
             throw .sqlite(error)

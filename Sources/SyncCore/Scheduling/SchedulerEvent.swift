@@ -14,12 +14,15 @@ public enum TriggerKind: String, CaseIterable, Hashable, Sendable {
     case manual
     /// The configuration was reloaded; debounced.
     case reload
+    /// A local change was queued (`Put`, `Delete`); debounced, so a burst of edits is pushed together.
+    /// It does not cut a backoff short: a failing server is not hammered because someone typed.
+    case localChange
 
     /// Whether the refresh starts at once rather than after the debounce period.
     public var isImmediate: Bool {
         switch self {
         case .startup, .periodic, .manual: true
-        case .network, .probeRecovered, .reload: false
+        case .network, .probeRecovered, .reload, .localChange: false
         }
     }
 
@@ -31,6 +34,7 @@ public enum TriggerKind: String, CaseIterable, Hashable, Sendable {
     public var restartsBackoff: Bool {
         switch self {
         case .network, .probeRecovered, .reload, .manual: true
+        case .localChange: false
         case .startup, .periodic: false
         }
     }
@@ -41,6 +45,7 @@ public enum TriggerKind: String, CaseIterable, Hashable, Sendable {
         switch self {
         case .periodic: 0
         case .startup: 1
+        case .localChange: 1
         case .probeRecovered: 2
         case .reload: 3
         case .network: 4

@@ -336,4 +336,19 @@ struct SourceSchedulerTests {
         harness.feed(.refreshFinished(.success), at: ms(1_000))
         #expect(harness.scheduler.nextDeadline() == ms(5_000 + 900_000))
     }
+
+    @Test func localChangeIsDebouncedWhenHealthyButKeepsABackoffSchedule() {
+        var harness = Harness(jitter: ConstantJitter(0.5))
+        harness.startHealthy(at: ms(0))
+        #expect(harness.feed(.trigger(.localChange), at: ms(1_000)).isEmpty)
+        harness.feed(.trigger(.localChange), at: ms(1_500))
+        harness.run(until: ms(10_000))
+        #expect(harness.starts == [ms(0), ms(3_500)])
+        harness.feed(.refreshFinished(transient), at: ms(3_600))
+        let retryAt = harness.scheduler.status.nextAttempt
+        #expect(harness.state == .backoff)
+        #expect(harness.feed(.trigger(.localChange), at: ms(3_700)).isEmpty)
+        #expect(harness.scheduler.status.nextAttempt == retryAt)
+        #expect(harness.scheduler.status.attempt == 1)
+    }
 }

@@ -117,10 +117,15 @@ class Handler(BaseHTTPRequestHandler):
         self._send(404, b'{"error":"unknown control path"}')
 
     # --- faults --------------------------------------------------------------------------
-    def _apply_fault(self, name):
-        """Returns True when a fault answered the request."""
+    def _apply_fault(self, name, body=b""):
+        """Returns True when a fault answered the request. A fault may be limited to one HTTP "method"
+        and to request bodies containing "bodyContains"."""
         with STATE.lock:
             fault = STATE.faults.get(name)
+            if fault and fault.get("method") and fault["method"] != self.command:
+                fault = None
+            if fault and fault.get("bodyContains") and fault["bodyContains"].encode() not in body:
+                fault = None
             if fault and fault.get("times") is not None:
                 if fault["times"] <= 0:
                     fault = None
@@ -232,39 +237,55 @@ class Handler(BaseHTTPRequestHandler):
     def _write(self, name, ident):
         body = self._read_body()
         self._record(body)
-        if self._apply_fault(name):
+        with STATE.lock:
+            lose = STATE.faults.get(name, {}).get("kind") == "lose-answer" and \
+                STATE.faults[name].get("method", self.command) == self.command
+        if lose:
+            # Apply the change, then drop the connection before answering (a lost answer).
+            STATE.faults.pop(name, None)
+            self._apply_write(name, ident, body, answer=False)
+            self.close_connection = True
             return
+        if self._apply_fault(name, body):
+            return
+        self._apply_write(name, ident, body)
+
+    def _apply_write(self, name, ident, body, answer=True):
+        send = self._send if answer else (lambda *a, **k: None)
         with STATE.lock:
             c = STATE.collections.setdefault(name, {"raw": None, "records": [], "modified": time.time()})
             records = c["records"]
             if self.command == "POST" and ident is None:
                 record = json.loads(body)
+                if STATE.options.get(name, {}).get("serverIds"):
+                    # The server assigns its own integer IDs, whatever the client sent.
+                    record["id"] = 1 + max([1000] + [r["id"] for r in records if isinstance(r.get("id"), int)])
                 if "id" not in record:
                     record["id"] = str(uuid.uuid4())
                 if self._find(records, str(record["id"])) is not None:
-                    return self._send(409, json.dumps({"error": "duplicate id"}).encode())
+                    return send(409, json.dumps({"error": "duplicate id"}).encode())
                 records.append(record)
                 c["modified"] = time.time()
-                return self._send(201, json.dumps(record).encode())
+                return send(201, json.dumps(record).encode())
             index = self._find(records, ident) if ident is not None else None
             if self.command == "GET":
                 if index is None:
-                    return self._send(404, b'{"error":"not found"}')
-                return self._send(200, json.dumps(records[index]).encode())
+                    return send(404, b'{"error":"not found"}')
+                return send(200, json.dumps(records[index]).encode())
             if self.command == "PUT":
                 if index is None:
-                    return self._send(404, b'{"error":"not found"}')
+                    return send(404, b'{"error":"not found"}')
                 record = json.loads(body)
                 records[index] = record
                 c["modified"] = time.time()
-                return self._send(200, json.dumps(record).encode())
+                return send(200, json.dumps(record).encode())
             if self.command == "DELETE":
                 if index is None:
-                    return self._send(404, b'{"error":"not found"}')
+                    return send(404, b'{"error":"not found"}')
                 del records[index]
                 c["modified"] = time.time()
-                return self._send(200, b"{}")
-        self._send(405, b'{"error":"method not allowed"}')
+                return send(200, b"{}")
+        send(405, b'{"error":"method not allowed"}')
 
     def _route(self):
         path = urlsplit(self.path).path

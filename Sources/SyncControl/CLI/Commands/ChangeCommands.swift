@@ -107,14 +107,35 @@ public struct ConflictsCommand: SyncctlCommand {
         let reply = try context.call(.listConflicts(source: nil))
         if context.globals.json != nil { return context.printJSON(reply["conflicts"] ?? []) }
         var rows: [[String]] = []
+        var details = ""
         for (index, value) in (reply["conflicts"]?.arrayValue ?? []).enumerated() {
             guard let object = value.objectValue else { throw .failed("unexpected reply from syncd: conflicts[\(index)]") }
             let conflict = try context.decode { () throws(ReplyShapeError) in try ConflictEntry(json: object, path: "conflicts[\(index)]") }
             rows.append([conflict.source, conflict.id, conflict.detectedAt, conflict.localVersion ?? (conflict.local == nil ? "deleted" : "-"),
                          conflict.remoteVersion ?? (conflict.remote == nil ? "deleted" : "-")])
+            details += "\n" + ConflictsCommand.sideBySide(conflict)
         }
         context.output.write(Table.render(header: ["SOURCE", "ID", "DETECTED", "LOCAL", "REMOTE"], rows: rows,
                                           legend: !context.globals.noLegend, noun: ("conflict", "conflicts")))
+        context.output.write(details)
+    }
+
+    /// Both versions of the record, field by field; `*` marks the fields that differ.
+    static func sideBySide(_ conflict: ConflictEntry) -> String {
+        var keys: [String] = []
+        for key in (conflict.local?.keys ?? []) + (conflict.remote?.keys ?? []) where !keys.contains(key) { keys.append(key) }
+        func text(_ object: JSONObject?, _ key: String) -> String {
+            guard let object else { return "(deleted)" }
+            guard let value = object[key] else { return "(absent)" }
+            let compact = value.serialized(.compact)
+            return compact.count > 40 ? String(compact.prefix(39)) + "…" : compact
+        }
+        let rows = keys.map { key -> [String] in
+            let local = text(conflict.local, key), remote = text(conflict.remote, key)
+            return [(local == remote ? "  " : "* ") + key, local, remote]
+        }
+        return "\(conflict.source) \(conflict.id):\n"
+            + Table.render(header: ["  FIELD", "LOCAL", "REMOTE"], rows: rows, legend: false, noun: ("field", "fields"))
     }
 }
 

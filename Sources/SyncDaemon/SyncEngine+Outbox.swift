@@ -1,0 +1,355 @@
+import SyncControl
+import SyncCore
+import SyncRemote
+import SyncStore
+
+/// Why a local change could not be queued or settled; mapped to Varlink errors by the control handler.
+public enum LocalChangeError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notWritable(String)
+    case noSuchRecord(source: String, id: String)
+    case invalidRecord(String)
+    case noSuchOutboxEntry(Int64)
+    case noConflict(source: String, id: String)
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .notWritable(let source): return "source \"\(source)\" is not writable (set Writable=yes in its .source file)"
+        case .noSuchRecord(let source, let id): return "source \"\(source)\" has no record \"\(id)\""
+        case .invalidRecord(let reason): return reason
+        case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
+        case .noConflict(let source, let id): return "record \"\(id)\" of \"\(source)\" is not in conflict"
+        case .storage(let reason): return reason
+        }
+    }
+}
+
+extension SyncEngine {
+    // MARK: Queueing (Put, Delete)
+
+    /// Queues a new or changed record durably and republishes the cache file; returns the record's ID.
+    /// A record without an ID gets a UUID string as ID.
+    public func put(_ record: JSONObject, into source: SourceConfiguration) throws(LocalChangeError) -> String {
+        guard source.writable else { throw .notWritable(source.name) }
+        var record = record
+        let id: String
+        let isInteger: Bool
+        switch record[source.idField] {
+        case .string(let text)? where !text.isEmpty:
+            (id, isInteger) = (text, false)
+        case .integer(let number)?:
+            (id, isInteger) = (String(number), true)
+        case nil, .null?:
+            id = Identifiers.uuid()
+            isInteger = false
+            record = JSONObject([(source.idField, .string(id))] + record.members.filter { $0.key != source.idField })
+        default:
+            throw .invalidRecord("the record's \"\(source.idField)\" must be a non-empty string or an integer")
+        }
+        let body = Array(JSONValue.object(record).serialized(.compact).utf8)
+        guard body.count <= 1 << 20 else { throw .invalidRecord("the record is larger than 1 MiB") }
+        let onServer = serverRecord(source: source.name, id: id)
+        let known = (try? store.outbox(source: source.name))?.contains { $0.recordID == id && $0.state == .sent } ?? false
+        try queue(source, id: id, isInteger: isInteger, operation: onServer != nil || known ? .update : .create,
+                  body: body, baseVersion: onServer?.version)
+        return id
+    }
+
+    /// Queues the removal of a record durably and republishes the cache file.
+    public func delete(id: String, from source: SourceConfiguration) throws(LocalChangeError) {
+        guard source.writable else { throw .notWritable(source.name) }
+        let onServer = serverRecord(source: source.name, id: id)
+        let pending = (try? store.outbox(source: source.name))?.last { $0.recordID == id }
+        guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
+            throw .noSuchRecord(source: source.name, id: id)
+        }
+        try queue(source, id: id, isInteger: pending?.idIsInteger ?? false, operation: .delete, body: nil,
+                  baseVersion: onServer?.version ?? pending?.baseVersion)
+    }
+
+    private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
+                       body: [UInt8]?, baseVersion: String?) throws(LocalChangeError) {
+        do {
+            try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
+                              baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
+        } catch {
+            throw .storage("Failed to store the change durably, nothing was queued: \(error)")
+        }
+        logger.info("\(source.name): queued \(operation.rawValue) of \(id)")
+        republish(source.name)
+    }
+
+    /// The record as the last listing had it.
+    func serverRecord(source: String, id: String) -> (body: [UInt8], version: String?)? {
+        var found: (body: [UInt8], version: String?)?
+        _ = try? store.record(source: source, id: id) { found = (Array($0.body), $0.version) }
+        return found
+    }
+
+    /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
+    func republish(_ name: String) {
+        do {
+            try store.setSnapshotDirty(source: name, true)
+            try publish(name, state: try store.state(of: name))
+        } catch {
+            logger.error("\(name): \(error)")
+        }
+    }
+
+    // MARK: Settling by a person
+
+    /// `syncctl outbox --retry SEQ`: a parked change goes back in the queue.
+    public func retryOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
+        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        do { try store.requeue(seq) } catch { throw .storage("\(error)") }
+        return entry.source
+    }
+
+    /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
+    public func dropOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
+        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        do {
+            try store.removeOutboxEntry(seq)
+            if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
+        } catch {
+            throw .storage("\(error)")
+        }
+        logger.notice("\(entry.source): dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
+        republish(entry.source)
+        return entry.source
+    }
+
+    /// `syncctl resolve SOURCE ID --keep local|remote`.
+    public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(LocalChangeError) {
+        let entries = (try? store.outbox(source: source.name)) ?? []
+        guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
+            throw .noConflict(source: source.name, id: id)
+        }
+        let remote = (try? store.conflicts(source: source.name))?.first { $0.recordID == id }
+        do {
+            if keepLocal {
+                // Made again against the server's current version: it goes out as is at the next push.
+                try store.requeue(entry.seq, baseVersion: .some(remote?.remoteVersion))
+            } else {
+                try store.removeOutboxEntry(entry.seq)
+            }
+            try store.removeConflict(source: source.name, recordID: id)
+        } catch {
+            throw .storage("\(error)")
+        }
+        logger.notice("\(source.name): conflict on \(id) resolved, keeping the \(keepLocal ? "local" : "server's") version")
+        republish(source.name)
+    }
+
+    // MARK: Pushing
+
+    /// Pushes the queued changes of a writable source, oldest first, before its listing is pulled.
+    /// A 4xx parks one change and the others go on; a network error, 5xx or 429 stops the push and the
+    /// refresh fails as transient (retried with backoff). Changes to one record go out in order: a record
+    /// with a parked or conflicting change waits.
+    func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) {
+        guard source.writable else { return }
+        let entries: [OutboxRecord]
+        do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
+        var blocked: Set<String> = []
+        var changed = false
+        for entry in entries {
+            guard entry.state == .queued else {
+                if entry.state == .parked || entry.state == .conflict { blocked.insert(entry.recordID) }
+                continue
+            }
+            guard !blocked.contains(entry.recordID) else { continue }
+            changed = true
+            try pushOne(entry, source: source, token: token)
+        }
+        if changed { republish(source.name) }
+    }
+
+    private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?) throws(RefreshFailure) {
+        let itemURL = source.url + "/" + Identifiers.pathSegment(entry.recordID)
+        // Before an update or removal, see whether the server moved on from the version the change was made against.
+        if entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
+            let remote = try fetchRemote(itemURL, source: source, token: token)
+            switch remote {
+            case .missing where entry.operation == .delete:
+                return try settled(entry, source: source, as: "already removed on the server")
+            case .missing:
+                if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
+            case .found(let body, let version) where version != entry.baseVersion:
+                if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
+                                reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
+            case .found:
+                break
+            }
+        }
+        if entry.operation == .create && entry.attempts > 0 {
+            // A create whose answer may have been lost: check before posting again, so it is never made twice.
+            if case .found = try fetchRemote(itemURL, source: source, token: token) {
+                return try settled(entry, source: source, as: "already on the server")
+            }
+        }
+        var request = HTTPRequest(url: entry.operation == .create ? source.url : itemURL)
+        request.method = entry.operation == .create ? "POST" : entry.operation == .update ? "PUT" : "DELETE"
+        request.timeout = source.timeout
+        request.maxBytes = 1 << 20
+        request.bearerToken = token
+        request.body = entry.operation == .delete ? nil : entry.body
+        request.headers = source.headers.map { (name: $0.name, value: $0.value) }
+        request.headers.append((name: "Content-Type", value: "application/json"))
+        request.headers.append((name: "Accept", value: "application/json"))
+        request.headers.append((name: "Idempotency-Key", value: entry.idempotencyKey))
+        do { try store.markAttempt(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+        var answer: [UInt8] = []
+        let head: HTTPResponseHead
+        do {
+            head = try client.perform(request) { chunk in
+                if answer.count < 1 << 20 { answer += chunk }
+            }
+        } catch .cancelled {
+            throw RefreshFailure(.cancelled, "cancelled")
+        } catch {
+            try? store.noteFailure(entry.seq, status: nil, error: "\(error)")
+            throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
+        }
+        let what = "\(request.method) \(request.url)"
+        switch head.status {
+        case 200..<300:
+            var newID: String?
+            if entry.operation == .create, case .object(let object)? = try? JSONValue(parsing: answer) {
+                switch object[source.idField] {
+                case .string(let id)?: newID = id
+                case .integer(let id)?: newID = String(id)
+                default: break
+                }
+            }
+            if let newID, newID != entry.recordID {
+                logger.info("\(source.name): the server gave \(entry.recordID) the ID \(newID)")
+                do { try store.remapRecordID(source: source.name, from: entry.recordID, to: newID) } catch { throw RefreshFailure(.transient, "\(error)") }
+            }
+            do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+            logger.info("\(source.name): pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
+        case 404 where entry.operation == .delete:
+            try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
+        case 409, 412:
+            let remote = try? fetchRemote(itemURL, source: source, token: token)
+            var body: [UInt8]?, version: String?
+            if case .found(let b, let v)? = remote { (body, version) = (b, v) }
+            if try conflict(entry, source: source, remoteBody: body, remoteVersion: version, reason: "HTTP \(head.status) from \(what)") { return }
+            try park(entry, source: source, status: head.status, answer: answer, what: what)
+        case 408, 429, 500...599:
+            let message = "HTTP \(head.status) from \(what)"
+            try? store.noteFailure(entry.seq, status: head.status, error: message)
+            throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(message)",
+                                 status: head.status, retryAfter: head.header("retry-after"))
+        default:
+            try park(entry, source: source, status: head.status, answer: answer, what: what)
+        }
+    }
+
+    private enum Remote { case found([UInt8], String?), missing }
+
+    /// `GET URL/ID`: the server's current record and its `VersionField` value.
+    private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
+        var request = HTTPRequest(url: url)
+        request.timeout = source.timeout
+        request.maxBytes = 1 << 20
+        request.bearerToken = token
+        request.headers = source.headers.map { (name: $0.name, value: $0.value) } + [(name: "Accept", value: "application/json")]
+        var body: [UInt8] = []
+        let head: HTTPResponseHead
+        do {
+            head = try client.perform(request) { body += $0 }
+        } catch .cancelled {
+            throw RefreshFailure(.cancelled, "cancelled")
+        } catch {
+            throw RefreshFailure(.transient, "checking \(url): \(error)")
+        }
+        switch head.status {
+        case 200..<300:
+            var version: String?
+            if let field = source.versionField, case .object(let object)? = try? JSONValue(parsing: body) {
+                switch object[field] {
+                case .string(let text)?: version = text
+                case .integer(let number)?: version = String(number)
+                case .number(let number)?: version = "\(number)"
+                default: break
+                }
+            }
+            return .found(body, version)
+        case 404, 410:
+            return .missing
+        case 408, 429, 500...599:
+            throw RefreshFailure(.transient, "HTTP \(head.status) checking \(url)", status: head.status, retryAfter: head.header("retry-after"))
+        default:
+            throw RefreshFailure(.transient, "HTTP \(head.status) checking \(url)", status: head.status)
+        }
+    }
+
+    private func settled(_ entry: OutboxRecord, source: SourceConfiguration, as reason: String) throws(RefreshFailure) {
+        do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+        logger.info("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(reason)")
+    }
+
+    private func park(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8], what: String) throws(RefreshFailure) {
+        let snippet = ErrorSnippet.text(answer, limit: 300)
+        let message = "HTTP \(status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
+        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        logger.warning("\(source.name): the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")
+    }
+
+    /// Applies `ConflictPolicy`; returns true when the change was settled (dropped or set aside), false
+    /// when it should be pushed anyway.
+    private func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
+                          reason: String) throws(RefreshFailure) -> Bool {
+        let now = clock()
+        switch source.conflictPolicy {
+        case .serverWins:
+            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
+            return true
+        case .clientWins:
+            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
+            return false
+        case .lastWriteWins:
+            let local = Timestamp(rfc3339: entry.createdAt)
+            let remote = remoteVersion.flatMap { Timestamp(rfc3339: $0) }
+            if let local, let remote, local > remote {
+                logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
+                return false
+            }
+            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+            let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
+            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); \(why), dropped the local change (ConflictPolicy=last-write-wins)")
+            return true
+        case .manual:
+            do {
+                try store.recordConflict(entry.seq, remoteBody: remoteBody, remoteVersion: remoteVersion, at: now.rfc3339)
+            } catch {
+                throw RefreshFailure(.transient, "\(error)")
+            }
+            logger.warning("\(source.name): conflict on \(entry.recordID) (\(reason)); keeping both until 'syncctl resolve \(source.name) \(entry.recordID) --keep local|remote'")
+            return true
+        }
+    }
+
+    /// After a pull: a sent change the listing shows is done; one it does not show yet stays as an overlay
+    /// (a listing older than the push must not undo it) for up to three listings.
+    func confirmSent(_ source: SourceConfiguration) {
+        guard source.writable, let entries = try? store.outbox(source: source.name) else { return }
+        var changed = false
+        for entry in entries where entry.state == .sent {
+            let present = serverRecord(source: source.name, id: entry.recordID) != nil
+            let confirmed = entry.operation == .delete ? !present : present
+            if confirmed || entry.unconfirmed >= 2 {
+                if !confirmed {
+                    logger.warning("\(source.name): the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
+                }
+                try? store.removeOutboxEntry(entry.seq)
+                changed = true
+            } else {
+                try? store.markUnconfirmed(entry.seq)
+            }
+        }
+        if changed { republish(source.name) }
+    }
+}

@@ -1,0 +1,292 @@
+/// One local change waiting to reach the server (SPEC "Local changes").
+public struct OutboxRecord: Sendable, Equatable {
+    /// What the change does on the server.
+    public enum Operation: String, Sendable {
+        case create, update, delete
+    }
+    /// Where the change stands.
+    public enum State: String, Sendable {
+        /// Waiting to be pushed.
+        case queued
+        /// Pushed; kept as an overlay until a listing shows it, so a stale listing cannot undo it.
+        case sent
+        /// Refused by the server with a 4xx; waits for `syncctl outbox --retry/--drop`.
+        case parked
+        /// Made against a version the server no longer has; waits for `syncctl resolve` (ConflictPolicy=manual).
+        case conflict
+    }
+
+    public var seq: Int64
+    public var source: String
+    public var recordID: String
+    public var idIsInteger: Bool
+    public var operation: Operation
+    /// The record's JSON (nil for a removal).
+    public var body: [UInt8]?
+    /// The server's `VersionField` value the change was made against.
+    public var baseVersion: String?
+    /// When the change was made (RFC 3339).
+    public var createdAt: String
+    /// Sent as `Idempotency-Key`, stable across retries.
+    public var idempotencyKey: String
+    public var state: State
+    public var attempts: Int
+    /// Listings since the push that did not show it yet.
+    public var unconfirmed: Int
+    public var lastStatus: Int?
+    public var lastError: String?
+}
+
+/// The server's side of a conflict kept for `syncctl conflicts`.
+public struct ConflictRecord: Sendable, Equatable {
+    public var source: String
+    public var recordID: String
+    public var remoteBody: [UInt8]?
+    public var remoteVersion: String?
+    public var detectedAt: String
+}
+
+extension StateStore {
+    /// Queues a change durably: the transaction is committed with `synchronous=FULL` (the WAL is flushed to
+    /// disk) before this returns. Successive queued changes to one record coalesce into one:
+    /// create+update → create, update+update → update, update+delete → delete, and a create that never
+    /// reached the server followed by a delete disappears. Returns the entry as queued (nil when it vanished).
+    @discardableResult
+    public func enqueue(source: String, recordID: String, idIsInteger: Bool, operation: OutboxRecord.Operation,
+                        body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws(StoreError) -> OutboxRecord? {
+        var result: OutboxRecord?
+        try durableWrite("queue a change to \(recordID) of \(source)") {
+            let existing = try outbox(source: source).last { $0.recordID == recordID && $0.state == .queued }
+            if let existing {
+                let merged: OutboxRecord.Operation?
+                switch (existing.operation, operation) {
+                case (.create, .delete) where existing.attempts == 0: merged = nil
+                case (.create, .delete): merged = .delete
+                case (.create, _): merged = .create
+                case (.update, .create): merged = .update
+                case (_, let new): merged = new
+                }
+                guard let merged else {
+                    try run("DELETE FROM outbox WHERE seq = ?1", existing.seq)
+                    return
+                }
+                let statement = try database.prepare("UPDATE outbox SET operation = ?2, body = ?3, created_at = ?4 WHERE seq = ?1")
+                try statement.bind(1, existing.seq)
+                try statement.bind(2, merged.rawValue)
+                if let body { try body.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
+                try statement.bind(4, time)
+                try statement.step()
+                result = try outbox(source: source).first { $0.seq == existing.seq }
+                return
+            }
+            let statement = try database.prepare("""
+                INSERT INTO outbox (source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                """)
+            try statement.bind(1, source)
+            try statement.bind(2, recordID)
+            try statement.bind(3, idIsInteger ? 1 : 0)
+            try statement.bind(4, operation.rawValue)
+            if let body { try body.withUnsafeBytes { try statement.bind(5, blob: $0) } } else { try statement.bind(5, nil as String?) }
+            try statement.bind(6, baseVersion)
+            try statement.bind(7, time)
+            try statement.bind(8, idempotencyKey)
+            try statement.step()
+            result = try outbox(source: source).last
+        }
+        return result
+    }
+
+    /// Every outbox entry, oldest first; of one source, or of all when `source` is nil.
+    public func outbox(source: String?) throws -> [OutboxRecord] {
+        let statement = try database.prepare("""
+            SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
+                   state, attempts, unconfirmed, last_status, last_error
+            FROM outbox WHERE ?1 IS NULL OR source = ?1 ORDER BY seq
+            """)
+        try statement.bind(1, source)
+        var entries: [OutboxRecord] = []
+        while try statement.step() {
+            entries.append(OutboxRecord(
+                seq: statement.int64(0), source: statement.string(1) ?? "", recordID: statement.string(2) ?? "",
+                idIsInteger: statement.int64(3) != 0, operation: OutboxRecord.Operation(rawValue: statement.string(4) ?? "") ?? .update,
+                body: statement.isNull(5) ? nil : statement.bytes(5), baseVersion: statement.string(6),
+                createdAt: statement.string(7) ?? "", idempotencyKey: statement.string(8) ?? "",
+                state: OutboxRecord.State(rawValue: statement.string(9) ?? "") ?? .queued, attempts: Int(statement.int64(10)),
+                unconfirmed: Int(statement.int64(11)), lastStatus: statement.isNull(12) ? nil : Int(statement.int64(12)),
+                lastError: statement.string(13)))
+        }
+        return entries
+    }
+
+    /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards.
+    public func markAttempt(_ seq: Int64) throws(StoreError) {
+        try durableWrite("count an attempt") { try run("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?1", seq) }
+    }
+
+    /// The server accepted the change; it stays as an overlay until a listing shows it.
+    public func markSent(_ seq: Int64, recordID: String? = nil) throws(StoreError) {
+        try durableWrite("mark a change sent") {
+            try run("UPDATE outbox SET state = 'sent', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
+            if let recordID {
+                let statement = try database.prepare("UPDATE outbox SET record_id = ?2 WHERE seq = ?1")
+                try statement.bind(1, seq)
+                try statement.bind(2, recordID)
+                try statement.step()
+            }
+        }
+    }
+
+    /// Maps every change of `source` to `oldID` onto the server-assigned `newID`.
+    public func remapRecordID(source: String, from oldID: String, to newID: String) throws(StoreError) {
+        try durableWrite("map \(oldID) to \(newID)") {
+            let statement = try database.prepare("UPDATE outbox SET record_id = ?3 WHERE source = ?1 AND record_id = ?2")
+            try statement.bind(1, source)
+            try statement.bind(2, oldID)
+            try statement.bind(3, newID)
+            try statement.step()
+        }
+    }
+
+    /// Parks a change the server refused, with its answer, for a person to act on.
+    public func park(_ seq: Int64, status: Int, error: String) throws(StoreError) {
+        try durableWrite("park a change") {
+            let statement = try database.prepare("UPDATE outbox SET state = 'parked', last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            try statement.bind(1, seq)
+            try statement.bind(2, Int64(status))
+            try statement.bind(3, error)
+            try statement.step()
+        }
+    }
+
+    /// Records a transient failure on a change that stays queued.
+    public func noteFailure(_ seq: Int64, status: Int?, error: String) throws(StoreError) {
+        try durableWrite("note a failed push") {
+            let statement = try database.prepare("UPDATE outbox SET last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            try statement.bind(1, seq)
+            try statement.bind(2, status.map(Int64.init))
+            try statement.bind(3, error)
+            try statement.step()
+        }
+    }
+
+    /// Puts a parked or conflicting change back in the queue; with `baseVersion`, against that version.
+    public func requeue(_ seq: Int64, baseVersion: String?? = nil) throws(StoreError) {
+        try durableWrite("requeue a change") {
+            try run("UPDATE outbox SET state = 'queued', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
+            if let baseVersion {
+                let statement = try database.prepare("UPDATE outbox SET base_version = ?2 WHERE seq = ?1")
+                try statement.bind(1, seq)
+                try statement.bind(2, baseVersion)
+                try statement.step()
+            }
+        }
+    }
+
+    /// Removes a change (done, dropped by a person, or lost to `server-wins`).
+    public func removeOutboxEntry(_ seq: Int64) throws(StoreError) {
+        try durableWrite("remove a change") { try run("DELETE FROM outbox WHERE seq = ?1", seq) }
+    }
+
+    /// Counts a listing that did not show a sent change yet.
+    public func markUnconfirmed(_ seq: Int64) throws(StoreError) {
+        try durableWrite("note an unconfirmed change") { try run("UPDATE outbox SET unconfirmed = unconfirmed + 1 WHERE seq = ?1", seq) }
+    }
+
+    /// Marks a change as conflicting and keeps the server's side of it.
+    public func recordConflict(_ seq: Int64, remoteBody: [UInt8]?, remoteVersion: String?, at time: String) throws(StoreError) {
+        try durableWrite("record a conflict") {
+            guard let entry = try outbox(source: nil).first(where: { $0.seq == seq }) else { return }
+            try run("UPDATE outbox SET state = 'conflict' WHERE seq = ?1", seq)
+            let statement = try database.prepare("""
+                INSERT OR REPLACE INTO conflicts (source, record_id, remote_body, remote_version, detected_at) VALUES (?1, ?2, ?3, ?4, ?5)
+                """)
+            try statement.bind(1, entry.source)
+            try statement.bind(2, entry.recordID)
+            if let remoteBody { try remoteBody.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
+            try statement.bind(4, remoteVersion)
+            try statement.bind(5, time)
+            try statement.step()
+        }
+    }
+
+    /// The server's side of every conflict; of one source, or of all.
+    public func conflicts(source: String?) throws -> [ConflictRecord] {
+        let statement = try database.prepare("""
+            SELECT source, record_id, remote_body, remote_version, detected_at FROM conflicts
+            WHERE ?1 IS NULL OR source = ?1 ORDER BY source, record_id
+            """)
+        try statement.bind(1, source)
+        var result: [ConflictRecord] = []
+        while try statement.step() {
+            result.append(ConflictRecord(source: statement.string(0) ?? "", recordID: statement.string(1) ?? "",
+                                         remoteBody: statement.isNull(2) ? nil : statement.bytes(2),
+                                         remoteVersion: statement.string(3), detectedAt: statement.string(4) ?? ""))
+        }
+        return result
+    }
+
+    /// Forgets the server's side of a settled conflict.
+    public func removeConflict(source: String, recordID: String) throws(StoreError) {
+        try durableWrite("settle a conflict") {
+            let statement = try database.prepare("DELETE FROM conflicts WHERE source = ?1 AND record_id = ?2")
+            try statement.bind(1, source)
+            try statement.bind(2, recordID)
+            try statement.step()
+        }
+    }
+
+    /// Calls `body` with the local view of `source`, in order: the server's listing with the local changes
+    /// applied (a removed record left out, a changed one replaced), then records created locally.
+    public func forEachLocalRecord(source: String, _ body: (_ id: String, _ json: UnsafeRawBufferPointer) throws -> Void) throws {
+        var overlay: [String: OutboxRecord] = [:]
+        var created: [String] = []
+        for entry in try outbox(source: source) {
+            if overlay[entry.recordID] == nil { created.append(entry.recordID) }
+            overlay[entry.recordID] = entry
+        }
+        var seen: Set<String> = []
+        try forEachRecord(source: source) { record in
+            guard let change = overlay[record.id] else { return try body(record.id, record.body) }
+            seen.insert(record.id)
+            if change.operation != .delete, let local = change.body {
+                try local.withUnsafeBytes { try body(record.id, $0) }
+            }
+        }
+        for id in created where !seen.contains(id) {
+            if let change = overlay[id], change.operation != .delete, let local = change.body {
+                try local.withUnsafeBytes { try body(id, $0) }
+            }
+        }
+    }
+
+    /// IDs with changes not yet confirmed by the server, and IDs in conflict, for the cache file.
+    public func pendingAndConflicts(source: String) throws -> (pending: [String], conflicts: [String]) {
+        var pending: [String] = [], conflicts: [String] = []
+        for entry in try outbox(source: source) {
+            let list = entry.state == .conflict ? conflicts : pending
+            if !list.contains(entry.recordID) {
+                if entry.state == .conflict { conflicts.append(entry.recordID) } else { pending.append(entry.recordID) }
+            }
+        }
+        return (pending, conflicts)
+    }
+
+    private func run(_ sql: String, _ value: Int64) throws(SQLiteError) {
+        let statement = try database.prepare(sql)
+        try statement.bind(1, value)
+        try statement.step()
+    }
+
+    /// A write whose commit is flushed to disk before it returns (`synchronous=FULL`): local changes are
+    /// never lost to a crash or a power cut once the caller was told they are stored.
+    func durableWrite(_ what: String, _ body: () throws -> Void) throws(StoreError) {
+        do {
+            try database.execute("PRAGMA synchronous=FULL")
+        } catch {
+            throw .sqlite(error)
+        }
+        defer { try? database.execute("PRAGMA synchronous=NORMAL") }
+        try write(what, body)
+    }
+}

@@ -1,0 +1,296 @@
+"""Local changes (SPEC "Local changes", issue 5) against the test server's json-server-like API:
+durable outbox, push before pull, ordering, parking, retries, conflicts under each policy, crashes, full disk."""
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+
+import pytest
+
+from conftest import BIN, POSTS, wait_for
+from test_syncctl import syncctl
+
+V1, V2 = "2026-11-29T10:00:00Z", "2026-11-29T11:00:00Z"
+
+
+def writable(setup, server, policy="server-wins", version=True, records=None):
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    server.set_records("posts", records if records is not None else [dict(p, version=V1) for p in POSTS])
+    keys = {"Writable": "yes", "ConflictPolicy": policy}
+    if version:
+        keys["VersionField"] = "version"
+    setup.add_source("posts", server.url("posts"), **keys)
+
+
+def start(setup, daemons):
+    d = daemons(setup)
+    d.wait_log("posts: synced")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def put(setup, record):
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                       input=json.dumps(record), capture_output=True, text=True, timeout=30)
+    return r
+
+
+def writes(server):
+    return [(r["method"], r["path"]) for r in server.requests() if r["method"] in ("POST", "PUT", "DELETE")]
+
+
+def outbox_entries(setup):
+    return json.loads(syncctl(setup, "outbox", "--json").stdout)
+
+
+def test_put_is_visible_at_once_and_pushed(server, setup, daemons):
+    writable(setup, server)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=503)          # the server is "down"
+    r = put(setup, {"title": "Offline note"})
+    assert r.returncode == 0, r.stderr
+    new_id = r.stdout.strip().split()[-1]
+    doc = setup.cache_doc("posts")
+    assert doc["pending"] == [new_id]
+    assert doc["records"][-1] == {"id": new_id, "title": "Offline note"}
+    assert len(new_id) == 36 and new_id.count("-") == 4        # a UUID string
+    server.clear_fault("posts")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert writes(server).count(("POST", "/posts")) == 1
+    assert any(r["id"] == new_id for r in server.records("posts"))
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="pending to empty")
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["pending"] == 0
+
+
+def test_offline_put_survives_sigkill_and_reaches_the_server_exactly_once(server, setup, daemons):
+    writable(setup, server)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": "note-1", "title": "Written offline"}).returncode == 0
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait()
+    server.clear_fault("posts")
+    server.clear_requests()
+    d2 = daemons(setup)
+    d2.wait_log("posts: pushed create of note-1")
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [], timeout=15, what="pending to empty")
+    assert writes(server) == [("POST", "/posts")]
+    assert [r for r in server.records("posts") if r["id"] == "note-1"] == [{"id": "note-1", "title": "Written offline"}]
+
+
+def test_a_lost_answer_never_creates_twice(server, setup, daemons):
+    writable(setup, server)
+    d = start(setup, daemons)
+    server.fault("posts", kind="lose-answer", method="POST")
+    assert put(setup, {"id": "once", "title": "x"}).returncode == 0
+    d.wait_log("posts: create of once already on the server", timeout=15)
+    assert [r["id"] for r in server.records("posts")].count("once") == 1
+    assert writes(server).count(("POST", "/posts")) == 1
+    post = next(r for r in server.requests() if r["method"] == "POST")
+    assert post["headers"]["idempotency-key"]
+
+
+def test_changes_to_one_record_coalesce_in_order(server, setup, daemons):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": "n", "title": "first"}).returncode == 0
+    assert put(setup, {"id": "n", "title": "second"}).returncode == 0     # create + update = create
+    assert put(setup, {"id": 1, "title": "Post 1 edited"}).returncode == 0
+    assert syncctl(setup, "delete", "posts", "2").returncode == 0
+    assert put(setup, {"id": "gone", "title": "never sent"}).returncode == 0
+    assert syncctl(setup, "delete", "posts", "gone").returncode == 0       # create + delete, never sent = nothing
+    doc = setup.cache_doc("posts")
+    assert [r["id"] for r in doc["records"]] == [1, "n"]
+    assert sorted(map(str, doc["pending"])) == sorted(["1", "2", "n"])
+    server.clear_fault("posts")
+    server.clear_requests()
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert sorted(writes(server)) == sorted([("POST", "/posts"), ("PUT", "/posts/1"), ("DELETE", "/posts/2")])
+    post = next(r for r in server.requests() if r["method"] == "POST")
+    assert json.loads(post["body"]) == {"id": "n", "title": "second"}
+    assert {r["id"] for r in server.records("posts")} == {1, "n"}
+
+
+def test_a_422_parks_one_change_while_another_goes_through(server, setup, daemons):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=422, body='{"error":"title too short"}', bodyContains="bad", method="POST")
+    assert put(setup, {"id": "bad", "title": "bad"}).returncode == 0
+    assert put(setup, {"id": "good", "title": "fine"}).returncode == 0
+    wait_for(lambda: any(r["id"] == "good" for r in server.records("posts")), what="the good change")
+    entries = outbox_entries(setup)
+    parked = [e for e in entries if e["id"] == "bad"]
+    assert parked and parked[0]["state"] == "parked" and parked[0]["lastStatus"] == 422
+    assert "title too short" in parked[0]["lastError"]
+    out = syncctl(setup, "outbox").stdout
+    assert "bad" in out and "422" in out
+    doc = setup.cache_doc("posts")
+    assert "bad" in doc["pending"] and any(r["id"] == "bad" for r in doc["records"])
+    # A person acts: retry (the server now accepts it) or drop.
+    server.clear_fault("posts")
+    assert syncctl(setup, "outbox", "--retry", str(parked[0]["seq"])).returncode == 0
+    wait_for(lambda: any(r["id"] == "bad" for r in server.records("posts")), what="the retried change")
+
+
+def test_drop_a_parked_change(server, setup, daemons):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=400, method="PUT")
+    assert put(setup, {"id": 1, "title": "rejected"}).returncode == 0
+    wait_for(lambda: any(e["state"] == "parked" for e in outbox_entries(setup)), what="a parked change")
+    seq = outbox_entries(setup)[0]["seq"]
+    assert syncctl(setup, "outbox", "--drop", str(seq)).returncode == 0
+    assert outbox_entries(setup) == []
+    assert setup.cache_doc("posts")["records"][0]["title"] == "Post 1"
+    assert syncctl(setup, "outbox", "--drop", "999").returncode == 1
+
+
+def test_a_503_during_push_is_retried_with_backoff(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="POST", times=2)
+    assert put(setup, {"id": "r", "title": "retry me"}).returncode == 0
+    d.wait_log("posts: pushed create of r", timeout=20)
+    assert writes(server).count(("POST", "/posts")) == 3
+    assert "retrying in" in d.output()
+
+
+def test_server_assigned_ids_are_mapped(server, setup, daemons):
+    writable(setup, server, version=False)
+    server.options("posts", serverIds=True)
+    d = start(setup, daemons)
+    assert put(setup, {"id": "tmp", "title": "numbered by the server"}).returncode == 0
+    d.wait_log("the server gave tmp the ID 1001")
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="pending to empty")
+    titles = {r["id"]: r["title"] for r in setup.cache_doc("posts")["records"]}
+    assert titles[1001] == "numbered by the server" and "tmp" not in titles
+
+
+def make_conflict(setup, server, daemons, policy, server_version=V2):
+    writable(setup, server, policy=policy)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": 1, "title": "local edit", "version": V1}).returncode == 0
+    # Meanwhile someone else changed record 1 on the server.
+    server.set_records("posts", [{"id": 1, "title": "server edit", "version": server_version}, dict(POSTS[1], version=V1)])
+    server.clear_fault("posts")
+    server.clear_requests()
+    return d
+
+
+def test_conflict_server_wins_drops_the_local_change(server, setup, daemons):
+    d = make_conflict(setup, server, daemons, "server-wins")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert ("PUT", "/posts/1") not in writes(server)
+    assert "dropped the local update (ConflictPolicy=server-wins)" in d.output()
+    assert setup.cache_doc("posts")["records"][0]["title"] == "server edit"
+    assert outbox_entries(setup) == []
+
+
+def test_conflict_client_wins_pushes_anyway(server, setup, daemons):
+    make_conflict(setup, server, daemons, "client-wins")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert ("PUT", "/posts/1") in writes(server)
+    assert server.records("posts")[0]["title"] == "local edit"
+
+
+@pytest.mark.parametrize("server_version,local_wins", [("2026-01-01T00:00:00Z", True), ("2099-01-01T00:00:00Z", False)])
+def test_conflict_last_write_wins_compares_times(server, setup, daemons, server_version, local_wins):
+    make_conflict(setup, server, daemons, "last-write-wins", server_version=server_version)
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert (("PUT", "/posts/1") in writes(server)) == local_wins
+    assert server.records("posts")[0]["title"] == ("local edit" if local_wins else "server edit")
+
+
+@pytest.mark.parametrize("keep", ["local", "remote"])
+def test_conflict_manual_keeps_both_until_resolved(server, setup, daemons, keep):
+    make_conflict(setup, server, daemons, "manual")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    doc = setup.cache_doc("posts")
+    assert doc["conflicts"] == ["1"]
+    assert doc["records"][0]["title"] == "local edit"
+    conflicts = json.loads(syncctl(setup, "conflicts", "--json").stdout)
+    assert conflicts[0]["local"]["title"] == "local edit" and conflicts[0]["remote"]["title"] == "server edit"
+    assert conflicts[0]["remoteVersion"] == V2
+    side_by_side = syncctl(setup, "conflicts").stdout
+    title_row = next(l for l in side_by_side.splitlines() if "title" in l)
+    assert title_row.startswith("* title") and '"local edit"' in title_row and '"server edit"' in title_row
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["conflicts"] == 1
+    assert syncctl(setup, "resolve", "posts", "1", "--keep", keep).returncode == 0
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    expected = "local edit" if keep == "local" else "server edit"
+    assert server.records("posts")[0]["title"] == expected
+    wait_for(lambda: setup.cache_doc("posts")["conflicts"] == [], what="the conflict to clear")
+    assert setup.cache_doc("posts")["records"][0]["title"] == expected
+
+
+def test_409_from_the_server_is_a_conflict(server, setup, daemons):
+    writable(setup, server, policy="server-wins", version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=409, method="PUT", body='{"error":"stale"}')
+    assert put(setup, {"id": 2, "title": "mine"}).returncode == 0
+    d.wait_log("conflict on 2 (HTTP 409")
+    assert outbox_entries(setup) == []
+    assert setup.cache_doc("posts")["records"][1]["title"] == "Post 2"
+
+
+def test_put_on_a_read_only_source_is_refused(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    start(setup, daemons)
+    r = put(setup, {"id": 3})
+    assert r.returncode == 1
+    assert "read-only" in r.stderr and "Writable=yes" in r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_logout_with_pending_changes_refuses_unless_discarding(server, setup, daemons):
+    writable(setup, server)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": "p", "title": "unsent"}).returncode == 0
+    r = syncctl(setup, "logout")
+    assert r.returncode == 1
+    assert "1" in r.stderr and "pending" in r.stderr.lower() or "not pushed" in r.stderr
+    assert setup.cache_file("posts").exists()
+    r = syncctl(setup, "logout", "--discard-pending")
+    assert r.returncode == 0, r.stderr
+    assert not setup.cache_file("posts").exists()
+
+
+@pytest.fixture
+def small_state(setup):
+    folder = setup.state / setup.account
+    folder.mkdir(parents=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(folder)], check=True)
+    yield folder
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_full_disk_during_put_fails_clearly_and_loses_nothing(server, setup, daemons, small_state):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": "keep-me", "title": "queued before the disk filled"}).returncode == 0
+    filler = small_state / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    r = put(setup, {"id": "too-much", "title": "x" * 200_000})
+    assert r.returncode == 1
+    assert "full" in r.stderr.lower()
+    assert "nothing was queued" in r.stderr
+    filler.unlink()
+    ids = [e["id"] for e in outbox_entries(setup)]
+    assert ids == ["keep-me"]
+    assert "keep-me" in setup.cache_doc("posts")["pending"]
+    with sqlite3.connect(setup.db()) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
