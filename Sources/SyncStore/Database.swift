@@ -24,6 +24,10 @@ public final class Database {
             throw SQLiteError(code: rc, operation: "open database \(path)", message: message)
         }
         sqlite3_extended_result_codes(db, 1)
+        // Closing would copy the whole WAL into the database and flush both: for `syncd --once` after a
+        // large listing that doubles its I/O. SQLite's auto-checkpoint does it during a later write
+        // instead. Committed data is in the WAL either way; local changes commit with synchronous=FULL.
+        _ = cshim_sqlite3_no_checkpoint_on_close(db)
         sqlite3_busy_timeout(db, 5_000)
         self.handle = db
         self.path = path

@@ -31,6 +31,10 @@ func writeStderr(_ text: String) {
     text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
+// Everything syncd creates is private unless it says otherwise: cache files, folders and the control
+// socket get their modes explicitly (0640, 0750, 0666 with peer-credential checks).
+umask(0o077)
+
 var once = false, checkConfig = false, userMode = false
 var configDirectory: String?
 var arguments = CommandLine.arguments.dropFirst()

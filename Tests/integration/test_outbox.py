@@ -265,7 +265,7 @@ def test_logout_with_pending_changes_refuses_unless_discarding(server, setup, da
 def small_state(setup):
     folder = setup.state / setup.account
     folder.mkdir(parents=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(folder)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m,mode=0700", "tmpfs", str(folder)], check=True)
     yield folder
     subprocess.run(["umount", "-l", str(folder)], check=False)
 

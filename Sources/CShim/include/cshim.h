@@ -31,6 +31,8 @@ size_t cshim_curl_writefunc_error(void);
 // --- SQLite: SQLITE_TRANSIENT is a macro that casts -1 to a function pointer. ---
 int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int n);
 int cshim_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *v, int n);
+// sqlite3_db_config is variadic: SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE.
+int cshim_sqlite3_no_checkpoint_on_close(sqlite3 *db);
 int cshim_sqlite3_bind_blob_static(sqlite3_stmt *s, int i, const void *v, int n);
 
 // --- Netlink: NLMSG_*/RTA_* are macros; the constants are mirrored here. ------
