@@ -62,6 +62,7 @@ public final class SyncEngine {
             } catch {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
+            tidyWriteAheadLog()
             logger.info("\(source.name): not modified (HTTP 304), \(previous.recordCount) records current")
             return .unchanged(count: previous.recordCount)
         case .listing(let writer, let etag, let lastModified):
@@ -80,11 +81,21 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
             if outcome.unchanged {
+                tidyWriteAheadLog()
                 logger.info("\(source.name): listing unchanged, \(outcome.count) records current")
                 return .unchanged(count: outcome.count)
             }
             logger.info("\(source.name): synced \(outcome.count) records (listing changed)")
             return .updated(outcome)
+        }
+    }
+
+    /// After a refresh that changed nothing: fold a large write-ahead log into the database.
+    func tidyWriteAheadLog() {
+        do {
+            if try store.checkpointIfWriteAheadLog(largerThan: 8 << 20) { logger.debug("Checkpointed the write-ahead log") }
+        } catch {
+            logger.warning("Failed to checkpoint the write-ahead log, continuing: \(error)")
         }
     }
 

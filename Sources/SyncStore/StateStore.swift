@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import Glibc
 
 /// What the store remembers about one source between refreshes.
 public struct SourceState: Sendable, Equatable {
@@ -344,4 +345,27 @@ extension StateStore {
         }
         return found
     }
+}
+
+extension StateStore {
+    /// Copies the write-ahead log into the database and truncates it, when it is larger than `bytes`.
+    /// Closing skips this (see `Database.init`), so a large listing leaves a large log that every later
+    /// open would have to replay; the engine calls this after a refresh that changed nothing, when the
+    /// work costs no one anything. Returns true when it checkpointed.
+    @discardableResult
+    public func checkpointIfWriteAheadLog(largerThan bytes: Int) throws(StoreError) -> Bool {
+        guard fileSize(path + "-wal") > bytes else { return false }
+        do {
+            try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        } catch {
+            throw .sqlite(error)
+        }
+        return true
+    }
+}
+
+/// Size of the file at `path` in bytes, 0 if it does not exist.
+func fileSize(_ path: String) -> Int {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : 0
 }

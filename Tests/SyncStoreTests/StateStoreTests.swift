@@ -238,3 +238,18 @@ struct RecordChunkTests {
         }
     }
 }
+
+@Suite("StateStore write-ahead log")
+struct StateStoreCheckpointTests {
+    @Test func largeLogIsFoldedIntoTheDatabaseSmallOneIsLeft() throws {
+        let t = try TemporaryStore()
+        try store(records(200), into: t.store)
+        #expect(try !t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        let big = (1...40_000).map { i in (String(i), Array("{\"id\":\(i),\"pad\":\"\(String(repeating: "x", count: 300))\"}".utf8)) }
+        try store(big, into: t.store)
+        #expect(fileSize(t.path + "-wal") > 8 << 20)
+        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        #expect(fileSize(t.path + "-wal") == 0)
+        #expect(try storedBodies(t.store).count == 40_000)
+    }
+}
