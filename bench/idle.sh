@@ -44,7 +44,7 @@ Measured $(date -u +%F) over $DURATION s after the startup refreshes:
 
 The daemon sleeps in one dispatch timer armed for the next deadline (the next periodic refresh, 15 min
 away); the link monitor and the control socket each block in poll(2) on their own thread.
-Remaining wakeups: libdispatch's 1 Hz workqueue monitor (see the analysis kept below this section).
+Remaining wakeups: libdispatch's 1 Hz workqueue monitor (see \"Idle cost: where the wakeups come from\").
 "
 python3 - "$section" <<'PY'
 import sys
