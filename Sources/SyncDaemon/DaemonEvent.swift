@@ -10,7 +10,8 @@ enum DaemonEvent: Sendable {
     /// SIGTERM, SIGINT or SIGHUP arrived.
     case signal(Int32)
     /// A refresh ended; `generation` tells which account it belongs to (SPEC rule 9).
-    case refreshed(source: String, result: RefreshResult, state: SourceState?, generation: Int)
+    /// `start` numbers the source's refreshes, so a waiter is answered only by one that began after it asked.
+    case refreshed(source: String, result: RefreshResult, state: SourceState?, generation: Int, start: Int)
     /// The link monitor's aggregate state changed, or a significant change happened while routable.
     case links(state: String, online: Bool, significant: Bool)
     /// A reachability probe ended.

@@ -40,7 +40,9 @@ extension DaemonLoop {
         let names = source.map { [$0] } ?? scheduler.sourceNames
         feed(.trigger(.manual), source: source)
         if wait && !names.isEmpty {
-            refreshWaiters.append(RefreshWaiter(remaining: Set(names), progress: progress, reports: [], continuation: continuation))
+            let before = Dictionary(uniqueKeysWithValues: names.map { ($0, refreshStarts[$0, default: 0]) })
+            refreshWaiters.append(RefreshWaiter(remaining: Set(names), startedBefore: before, progress: progress, reports: [],
+                                                continuation: continuation))
         } else {
             progress?.finish()
             continuation.resume(returning: .success([]))

@@ -70,6 +70,8 @@ final class DaemonLoop {
     var probing = false
     var nextWatchdog: MonotonicInstant?
     var refreshWaiters: [RefreshWaiter] = []
+    /// Refreshes started so far, per source.
+    var refreshStarts: [String: Int] = [:]
     var lastStatusLine = ""
     var stopping = false
     var loggedOut = false
@@ -82,6 +84,8 @@ final class DaemonLoop {
 
     struct RefreshWaiter {
         var remaining: Set<String>
+        /// Per source, the number of refreshes started when the request arrived.
+        let startedBefore: [String: Int]
         let progress: AsyncStream<RefreshProgress>.Continuation?
         var reports: [SourceRefreshReport]
         let continuation: CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>
@@ -165,8 +169,8 @@ final class DaemonLoop {
                 queue.removeAll()
                 worker.cancel()
             }
-        case .refreshed(let name, let result, let state, let eventGeneration):
-            finishRefresh(name, result: result, state: state, generation: eventGeneration)
+        case .refreshed(let name, let result, let state, let eventGeneration, let start):
+            finishRefresh(name, result: result, state: state, generation: eventGeneration, start: start)
         case .links(let state, let isOnline, let significant):
             updateLinks(state: state, online: isOnline, significant: significant)
         case .probed(let isReachable):
@@ -183,7 +187,8 @@ final class DaemonLoop {
                                      conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: "local-change"))
             }
         case .refreshProgress(let name, let count):
-            for waiter in refreshWaiters where waiter.remaining.contains(name) {
+            for waiter in refreshWaiters
+            where waiter.remaining.contains(name) && refreshStarts[name, default: 0] > waiter.startedBefore[name, default: 0] {
                 waiter.progress?.yield(RefreshProgress(source: name, state: "syncing", pages: count.pages, bytes: count.bytes, records: count.records))
             }
         }
@@ -229,15 +234,17 @@ final class DaemonLoop {
         guard let source = configuration.sources.first(where: { $0.name == name }) else { return startNextRefresh() }
         running = name
         let generation = self.generation
+        refreshStarts[name, default: 0] += 1
+        let start = refreshStarts[name, default: 0]
         logger.debug("\(name): refreshing \(source.url)")
         worker.refresh(source, progress: { [input] count in
             input.yield(.refreshProgress(source: name, count))
         }) { [input] result, state in
-            input.yield(.refreshed(source: name, result: result, state: state, generation: generation))
+            input.yield(.refreshed(source: name, result: result, state: state, generation: generation, start: start))
         }
     }
 
-    func finishRefresh(_ name: String, result: RefreshResult, state: SourceState?, generation: Int) {
+    func finishRefresh(_ name: String, result: RefreshResult, state: SourceState?, generation: Int, start: Int) {
         if running == name { running = nil }
         guard generation == self.generation, scheduler.source(name) != nil else {
             logger.info("\(name): discarded the result of a refresh for a previous account or configuration")
@@ -273,7 +280,7 @@ final class DaemonLoop {
             }
         }
         if case .failed(let failure) = result, failure.kind == .cancelled, stopping {
-            resolveWaiters(with: report)
+            resolveWaiters(with: report, start: start)
             return
         }
         feed(.refreshFinished(outcome), source: name)
@@ -281,7 +288,7 @@ final class DaemonLoop {
             logger.warning("\(name): refresh failed, serving the cached copy: \(failure.message); \(retryDescription(name))")
         }
         saveRetryState(name)
-        resolveWaiters(with: report)
+        resolveWaiters(with: report, start: start)
     }
 
     func retryDescription(_ name: String) -> String {
@@ -320,10 +327,11 @@ final class DaemonLoop {
         return try? JSONDecoder().decode(PersistedRetryState.self, from: Data(text.utf8))
     }
 
-    func resolveWaiters(with report: SourceRefreshReport) {
+    func resolveWaiters(with report: SourceRefreshReport, start: Int) {
         var kept: [RefreshWaiter] = []
         for var waiter in refreshWaiters {
-            if waiter.remaining.remove(report.source) != nil {
+            // A refresh that was already running when the client asked does not answer it.
+            if start > waiter.startedBefore[report.source, default: 0], waiter.remaining.remove(report.source) != nil {
                 waiter.reports.append(report)
             }
             if waiter.remaining.isEmpty {

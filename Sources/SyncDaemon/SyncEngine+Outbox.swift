@@ -335,20 +335,25 @@ extension SyncEngine {
     /// After a pull: a sent change the listing shows is done; one it does not show yet stays as an overlay
     /// (a listing older than the push must not undo it) for up to three listings.
     func confirmSent(_ source: SourceConfiguration) {
-        guard source.writable, let entries = try? store.outbox(source: source.name) else { return }
+        guard source.writable else { return }
         var changed = false
-        for entry in entries where entry.state == .sent {
-            let present = serverRecord(source: source.name, id: entry.recordID) != nil
-            let confirmed = entry.operation == .delete ? !present : present
-            if confirmed || entry.unconfirmed >= 2 {
-                if !confirmed {
-                    logger.warning("\(source.name): the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
+        do {
+            for entry in try store.outbox(source: source.name) where entry.state == .sent {
+                let present = serverRecord(source: source.name, id: entry.recordID) != nil
+                let confirmed = entry.operation == .delete ? !present : present
+                logger.debug("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(confirmed ? "confirmed" : "not yet shown") by the listing")
+                if confirmed || entry.unconfirmed >= 2 {
+                    if !confirmed {
+                        logger.warning("\(source.name): the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
+                    }
+                    try store.removeOutboxEntry(entry.seq)
+                    changed = true
+                } else {
+                    try store.markUnconfirmed(entry.seq)
                 }
-                try? store.removeOutboxEntry(entry.seq)
-                changed = true
-            } else {
-                try? store.markUnconfirmed(entry.seq)
             }
+        } catch {
+            logger.error("\(source.name): Failed to confirm pushed changes, will try at the next refresh: \(error)")
         }
         if changed { republish(source.name) }
     }

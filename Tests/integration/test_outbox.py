@@ -294,3 +294,22 @@ def test_full_disk_during_put_fails_clearly_and_loses_nothing(server, setup, dae
     assert "keep-me" in setup.cache_doc("posts")["pending"]
     with sqlite3.connect(setup.db()) as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_stale_listing_after_a_push_neither_drops_a_create_nor_resurrects_a_delete(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    stale = json.dumps([dict(p, version=V1) for p in POSTS])
+    # The next two listings the server sends are from before the push (e.g. a lagging replica).
+    server.fault("posts", kind="body", body=stale, method="GET", times=2)
+    assert put(setup, {"id": "fresh", "title": "just created"}).returncode == 0
+    assert syncctl(setup, "delete", "posts", "2").returncode == 0
+    d.wait_log("posts: pushed delete of 2")
+    wait_for(lambda: ("DELETE", "/posts/2") in writes(server) and ("POST", "/posts") in writes(server), what="both pushes")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0      # another stale listing
+    ids = [r["id"] for r in setup.cache_doc("posts")["records"]]
+    assert "fresh" in ids and 2 not in ids, ids
+    # Once the server's listing shows both changes, they are confirmed and no longer pending.
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    doc = setup.cache_doc("posts")
+    assert [r["id"] for r in doc["records"]] == [1, "fresh"] and doc["pending"] == []
