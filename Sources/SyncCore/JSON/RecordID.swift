@@ -53,26 +53,7 @@ public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible 
         if kind == .integer, Self.isJSONInteger(key) {
             return key
         }
-        var out = "\""
-        out.reserveCapacity(key.utf8.count + 2)
-        for scalar in key.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default:
-                out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
-        return out
+        return JSONText.quoted(key)
     }
 
     /// Whether `text` matches RFC 8259's `[ minus ] int` (no fraction, no exponent).

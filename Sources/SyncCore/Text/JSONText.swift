@@ -15,7 +15,7 @@ public enum JSONText {
             case "\u{08}": out += "\\b"
             case "\u{0C}": out += "\\f"
             case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
+                let hex = String(scalar.value, radix: 16, uppercase: true)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default:
                 out.unicodeScalars.append(scalar)
