@@ -10,7 +10,8 @@ struct DaemonControlHandler: ControlHandler {
     let input: AsyncStream<DaemonEvent>.Continuation
     /// `STATE/<account>/state.db`.
     let databasePath: String
-    let readQueue = DispatchQueue(label: "syncd.control.read", attributes: .concurrent)
+    // Serial: a concurrent queue would run on libdispatch's non-overcommit pool (see DaemonExecutor).
+    let readQueue = DispatchQueue(label: "syncd.control.read")
 
     func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
         switch request {

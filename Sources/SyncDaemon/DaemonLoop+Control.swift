@@ -115,7 +115,7 @@ extension DaemonLoop {
         if let sourceName, config == nil {
             return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
         }
-        Task { [worker, input] in
+        Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             let outcome: (Result<String, ManagerError>, String?, SourceState?) = await worker.withEngine { engine in
                 guard let engine else { return (.failure(.storageFailure(reason: "no account storage")), nil, nil) }
                 do throws(LocalChangeError) {
@@ -173,7 +173,7 @@ extension DaemonLoop {
         let run = self.run
         let configuration = self.configuration
         let logger = self.logger
-        Task { [worker, input] in
+        Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             do {
                 try await worker.replaceEngine(
                     teardown: { try AccountErasure.erase(configuration: configuration, run: run) },

@@ -311,7 +311,7 @@ final class DaemonLoop {
         let text = saved.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
         guard states[name]?.retryState != text else { return }
         states[name]?.retryState = text
-        Task { [worker, logger] in
+        Task(executorPreference: DaemonExecutor.shared) { [worker, logger] in
             await worker.withEngine { engine in
                 do {
                     try engine?.store.saveRetryState(source: name, text)
@@ -447,7 +447,7 @@ final class DaemonLoop {
                 policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup),
                 info: ControlServiceInfo(version: syncdVersion), logger: logger)
             controlServer = server
-            controlTask = Task { await server.run() }
+            controlTask = Task(executorPreference: DaemonExecutor.shared) { await server.run() }
         } catch {
             logger.error("Failed to open the control socket, continuing without syncctl access: \(error)")
         }

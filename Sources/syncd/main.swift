@@ -85,5 +85,7 @@ if once {
     exit(OnceRun(configuration: configuration, directories: directories, logger: logger, environment: environment)
         .run(report: { writeStderr($0 + "\n") }))
 }
-exit(await DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
-                     userMode: userMode, logger: logger, environment: environment).run())
+let run = DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
+                    userMode: userMode, logger: logger, environment: environment)
+// All of the daemon's tasks run on one serial queue (see DaemonExecutor for why).
+exit(await withTaskExecutorPreference(DaemonExecutor.shared) { await run.run() })
