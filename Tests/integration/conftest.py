@@ -37,9 +37,11 @@ def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
 class SyncServer:
     """The test tree's Python server (Tests/integration/server/syncserver.py)."""
 
-    def __init__(self, workdir, host="127.0.0.1", netns=None):
+    def __init__(self, workdir, host="127.0.0.1", netns=None, port=0):
+        Path(workdir).mkdir(parents=True, exist_ok=True)
         self.port_file = Path(workdir) / "syncserver.port"
-        cmd = [sys.executable, str(HERE / "server" / "syncserver.py"), "--host", host, "--port-file", str(self.port_file)]
+        cmd = [sys.executable, str(HERE / "server" / "syncserver.py"), "--host", host, "--port", str(port),
+               "--port-file", str(self.port_file)]
         if netns:
             cmd = ["ip", "netns", "exec", netns] + cmd
         self.proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)

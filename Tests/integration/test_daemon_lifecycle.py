@@ -94,3 +94,21 @@ def test_log_lines_have_priority_prefixes_only_with_a_matching_journal_stream(se
     d = daemons(setup, env={"JOURNAL_STREAM": "1:2"})
     d.wait_log("Started")
     assert not d.output().startswith("<")
+
+
+def test_watchdog_pings_at_half_the_interval_only_for_its_own_pid(server, setup, notify, daemons, tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, notify=notify, env={"WATCHDOG_USEC": "1000000"})
+    notify.wait_for("READY=1")
+    time.sleep(2.6)
+    pings = [t for t, m in notify.drain() if m == "WATCHDOG=1"]
+    assert 4 <= len(pings) <= 7, pings                     # every 0.5 s
+    assert d.stop() == 0
+    # $WATCHDOG_PID naming another process: the watchdog is not ours, no pings.
+    notify.messages.clear()
+    d2 = daemons(setup, notify=notify, env={"WATCHDOG_USEC": "1000000", "WATCHDOG_PID": "1"})
+    notify.wait_for("READY=1")
+    time.sleep(1.5)
+    assert not [m for _, m in notify.drain() if m == "WATCHDOG=1"]
+    d2.stop()

@@ -68,3 +68,40 @@ def test_retry_after_survives_a_restart(server, setup, daemons):
     times = attempt_times(server)
     # The restarted daemon did not ask before the server's Retry-After had passed.
     assert times[1] - first >= 6.0 - 0.2, times
+
+
+def test_reachability_probes_only_while_failing_and_recovery_refreshes(server, setup, daemons, tmp_path):
+    import json
+    from conftest import SyncServer, free_port
+    from test_syncctl import syncctl
+    probe_port = free_port()
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=400ms\nMaxAttempts=2\n"
+                     f"[Network]\nReachabilityURL=http://127.0.0.1:{probe_port}/\nReachabilityIntervalSec=1s\nDebounceSec=200ms\n")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    status = lambda: json.loads(syncctl(setup, "status", "--json").stdout)
+    time.sleep(2)
+    assert status()["daemon"]["reachable"] is None          # healthy: no probe has run
+    server.fault("posts", kind="status", status=503)
+    syncctl(setup, "refresh", "posts")
+    d.wait_log("not retrying until the next trigger")
+    wait_for(lambda: status()["daemon"]["reachable"] is False, timeout=5, what="a failed probe")
+    assert status()["sources"][0]["state"] == "error"
+    # The server comes back; the probe target answers: the resting source is refreshed without waiting 15 min.
+    server.clear_fault("posts")
+    probe = SyncServer(tmp_path / "probe", port=probe_port)
+    try:
+        d.wait_log("Reachability probe succeeds again; refreshing failing sources", timeout=5)
+        d.wait_log("posts: not modified (HTTP 304)", timeout=5)
+        assert status()["daemon"]["reachable"] is True
+        assert any(r["method"] == "HEAD" for r in probe.requests())
+        # Healthy again: probing stops.
+        time.sleep(0.5)
+        probe.clear_requests()
+        time.sleep(2.5)
+        assert probe.requests() == []
+    finally:
+        probe.stop()

@@ -293,6 +293,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._control()
         segs = [s for s in path.split("/") if s]
         if not segs:
+            self._record()
             return self._send(200, b'{"service":"syncserver"}')
         name = segs[0]
         if self.command in ("GET", "HEAD") and len(segs) == 1:
