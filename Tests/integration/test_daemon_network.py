@@ -126,3 +126,32 @@ def test_offline_pauses_automatic_attempts_but_a_manual_refresh_still_tries(netn
     assert "posts" in r.stderr
     d.wait_log("refresh failed")
     assert setup.cache_doc("posts")["records"] == POSTS
+
+
+@pytest.mark.parametrize("fault,expected", [
+    (dict(kind="status", status=503), "backoff"),
+    (dict(kind="status", status=503, retryAfter=3, times=1), "retry-after"),
+    (dict(kind="status", status=401), "once"),
+])
+def test_failures_across_the_veth_follow_the_retry_rules(netns, setup, daemons, fault, expected):
+    srv, dmn, server = netns
+    setup.write_main("[Network]\nReachabilityIntervalSec=0\n[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\nMaxAttempts=4\n")
+    server.set_records("posts", POSTS)
+    server.fault("posts", **fault)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, netns=dmn)
+    if expected == "retry-after":
+        d.wait_log("posts: synced 2 records", timeout=15)
+        times = [r["time"] for r in requests(server)]
+        assert len(times) == 2 and times[1] - times[0] >= 3.0
+        return
+    d.wait_log("not retrying until the next trigger", timeout=20)
+    time.sleep(2)
+    times = [r["time"] for r in requests(server)]
+    if expected == "once":
+        assert len(times) == 1
+        return
+    assert len(times) == 4
+    gaps = [b - a for a, b in zip(times, times[1:])]
+    for n, gap in enumerate(gaps, start=1):
+        assert 0.2 - 0.05 <= gap <= min(1.0, 0.2 * 2 ** n) + 0.35, (n, gaps)
