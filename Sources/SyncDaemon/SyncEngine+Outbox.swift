@@ -167,7 +167,9 @@ extension SyncEngine {
 
     private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?) throws(RefreshFailure) {
         let itemURL = source.url + "/" + Identifiers.pathSegment(entry.recordID)
-        // Before an update or removal, see whether the server moved on from the version the change was made against.
+        // Before an update or removal, see whether the server moved on from the version the change was made against;
+        // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
+        var ifMatch: String?
         if entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
             let remote = try fetchRemote(itemURL, source: source, token: token)
             switch remote {
@@ -175,11 +177,11 @@ extension SyncEngine {
                 return try settled(entry, source: source, as: "already removed on the server")
             case .missing:
                 if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
-            case .found(let body, let version) where version != entry.baseVersion:
+            case .found(let body, let version, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
-            case .found:
-                break
+            case .found(_, _, let etag):
+                ifMatch = etag
             }
         }
         if entry.operation == .create && entry.attempts > 0 {
@@ -198,6 +200,7 @@ extension SyncEngine {
         request.headers.append((name: "Content-Type", value: "application/json"))
         request.headers.append((name: "Accept", value: "application/json"))
         request.headers.append((name: "Idempotency-Key", value: entry.idempotencyKey))
+        if let ifMatch { request.headers.append((name: "If-Match", value: ifMatch)) }
         do { try store.markAttempt(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
         var answer: [UInt8] = []
         let head: HTTPResponseHead
@@ -233,7 +236,7 @@ extension SyncEngine {
         case 409, 412:
             let remote = try? fetchRemote(itemURL, source: source, token: token)
             var body: [UInt8]?, version: String?
-            if case .found(let b, let v)? = remote { (body, version) = (b, v) }
+            if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version, reason: "HTTP \(head.status) from \(what)") { return }
             try park(entry, source: source, status: head.status, answer: answer, what: what)
         case 408, 429, 500...599:
@@ -246,7 +249,8 @@ extension SyncEngine {
         }
     }
 
-    private enum Remote { case found([UInt8], String?), missing }
+    /// The server's record: its JSON, its `VersionField` value and its `ETag`.
+    private enum Remote { case found([UInt8], String?, String?), missing }
 
     /// `GET URL/ID`: the server's current record and its `VersionField` value.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
@@ -275,7 +279,7 @@ extension SyncEngine {
                 default: break
                 }
             }
-            return .found(body, version)
+            return .found(body, version, head.header("etag"))
         case 404, 410:
             return .missing
         case 408, 429, 500...599:

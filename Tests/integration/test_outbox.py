@@ -313,3 +313,29 @@ def test_a_stale_listing_after_a_push_neither_drops_a_create_nor_resurrects_a_de
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     doc = setup.cache_doc("posts")
     assert [r["id"] for r in doc["records"]] == [1, "fresh"] and doc["pending"] == []
+
+
+def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
+    writable(setup, server, policy="manual")
+    d = start(setup, daemons)
+    assert put(setup, {"id": 1, "title": "guarded", "version": V1}).returncode == 0
+    wait_for(lambda: server.records("posts")[0]["title"] == "guarded", what="the guarded update")
+    log = server.requests()
+    get = next(i for i, r in enumerate(log) if r["method"] == "GET" and r["path"] == "/posts/1")
+    push = next(i for i, r in enumerate(log) if r["method"] == "PUT")
+    assert get < push                                   # the version check precedes the push
+    assert log[push]["headers"]["if-match"].startswith('"')
+    # The server refuses the precondition (someone changed the record between syncd's check and its push).
+    server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}')
+    assert put(setup, {"id": 2, "title": "raced", "version": V1}).returncode == 0
+    d.wait_log("conflict on 2 (HTTP 412")
+    assert setup.cache_doc("posts")["conflicts"] == ["2"]
+
+
+def test_deleting_what_the_server_already_removed_counts_as_done(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=404, method="DELETE")
+    assert syncctl(setup, "delete", "posts", "2").returncode == 0
+    d.wait_log("posts: delete of 2 already removed on the server (HTTP 404)")
+    assert not [e for e in outbox_entries(setup) if e["state"] == "parked"]

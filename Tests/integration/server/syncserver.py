@@ -268,10 +268,16 @@ class Handler(BaseHTTPRequestHandler):
                 c["modified"] = time.time()
                 return send(201, json.dumps(record).encode())
             index = self._find(records, ident) if ident is not None else None
+            item_etag = None
+            if index is not None:
+                item_etag = '"' + hashlib.sha1(json.dumps(records[index], sort_keys=True).encode()).hexdigest()[:12] + '"'
+                wanted = self.headers.get("If-Match")
+                if wanted and wanted != item_etag and self.command in ("PUT", "DELETE"):
+                    return send(412, b'{"error":"precondition failed"}')
             if self.command == "GET":
                 if index is None:
                     return send(404, b'{"error":"not found"}')
-                return send(200, json.dumps(records[index]).encode())
+                return send(200, json.dumps(records[index]).encode(), {"ETag": item_etag})
             if self.command == "PUT":
                 if index is None:
                     return send(404, b'{"error":"not found"}')
