@@ -213,20 +213,21 @@ var results: [Result] = []
 for synchronised in [false, true] {
     for probes in [true, false] {
         let suffix = (probes ? "probes" : "no probes") + (synchronised ? ", sync" : "")
+        // The shipped daemon draws each probe period from [0.5, 1.5] x ReachabilityIntervalSec.
         results.append(simulate(name: "(a) defaults, \(suffix)", jitter: SplitMix64Jitter(seed: seed ^ 0xA5),
-                                probes: probes, synchronised: synchronised, seed: seed))
+                                probes: probes, synchronised: synchronised, seed: seed, jitteredProbes: true))
         results.append(simulate(name: "(b) no jitter f=1.0, \(suffix)", jitter: ConstantJitter(1.0),
                                 probes: probes, synchronised: synchronised, seed: seed))
     }
 }
-results.append(simulate(name: "(a) defaults, jittered probes, sync", jitter: SplitMix64Jitter(seed: seed ^ 0xA5),
-                        probes: true, synchronised: true, seed: seed, jitteredProbes: true))
+results.append(simulate(name: "(c) jitter, fixed 30 s probes, sync", jitter: SplitMix64Jitter(seed: seed ^ 0xA5),
+                        probes: true, synchronised: true, seed: seed, jitteredProbes: false))
 
 print("Fleet: \(fleetSize) daemons, 1 source each; server down t=\(outageStart)..\(outageEnd) s (503, no Retry-After); seed \(seed)")
 print("Requests = refresh GETs + probe HEADs, counted in 1 s buckets at the server.\n")
 print("window A: from server return until every AFFECTED daemon (saw a failure) succeeded again")
 print("window B: from server return until EVERY daemon succeeded once")
-print("probes: reachability HEAD every 30 s while failing; sync: all daemons get one network trigger at t=\(outageStart + 60) s")
+print("probes: reachability HEAD while failing, every 30 s x [0.5, 1.5) in (a) as shipped, every 30 s in (b) and (c); sync: all daemons get one network trigger at t=\(outageStart + 60) s")
 print("error: daemons that used up MaxAttempts during the outage; steady: mean rate in the 15 min before it\n")
 let header = [pad("scenario", 32), pad("affected", 8), pad("error", 6), pad("A len s", 8), pad("A mean/s", 9),
               pad("A peak/s", 9), pad("A pk/mn", 8), pad("B len s", 8), pad("B mean/s", 9), pad("B peak/s", 9),
