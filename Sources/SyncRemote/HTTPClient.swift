@@ -74,14 +74,8 @@ public final class HTTPClient {
             }
         }
 
-        var head = context.head
-        var status = 0
-        _ = cshim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        head.status = status
-        var effective: UnsafeMutablePointer<CChar>?
-        if cshim_curl_getinfo_str(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
-            head.effectiveURL = String(cString: effective)
-        }
+        context.readStatus()
+        let head = context.head
         if let error = context.consumerError { throw .rejected(error) }
         if context.overflow { throw .tooLarge(limit: request.maxBytes) }
         switch code {
@@ -209,6 +203,12 @@ final class TransferContext {
     func deliverHead() throws {
         guard !headDelivered else { return }
         headDelivered = true
+        readStatus()
+        try onHead(head)
+    }
+
+    /// Copies the status code and the URL that answered (after redirects) from libcurl into `head`.
+    func readStatus() {
         var status = 0
         _ = cshim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         head.status = status
@@ -216,7 +216,6 @@ final class TransferContext {
         if cshim_curl_getinfo_str(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
             head.effectiveURL = String(cString: effective)
         }
-        try onHead(head)
     }
 }
 

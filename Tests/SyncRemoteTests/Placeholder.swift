@@ -1,2 +1,0 @@
-import Testing
-@Test func placeholderSyncRemoteTests() { #expect(1 + 1 == 2) }
