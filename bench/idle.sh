@@ -19,8 +19,6 @@ for name in posts users; do printf '[Source]\nURL=http://127.0.0.1:%s/posts\n' "
 DAEMON=$!
 sleep 5   # startup refreshes
 ticks() { awk '{print $14 + $15}' "/proc/$DAEMON/stat"; }
-switches() { cat /proc/$DAEMON/task/*/status | awk '/ctxt_switches/ {s += $2} END {print s}'; }
-threads() { ls /proc/$DAEMON/task | wc -l; }
 HZ=$(getconf CLK_TCK)
 t0=$(ticks)
 # perf counts every thread of the process, including threads that exit inside the window.
