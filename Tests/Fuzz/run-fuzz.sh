@@ -13,7 +13,7 @@ binary=.build/fuzz-record-scanner
 mkdir -p .build .build/fuzz-artifacts
 
 "$swiftc" -sanitize=fuzzer,address -parse-as-library -O \
-    Sources/SyncCore/JSON/*.swift Tests/Fuzz/RecordScannerFuzz.swift \
+    Sources/SyncCore/JSON/*.swift Sources/SyncCore/Text/JSONText.swift Tests/Fuzz/RecordScannerFuzz.swift \
     -o "$binary"
 
 # Run on a copy so the checked-in seed corpus stays small and reviewed.
