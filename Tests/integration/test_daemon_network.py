@@ -91,7 +91,12 @@ def test_twenty_flaps_in_two_seconds_cause_at_most_two_refreshes(netns, setup, d
         time.sleep(0.05)
     time.sleep(6)   # debounce 1 s, its cap, and any follow-up
     count = len(requests(server))
-    assert 1 <= count <= 2, count
+    assert count <= 2, count
+    # The kernel batches carrier events (linkwatch, about once a second), so 50 ms flaps may net out to
+    # nothing; but whenever the daemon saw the link go down, it must refresh once it is back.
+    if "Offline (" in d.output():
+        assert "Network is back" in d.output()
+        assert count >= 1
 
 
 def test_watchlinks_no_ignores_link_changes(netns, setup, daemons):
