@@ -34,6 +34,28 @@ def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def stop_process(proc):
+    """SIGTERM, then SIGKILL after 5 s."""
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def fill_filesystem(path):
+    """Writes zeros to `path` until its file system is full; returns the file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"\0" * 4096) > 0:
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return path
+
+
 class SyncServer:
     """The test tree's Python server (Tests/integration/server/syncserver.py)."""
 
@@ -94,11 +116,7 @@ class SyncServer:
         self._call("DELETE", "/_control/requests")
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc)
 
 
 class Nginx:
@@ -157,11 +175,7 @@ http {{
         return [int(line.split('"')[2].split()[0]) for line in self.access_log.read_text().splitlines() if line]
 
     def stop(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        stop_process(self.proc)
 
 
 class Setup:

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import POSTS
+from conftest import POSTS, fill_filesystem
 
 MORE = POSTS + [{"id": i, "title": f"Post {i}", "body": "x" * 300} for i in range(3, 100)]
 
@@ -31,14 +31,7 @@ def small_cache(setup):
 def test_cache_directory_full_keeps_old_copy(server, setup, small_cache):
     before = seed(server, setup)
     filler = small_cache / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\0" * 4096) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    fill_filesystem(filler)
     server.set_records("posts", MORE)
     r = setup.syncd("--once")
     assert r.returncode == 1

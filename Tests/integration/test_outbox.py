@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BIN, POSTS, wait_for
+from conftest import BIN, POSTS, fill_filesystem, wait_for
 from test_syncctl import syncctl
 
 V1, V2 = "2026-11-29T10:00:00Z", "2026-11-29T11:00:00Z"
@@ -276,14 +276,7 @@ def test_full_disk_during_put_fails_clearly_and_loses_nothing(server, setup, dae
     server.fault("posts", kind="status", status=503)
     assert put(setup, {"id": "keep-me", "title": "queued before the disk filled"}).returncode == 0
     filler = small_state / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"\0" * 4096) > 0:
-            pass
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    fill_filesystem(filler)
     r = put(setup, {"id": "too-much", "title": "x" * 200_000})
     assert r.returncode == 1
     assert "full" in r.stderr.lower()
