@@ -15,12 +15,6 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
     }
 
-    /// True when the disk or file system refused the write (SQLITE_FULL, SQLITE_IOERR, SQLITE_READONLY, SQLITE_CANTOPEN).
-    public var isStorageFailure: Bool {
-        let primary = code & 0xff
-        return primary == SQLITE_FULL || primary == SQLITE_IOERR || primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN
-    }
-
     /// True when a UNIQUE or PRIMARY KEY constraint refused a row.
     public var isUniqueViolation: Bool {
         // SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555) are macros Swift cannot import.

@@ -125,15 +125,9 @@ extension StateStore {
     }
 
     /// The server accepted the change; it stays as an overlay until a listing shows it.
-    public func markSent(_ seq: Int64, recordID: String? = nil) throws(StoreError) {
+    public func markSent(_ seq: Int64) throws(StoreError) {
         try durableWrite("mark a change sent") {
             try run("UPDATE outbox SET state = 'sent', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
-            if let recordID {
-                let statement = try database.prepare("UPDATE outbox SET record_id = ?2 WHERE seq = ?1")
-                try statement.bind(1, seq)
-                try statement.bind(2, recordID)
-                try statement.step()
-            }
         }
     }
 

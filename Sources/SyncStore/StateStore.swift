@@ -255,21 +255,6 @@ public final class StateStore {
         }
     }
 
-    /// Forgets everything about sources not in `keep` (their records, outbox and conflicts stay untouched if any are pending).
-    public func removeSources(notIn keep: Set<String>) throws(StoreError) {
-        let stale = try sourceNames().filter { !keep.contains($0) }
-        guard !stale.isEmpty else { return }
-        try write("remove unconfigured sources") {
-            for name in stale {
-                for sql in ["DELETE FROM chunks WHERE source = ?1", "DELETE FROM sources WHERE name = ?1"] {
-                    let statement = try database.prepare(sql)
-                    try statement.bind(1, name)
-                    try statement.step()
-                }
-            }
-        }
-    }
-
     /// Calls `body` with each stored record, in the server's order.
     public func forEachRecord(source: String, _ body: (StoredRecord) throws -> Void) throws {
         let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 ORDER BY seq")
