@@ -77,7 +77,7 @@ extension ControlIOLoop {
         } catch {
             return refuse(connection, error)
         }
-        let callID = connection.state.withLock { state in
+        let callID = connection.withState { state in
             defer { state.nextCallID += 1 }
             state.callInFlight = state.nextCallID
             return state.nextCallID

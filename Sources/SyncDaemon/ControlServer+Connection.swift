@@ -3,6 +3,11 @@ import SyncControl
 
 /// One client connection. The I/O thread owns the socket; handler tasks only queue output
 /// through `ReplySink`, under the connection's lock.
+///
+/// Every access to the state goes through `withState`, which resumes the tasks released by a
+/// close only after the lock is dropped. Resuming under the lock would deadlock: a task being
+/// cancelled holds the runtime's lock on its own status while its cancellation handler (in
+/// `waitUntilClosed`) takes this one, and resuming that task needs its status lock.
 final class ControlConnection: Sendable {
     /// The connected socket (closed by the I/O thread).
     let fd: Int32
@@ -11,7 +16,7 @@ final class ControlConnection: Sendable {
     /// Whether `peer` may call everything (decided once, at accept).
     let privileged: Bool
     let maxPendingOutput: Int
-    let state: Mutex<State>
+    private let state: Mutex<State>
 
     /// Everything that changes.
     struct State: ~Copyable {
@@ -34,6 +39,8 @@ final class ControlConnection: Sendable {
         /// Tasks waiting for the connection to close, by waiter ID.
         var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID: UInt64 = 1
+        /// Waiters released by `markClosed`, resumed by `withState` once the lock is dropped.
+        var released: [CheckedContinuation<Void, Never>] = []
 
         var pendingOutputCount: Int { output.count - outputOffset }
     }
@@ -46,9 +53,20 @@ final class ControlConnection: Sendable {
         self.state = Mutex(State(framer: VarlinkFramer(maxMessageSize: limits.maxMessageSize)))
     }
 
+    /// Runs `body` with the state locked, then resumes whatever waiters it released.
+    func withState<Result>(_ body: (inout State) -> sending Result) -> sending Result {
+        let (result, released) = state.withLock { state in
+            let result = body(&state)
+            defer { state.released = [] }
+            return (result, state.released)
+        }
+        for waiter in released { waiter.resume() }
+        return result
+    }
+
     /// Queues a message; false (and nothing queued) if the connection is closed.
     func enqueue(_ bytes: [UInt8]) -> Bool {
-        state.withLock { enqueue(bytes, in: &$0) }
+        withState { enqueue(bytes, in: &$0) }
     }
 
     /// Queues a message with the lock held. A client whose unread output would pass the
@@ -69,27 +87,27 @@ final class ControlConnection: Sendable {
         return true
     }
 
-    /// Marks the connection closed and releases everyone waiting for that.
+    /// Marks the connection closed and releases everyone waiting for that (`withState` resumes them).
     static func markClosed(_ state: inout State) {
         guard !state.closed else { return }
         state.closed = true
         state.callInFlight = nil
-        for waiter in state.closeWaiters.values { waiter.resume() }
+        state.released += state.closeWaiters.values
         state.closeWaiters.removeAll()
     }
 
     /// Whether the connection is still open.
-    var isOpen: Bool { state.withLock { !$0.closed } }
+    var isOpen: Bool { withState { !$0.closed } }
 
     /// Returns when the connection closes or the calling task is cancelled.
     func waitUntilClosed() async {
-        let waiterID = state.withLock { state in
+        let waiterID = withState { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { state in
+                let resumeNow = withState { state in
                     if state.closed || Task.isCancelled { return true }
                     state.closeWaiters[waiterID] = waiter
                     return false
@@ -97,7 +115,7 @@ final class ControlConnection: Sendable {
                 if resumeNow { waiter.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.closeWaiters.removeValue(forKey: waiterID) }
+            let waiter = withState { $0.closeWaiters.removeValue(forKey: waiterID) }
             waiter?.resume()
         }
     }
@@ -136,7 +154,7 @@ public struct ReplySink: Sendable {
 
     /// Whether the client is connected and this call is not finished.
     public var isActive: Bool {
-        connection.state.withLock { !$0.closed && $0.callInFlight == callID }
+        connection.withState { !$0.closed && $0.callInFlight == callID }
     }
 
     /// Returns when the client disconnects (or the calling task is cancelled): for handlers
@@ -148,7 +166,7 @@ public struct ReplySink: Sendable {
     private func send(_ reply: VarlinkReply, final: Bool) -> Bool {
         let bytes = oneway ? [] : reply.wireBytes
         // Checking the call and queueing under one lock keeps replies in call order.
-        let sent = connection.state.withLock { state -> Bool in
+        let sent = connection.withState { state -> Bool in
             guard !state.closed, state.callInFlight == callID else { return false }
             if final { state.callInFlight = nil }
             return oneway || connection.enqueue(bytes, in: &state)

@@ -66,7 +66,7 @@ final class ControlIOLoop {
     /// cannot make us buffer without bound), output while some is queued. Hang-ups are
     /// always reported by poll.
     private func interest(of connection: ControlConnection) -> Int16 {
-        connection.state.withLock { state in
+        connection.withState { state in
             var events: Int32 = 0
             if !state.inputClosed, !state.closeAfterFlush, state.callInFlight == nil { events |= Int32(POLLIN) }
             if state.pendingOutputCount > 0 { events |= Int32(POLLOUT) }
@@ -135,9 +135,9 @@ final class ControlIOLoop {
             retryingEINTR { recv(connection.fd, raw.baseAddress, raw.count, 0) }
         }
         if count > 0 {
-            connection.state.withLock { $0.framer.append(readBuffer[0..<count]) }
+            connection.withState { $0.framer.append(readBuffer[0..<count]) }
         } else if count == 0 {
-            connection.state.withLock { $0.inputClosed = true }
+            connection.withState { $0.inputClosed = true }
         } else if errno != EAGAIN && errno != EWOULDBLOCK {
             drop(connection, reason: nil)
         }
@@ -145,7 +145,7 @@ final class ControlIOLoop {
 
     /// Writes queued output until the socket would block.
     private func flush(_ connection: ControlConnection) {
-        connection.state.withLock { state in
+        connection.withState { state in
             while state.pendingOutputCount > 0, !state.closed {
                 let offset = state.outputOffset
                 let written = state.output.withUnsafeBytes { raw in
@@ -166,7 +166,7 @@ final class ControlIOLoop {
     /// writes what can be written right away.
     private func process(_ connection: ControlConnection) {
         while true {
-            let next: Result<[UInt8]?, VarlinkFramer.MessageTooLarge> = connection.state.withLock { state in
+            let next: Result<[UInt8]?, VarlinkFramer.MessageTooLarge> = connection.withState { state in
                 guard !state.closed, !state.closeAfterFlush, state.callInFlight == nil else { return .success(nil) }
                 do throws(VarlinkFramer.MessageTooLarge) { return .success(try state.framer.nextMessage()) } catch { return .failure(error) }
             }
@@ -186,7 +186,7 @@ final class ControlIOLoop {
     /// Closes and forgets connections that are finished.
     private func reap() {
         connections.removeAll { connection in
-            let finished = connection.state.withLock { state -> Bool in
+            let finished = connection.withState { state -> Bool in
                 if state.closed { return true }
                 let idle = state.pendingOutputCount == 0
                 if state.closeAfterFlush, idle {
@@ -200,7 +200,7 @@ final class ControlIOLoop {
                 return false
             }
             guard finished else { return false }
-            if let reason = connection.state.withLock({ $0.dropReason }) {
+            if let reason = connection.withState({ $0.dropReason }) {
                 server.logger?.warning("Dropped control connection of \(connection.peer): \(reason)")
             }
             close(connection.fd)
@@ -210,7 +210,7 @@ final class ControlIOLoop {
 
     /// Marks a connection closed; `reap` closes its socket.
     func drop(_ connection: ControlConnection, reason: String?) {
-        connection.state.withLock { state in
+        connection.withState { state in
             if state.dropReason == nil { state.dropReason = reason }
             ControlConnection.markClosed(&state)
         }
@@ -218,7 +218,7 @@ final class ControlIOLoop {
 
     /// Sends an error for a protocol violation, then closes the connection once it is written.
     func refuse(_ connection: ControlConnection, _ error: some VarlinkErrorConvertible) {
-        connection.state.withLock { state in
+        connection.withState { state in
             _ = connection.enqueue(VarlinkReply(error: error).wireBytes, in: &state)
             state.closeAfterFlush = true
             if state.dropReason == nil {
@@ -230,7 +230,7 @@ final class ControlIOLoop {
     /// Closes everything and reports the exit (the thread's last act).
     func shutDown() {
         for connection in connections {
-            connection.state.withLock { ControlConnection.markClosed(&$0) }
+            connection.withState { ControlConnection.markClosed(&$0) }
             close(connection.fd)
         }
         connections.removeAll()
