@@ -37,36 +37,50 @@ struct LinkEventLoop {
     }
 
     /// Dumps, reports the initial state, follows events; after lost events
-    /// dumps again and reports only the net change. Returns when stopped or failed.
+    /// dumps again and reports only the net change. A dump that stayed
+    /// inconsistent (a burst of changes kept interrupting it) is reported too,
+    /// so the state is never older than necessary, and redone a moment later.
+    /// Returns when stopped or failed.
     mutating func run() -> Outcome {
         var before = LinkStateTracker.Snapshot.empty
         var reported = false
         while true {
+            let consistent: Bool
             switch dumpEverything() {
             case .stopped: return .stopped
             case .failed(let error): return .failed(error)
-            case .complete: break
+            case .complete(let ok): consistent = ok
             }
             let change = tracker.change(since: before)
             if !reported || change != nil {
                 report(tracker.state, change)
                 reported = true
             }
-            switch followNotifications() {
+            switch followNotifications(redumpAfterMilliseconds: consistent ? nil : LinkMonitor.inconsistentRedumpMilliseconds) {
             case .stopped: return .stopped
             case .failed(let error): return .failed(error)
-            case .complete:
+            case .complete(consistent: false):
                 logger.warning("Netlink notifications were lost (receive queue overflow), re-reading links, addresses and routes")
                 lostEvents()
-                before = tracker.snapshot
+            case .complete(consistent: true):
+                logger.debug("Re-reading links, addresses and routes after an inconsistent dump")
             }
+            before = tracker.snapshot
         }
     }
 
-    /// Applies notifications until events are lost (`.complete`), stop or failure.
-    private mutating func followNotifications() -> DumpOutcome {
+    /// Applies notifications until events are lost (`.complete(consistent: false)`), the
+    /// redump delay passes (`.complete(consistent: true)`), stop or failure.
+    private mutating func followNotifications(redumpAfterMilliseconds: Int32?) -> DumpOutcome {
+        let deadline = redumpAfterMilliseconds.map { ContinuousClock.now + .milliseconds($0) }
         while true {
-            switch socket.receive(timeoutMilliseconds: -1) {
+            var timeout: Int32 = -1
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { return .complete(consistent: true) }
+                timeout = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1
+            }
+            switch socket.receive(timeoutMilliseconds: timeout) {
             case .stopped: return .stopped
             case .failed(let error): return .failed(error)
             case .timedOut: continue
@@ -81,7 +95,8 @@ struct LinkEventLoop {
 
     /// Forgets everything and dumps links, then addresses, then routes, one
     /// dump at a time; repeats while a dump was inconsistent (events lost,
-    /// `NLM_F_DUMP_INTR`, an error reply), up to a limit.
+    /// `NLM_F_DUMP_INTR`, an error reply), up to a limit. Every attempt runs all
+    /// three dumps, so even the last, inconsistent one is a whole picture.
     private mutating func dumpEverything() -> DumpOutcome {
         let requests: [(type: UInt16, name: String)] = [
             (Netlink.getLink, "links"), (Netlink.getAddress, "addresses"), (Netlink.getRoute, "routes"),
@@ -91,16 +106,16 @@ struct LinkEventLoop {
             attempt += 1
             tracker.reset()
             var consistent = true
-            for request in requests where consistent {
+            for request in requests {
                 switch dump(type: request.type, name: request.name) {
                 case .stopped: return .stopped
                 case .failed(let error): return .failed(error)
-                case .complete(let ok): consistent = ok
+                case .complete(let ok): consistent = consistent && ok
                 }
             }
             if consistent { return .complete(consistent: true) }
             if attempt >= LinkMonitor.maximumDumpAttempts {
-                logger.warning("Netlink dumps stayed inconsistent after \(attempt) attempts, using the last one")
+                logger.warning("Netlink dumps stayed inconsistent after \(attempt) attempts, using the last one and dumping again in a moment")
                 return .complete(consistent: false)
             }
             logger.debug("Netlink dump was inconsistent, dumping again")

@@ -50,6 +50,8 @@ public final class LinkMonitor: Sendable {
     static let dumpTimeoutMilliseconds: Int32 = 5_000
     /// Dumps flagged NLM_F_DUMP_INTR are repeated this often before being accepted.
     static let maximumDumpAttempts = 5
+    /// An accepted inconsistent dump is redone after this long (notifications still apply meanwhile).
+    static let inconsistentRedumpMilliseconds: Int32 = 1_000
 
     private struct Control {
         var phase = Phase.idle

@@ -103,11 +103,11 @@ struct LinkMonitorTests {
     static let logger = Logger(journal: false, threshold: .info)
 
     /// Polls `condition` every 20 ms for up to `seconds`.
-    func waitUntil(seconds: Double = 5, _ condition: () -> Bool) async throws {
+    func waitUntil(seconds: Double = 5, sourceLocation: Testing.SourceLocation = #_sourceLocation, _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("condition not met within \(seconds) s")
+                Issue.record("condition not met within \(seconds) s", sourceLocation: sourceLocation)
                 return
             }
             try await Task.sleep(for: .milliseconds(20))
