@@ -8,6 +8,8 @@ SYSTEMDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/systemd,$(PREFIX)/lib/syste
 SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
 SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 FUZZ_SECONDS ?= 20
+# Seconds one integration test may take before pytest-timeout fails it with every thread's stack.
+PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
 
@@ -33,19 +35,21 @@ release: deps
 # network namespaces or the reference Python client (make test runs everything).
 check unit:
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip 'LinkMonitorTests|ControlAccessTests|ReferenceClientTests|SyncctlEndToEndTests'
+	SWIFT=$(SWIFT) Tests/run-swift-tests --skip 'LinkMonitorTests|ControlAccessTests|ReferenceClientTests|SyncctlEndToEndTests'
 
 fuzz:
 	Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)
 	@if [ -x Tests/Fuzz/run-netlink-fuzz.sh ]; then Tests/Fuzz/run-netlink-fuzz.sh $(FUZZ_SECONDS); fi
 
 integration: build
-	cd Tests/integration && python3 -m pytest -q -p no:cacheprovider
+	cd Tests/integration && python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
 
 # Everything: Swift tests (unit and the real-socket/namespace ones), fuzzing, black-box integration.
+# A hung test fails its run with a diagnosis (Tests/run-swift-tests, pytest --timeout) instead of
+# stalling CI.
 test: build
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	SWIFT=$(SWIFT) Tests/run-swift-tests
 	$(MAKE) fuzz
 	$(MAKE) integration
 
