@@ -163,11 +163,9 @@ struct ControlServerTests {
         try await onThread {
             let sluggard = try fixture.client()
             try sluggard.send(ManagerRequest.watch.call(more: true))
-            // While its queue fills, everyone else is served promptly.
+            // While its queue fills, everyone else is served (a server blocked on it would never answer).
             let other = try fixture.client()
-            let start = ContinuousClock.now
             for _ in 0..<200 { _ = try other.call(ManagerRequest.getStatus.call()) }
-            #expect(ContinuousClock.now - start < .seconds(10))
             // The server drops it once 4 MiB are queued; the handler sees the sink refuse and stops.
             let deadline = ContinuousClock.now + .seconds(30)
             while handler.finishedWatches.load(ordering: .sequentiallyConsistent) == 0, ContinuousClock.now < deadline {
