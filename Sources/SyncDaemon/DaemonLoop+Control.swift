@@ -155,7 +155,7 @@ extension DaemonLoop {
     /// SPEC rule 9: cancel in-flight work, erase the account's cache folder and state; a response that
     /// arrives afterwards belongs to an old generation and is discarded.
     func logout(discardPending: Bool, continuation: CheckedContinuation<Result<Void, ControlFailure>, Never>) {
-        let pending = states.values.reduce(0) { $0 + $1.pendingCount + $1.conflictCount }
+        let pending = states.values.reduce(0) { $0 + $1.unpushedCount + $1.conflictCount }
         if pending > 0 && !discardPending {
             return continuation.resume(returning: .failure(.pendingChanges(pending)))
         }

@@ -144,15 +144,19 @@ extension SyncEngine {
     // MARK: Pushing
 
     /// Pushes the queued changes of a writable source, oldest first, before its listing is pulled.
-    /// A 4xx parks one change and the others go on; a network error, 5xx or 429 stops the push and the
-    /// refresh fails as transient (retried with backoff). Changes to one record go out in order: a record
-    /// with a parked or conflicting change waits.
-    func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) {
-        guard source.writable else { return }
+    /// Changes to one record go out in order: a record with a parked, conflicting or failing change waits.
+    /// One record's trouble never holds up the others: a 4xx parks that change, and a 5xx or 408 leaves it
+    /// queued while the other records go on; the first such failure is returned, so the caller pulls and
+    /// then reports the refresh as failed (retried with backoff). What concerns the whole server stops the
+    /// push and is thrown: a network error, a timeout, a 429 (slow down), a storage failure, cancellation.
+    func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
+        guard source.writable else { return nil }
         let entries: [OutboxRecord]
         do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
         var blocked: Set<String> = []
         var changed = false
+        var firstFailure: RefreshFailure?
+        defer { if changed { republish(source.name) } }
         for entry in entries {
             guard entry.state == .queued else {
                 if entry.state == .parked || entry.state == .conflict { blocked.insert(entry.recordID) }
@@ -160,17 +164,32 @@ extension SyncEngine {
             }
             guard !blocked.contains(entry.recordID) else { continue }
             changed = true
-            try pushOne(entry, source: source, token: token)
+            do {
+                try pushOne(entry, source: source, token: token)
+            } catch where concernsOnlyItsRecord(error) {
+                blocked.insert(entry.recordID)
+                logger.warning("\(source.name): \(error.message); the other records' changes go on")
+                if firstFailure == nil { firstFailure = error }
+            }
         }
-        if changed { republish(source.name) }
+        return firstFailure
     }
 
-    private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?) throws(RefreshFailure) {
+    /// A transient failure that one record's request met (HTTP 5xx or 408), as opposed to one that
+    /// concerns the whole server or the daemon (no answer, 429, storage, cancellation).
+    private func concernsOnlyItsRecord(_ failure: RefreshFailure) -> Bool {
+        guard failure.kind == .transient, let status = failure.status else { return false }
+        return status == 408 || (500...599).contains(status)
+    }
+
+    /// Pushes one change. `force`: the policy chose the local version after the server refused it with
+    /// 409 or 412, so the version check and `If-Match` are left out and a second refusal parks the change.
+    private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
         let itemURL = source.url + "/" + Identifiers.pathSegment(entry.recordID)
         // Before an update or removal, see whether the server moved on from the version the change was made against;
         // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
         var ifMatch: String?
-        if entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
+        if !force, entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
             let remote = try fetchRemote(itemURL, source: source, token: token)
             switch remote {
             case .missing where entry.operation == .delete:
@@ -233,12 +252,13 @@ extension SyncEngine {
             logger.info("\(source.name): pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
         case 404 where entry.operation == .delete:
             try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
-        case 409, 412:
+        case 409 where !force, 412 where !force:
             let remote = try? fetchRemote(itemURL, source: source, token: token)
             var body: [UInt8]?, version: String?
             if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version, reason: "HTTP \(head.status) from \(what)") { return }
-            try park(entry, source: source, status: head.status, answer: answer, what: what)
+            // The policy keeps the local version: push it once more, unguarded.
+            try pushOne(entry, source: source, token: token, force: true)
         case 408, 429, 500...599:
             let message = "HTTP \(head.status) from \(what)"
             try? store.noteFailure(entry.seq, status: head.status, error: message)

@@ -42,10 +42,11 @@ public final class SyncEngine {
             return fail(source, storeFailure(error), at: now)
         }
         let fetched: ListingFetcher.Result
+        let pushFailure: RefreshFailure?
         do {
             let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (SPEC "Local changes").
-            try push(source, token: token)
+            pushFailure = try push(source, token: token)
             fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress).fetch(previous: previous)
         } catch {
@@ -64,7 +65,7 @@ public final class SyncEngine {
             }
             tidyWriteAheadLog()
             logger.info("\(source.name): not modified (HTTP 304), \(previous.recordCount) records current")
-            return .unchanged(count: previous.recordCount)
+            return settle(source, .unchanged(count: previous.recordCount), pushFailure: pushFailure, at: now)
         case .listing(let writer, let etag, let lastModified):
             let outcome: ListingOutcome
             do {
@@ -83,11 +84,20 @@ public final class SyncEngine {
             if outcome.unchanged {
                 tidyWriteAheadLog()
                 logger.info("\(source.name): listing unchanged, \(outcome.count) records current")
-                return .unchanged(count: outcome.count)
+                return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
             }
             logger.info("\(source.name): synced \(outcome.count) records (listing changed)")
-            return .updated(outcome)
+            return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
         }
+    }
+
+    /// The result of a pull after a push in which some record's change failed: the new listing is in place,
+    /// yet the refresh counts as failed, so the change is retried with backoff (SPEC rule 7) and the reason shows.
+    private func settle(_ source: SourceConfiguration, _ pulled: RefreshResult, pushFailure: RefreshFailure?, at time: String) -> RefreshResult {
+        guard let pushFailure else { return pulled }
+        var failure = pushFailure
+        failure.message += " (the listing was pulled; the change stays queued and is retried)"
+        return fail(source, failure, at: time)
     }
 
     /// After a refresh that changed nothing: fold a large write-ahead log into the database.

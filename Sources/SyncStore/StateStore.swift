@@ -27,6 +27,9 @@ public struct SourceState: Sendable, Equatable {
     public var retryState: String?
     /// Records with local changes the server has not confirmed yet.
     public var pendingCount = 0
+    /// Records with local changes not yet delivered (queued or parked): what logging out would lose.
+    /// Pushed changes still waiting for a listing to confirm them count in `pendingCount` only.
+    public var unpushedCount = 0
     /// Records whose local change conflicts with the server (ConflictPolicy=manual).
     public var conflictCount = 0
 
@@ -161,32 +164,30 @@ public final class StateStore {
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
-            if try !statement.step() {
-                let counts = try database.prepare("SELECT count(DISTINCT record_id) FROM outbox WHERE source = ?1 AND state != 'conflict'")
-                try counts.bind(1, source)
-                _ = try counts.step()
-                state.pendingCount = Int(counts.int64(0))
-                return state
+            let found = try statement.step()
+            if found {
+                state.url = statement.string(0)
+                state.etag = statement.string(1)
+                state.lastModified = statement.string(2)
+                state.savedAt = statement.string(3)
+                state.lastSuccess = statement.string(4)
+                state.lastAttempt = statement.string(5)
+                state.lastError = statement.string(6)
+                state.recordCount = Int(statement.int64(7))
+                state.snapshotDirty = statement.int64(8) != 0
+                state.retryState = statement.string(9)
             }
-            state.url = statement.string(0)
-            state.etag = statement.string(1)
-            state.lastModified = statement.string(2)
-            state.savedAt = statement.string(3)
-            state.lastSuccess = statement.string(4)
-            state.lastAttempt = statement.string(5)
-            state.lastError = statement.string(6)
-            state.recordCount = Int(statement.int64(7))
-            state.snapshotDirty = statement.int64(8) != 0
-            state.retryState = statement.string(9)
             let counts = try database.prepare("""
                 SELECT count(DISTINCT CASE WHEN state != 'conflict' THEN record_id END),
-                       count(DISTINCT CASE WHEN state = 'conflict' THEN record_id END)
+                       count(DISTINCT CASE WHEN state = 'conflict' THEN record_id END),
+                       count(DISTINCT CASE WHEN state IN ('queued', 'parked') THEN record_id END)
                 FROM outbox WHERE source = ?1
                 """)
             try counts.bind(1, source)
             _ = try counts.step()
             state.pendingCount = Int(counts.int64(0))
             state.conflictCount = Int(counts.int64(1))
+            state.unpushedCount = Int(counts.int64(2))
             return state
         } catch {
             throw .sqlite(error)

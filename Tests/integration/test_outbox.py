@@ -158,6 +158,33 @@ def test_a_503_during_push_is_retried_with_backoff(server, setup, daemons):
     assert "retrying in" in d.output()
 
 
+def test_a_503_on_one_record_blocks_neither_the_others_nor_the_pull(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="POST")   # creates fail, updates go through
+    server.clear_requests()
+    assert put(setup, {"id": "c1", "title": "new, refused for now"}).returncode == 0
+    assert put(setup, {"id": 2, "title": "changed"}).returncode == 0
+    d.wait_log("posts: pushed update of 2")
+    # The refresh goes on to pull, then counts as failed with the reason.
+    def last_error():
+        return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["lastError"] or ""
+    wait_for(lambda: "HTTP 503" in last_error(), what="the refresh to fail")
+    assert "pushing create of c1" in last_error() and "the listing was pulled" in last_error()
+    assert server.records("posts")[1]["title"] == "changed"
+    log = [(r["method"], r["path"].split("?")[0]) for r in server.requests()]
+    assert ("GET", "/posts") in log[log.index(("PUT", "/posts/2")):]
+    assert "the other records' changes go on" in d.output()
+    # Nothing is lost: the create stays queued with the reason, the cache shows it, and it is retried.
+    entry = next(e for e in outbox_entries(setup) if e["id"] == "c1")
+    assert entry["state"] == "queued" and entry["lastStatus"] == 503
+    doc = setup.cache_doc("posts")
+    assert "c1" in doc["pending"] and any(r["id"] == "c1" for r in doc["records"])
+    server.clear_fault("posts")
+    wait_for(lambda: any(r["id"] == "c1" for r in server.records("posts")), timeout=20, what="the retried create")
+    assert writes(server).count(("PUT", "/posts/2")) == 1
+
+
 def test_server_assigned_ids_are_mapped(server, setup, daemons):
     writable(setup, server, version=False)
     server.options("posts", serverIds=True)
@@ -237,6 +264,48 @@ def test_409_from_the_server_is_a_conflict(server, setup, daemons):
     assert setup.cache_doc("posts")["records"][1]["title"] == "Post 2"
 
 
+def test_client_wins_pushes_again_after_a_409(server, setup, daemons):
+    writable(setup, server, policy="client-wins", version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=409, method="PUT", body='{"error":"stale"}', times=1)
+    assert put(setup, {"id": 2, "title": "mine"}).returncode == 0
+    wait_for(lambda: server.records("posts")[1]["title"] == "mine", what="the forced push")
+    assert writes(server).count(("PUT", "/posts/2")) == 2
+    assert "conflict on 2 (HTTP 409" in d.output() and "pushing the local version (ConflictPolicy=client-wins)" in d.output()
+    wait_for(lambda: outbox_entries(setup) == [], what="the outbox to empty")
+
+
+def test_client_wins_parks_what_the_server_refuses_twice(server, setup, daemons):
+    writable(setup, server, policy="client-wins", version=False)
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=409, method="PUT", body='{"error":"locked"}')
+    assert put(setup, {"id": 2, "title": "mine"}).returncode == 0
+    wait_for(lambda: any(e["state"] == "parked" for e in outbox_entries(setup)), what="the parked change")
+    entry = outbox_entries(setup)[0]
+    assert entry["lastStatus"] == 409 and "locked" in entry["lastError"]
+    assert writes(server).count(("PUT", "/posts/2")) == 2        # one forced retry, no loop
+    doc = setup.cache_doc("posts")
+    assert doc["records"][1]["title"] == "mine" and doc["pending"] == ["2"]   # the local version is kept
+
+
+@pytest.mark.parametrize("server_version,local_wins", [(V1, True), ("2099-01-01T00:00:00Z", False)])
+def test_last_write_wins_on_a_412(server, setup, daemons, server_version, local_wins):
+    # The version check passes, then the server refuses the If-Match: the policy decides.
+    writable(setup, server, policy="last-write-wins", records=[dict(p, version=server_version) for p in POSTS])
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}', times=1)
+    assert put(setup, {"id": 2, "title": "mine", "version": server_version}).returncode == 0
+    d.wait_log("conflict on 2 (HTTP 412")
+    if local_wins:
+        wait_for(lambda: server.records("posts")[1]["title"] == "mine", what="the forced push")
+        assert writes(server).count(("PUT", "/posts/2")) == 2
+    else:
+        d.wait_log("dropped the local change (ConflictPolicy=last-write-wins)")
+        assert writes(server).count(("PUT", "/posts/2")) == 1
+        wait_for(lambda: setup.cache_doc("posts")["records"][1]["title"] == "Post 2", what="the server's version")
+    wait_for(lambda: outbox_entries(setup) == [], what="the outbox to empty")
+
+
 def test_put_on_a_read_only_source_is_refused(server, setup, daemons):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
@@ -259,6 +328,24 @@ def test_logout_with_pending_changes_refuses_unless_discarding(server, setup, da
     r = syncctl(setup, "logout", "--discard-pending")
     assert r.returncode == 0, r.stderr
     assert not setup.cache_file("posts").exists()
+
+
+def test_logout_counts_only_changes_not_yet_pushed(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    # The server's listings lag behind its writes: the pushed change stays unconfirmed (still "pending").
+    server.fault("posts", kind="body", body=json.dumps([dict(p, version=V1) for p in POSTS]), method="GET")
+    assert put(setup, {"id": "sent", "title": "delivered"}).returncode == 0
+    d.wait_log("posts: pushed create of sent")
+    server.stop()                                                   # then the server goes away
+    assert put(setup, {"id": "held", "title": "not delivered"}).returncode == 0
+    wait_for(lambda: any(e["id"] == "held" and e["attempts"] > 0 for e in outbox_entries(setup)), what="the failed push")
+    assert sorted(setup.cache_doc("posts")["pending"]) == ["held", "sent"]
+    r = syncctl(setup, "logout")
+    assert r.returncode == 1
+    assert "1 local change" in r.stderr, r.stderr                  # the delivered one is not counted
+    assert setup.cache_file("posts").exists()
+    assert {e["id"] for e in outbox_entries(setup)} == {"held", "sent"}
 
 
 @pytest.fixture
