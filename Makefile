@@ -6,7 +6,8 @@ MANDIR = $(PREFIX)/share/man
 # systemd reads units from /usr/lib/systemd for PREFIX=/usr, else from $(PREFIX)/lib/systemd.
 SYSTEMDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/systemd,$(PREFIX)/lib/systemd)
 SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
-SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+# syncd reads /etc/syncd whatever the prefix, so the examples go there too (they never overwrite a file).
+SYSCONFDIR ?= /etc
 FUZZ_SECONDS ?= 20
 # Seconds one integration test may take before pytest-timeout fails it with every thread's stack.
 PYTEST_TIMEOUT ?= 300

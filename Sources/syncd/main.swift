@@ -74,6 +74,14 @@ case .failure(let errors):
     exit(1)
 }
 if checkConfig {
+    // Valid, but likely not what was meant: say so on stderr (stdout stays the one-line verdict).
+    var info = stat()
+    if stat(directory, &info) != 0 {
+        writeStderr("syncd: note: \(directory) does not exist; the defaults apply\n")
+    }
+    if configuration.sources.isEmpty {
+        writeStderr("syncd: note: no sources are configured; add \(directory)/sources.d/NAME.source (see syncd.conf(5))\n")
+    }
     print("configuration OK")
     exit(0)
 }

@@ -33,9 +33,18 @@ def test_problems_are_file_line_messages_and_exit_1(setup):
     assert any(l.startswith(f"{conf}/sources.d/c.source:1: missing URL=") for l in lines)
 
 
-def test_missing_directory_means_defaults(tmp_path):
-    r = run("--config-dir", str(tmp_path / "nothing"), "--check-config")
+def test_missing_directory_means_defaults_and_says_so(tmp_path):
+    missing = tmp_path / "nothing"
+    r = run("--config-dir", str(missing), "--check-config")
     assert (r.returncode, r.stdout) == (0, "configuration OK\n")
+    assert r.stderr == (f"syncd: note: {missing} does not exist; the defaults apply\n"
+                        f"syncd: note: no sources are configured; add {missing}/sources.d/NAME.source (see syncd.conf(5))\n")
+
+
+def test_no_sources_is_valid_but_noted(setup):
+    r = setup.syncd("--check-config")
+    assert (r.returncode, r.stdout) == (0, "configuration OK\n")
+    assert "no sources are configured" in r.stderr and "does not exist" not in r.stderr
 
 
 def test_unknown_option_is_a_usage_error():
