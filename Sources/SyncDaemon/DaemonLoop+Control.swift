@@ -99,7 +99,7 @@ extension DaemonLoop {
         }
         notifier.ready(status: snapshot().summary)
         lastStatusLine = ""
-        logger.notice("Configuration reloaded: \(applied.sources.count) sources")
+        logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))")
         return .success(())
     }
 

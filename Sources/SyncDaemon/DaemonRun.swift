@@ -137,7 +137,7 @@ final class DaemonLoop {
         startControlServer()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
         notifier.ready(status: snapshot().summary)
-        logger.notice("Started: account \(configuration.daemon.account), \(configuration.sources.count) sources, serving cached data")
+        logger.notice("Started: account \(configuration.daemon.account), \(counted(configuration.sources.count, "source")), serving cached data")
         feed(.trigger(.startup), source: nil)
         afterEvent()
         for await event in events {

@@ -64,7 +64,7 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
             tidyWriteAheadLog()
-            logger.info("\(source.name): not modified (HTTP 304), \(previous.recordCount) records current")
+            logger.info("\(source.name): not modified (HTTP 304), \(counted(previous.recordCount, "record")) current")
             return settle(source, .unchanged(count: previous.recordCount), pushFailure: pushFailure, at: now)
         case .listing(let writer, let etag, let lastModified):
             let outcome: ListingOutcome
@@ -83,10 +83,10 @@ public final class SyncEngine {
             }
             if outcome.unchanged {
                 tidyWriteAheadLog()
-                logger.info("\(source.name): listing unchanged, \(outcome.count) records current")
+                logger.info("\(source.name): listing unchanged, \(counted(outcome.count, "record")) current")
                 return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
             }
-            logger.info("\(source.name): synced \(outcome.count) records (listing changed)")
+            logger.info("\(source.name): synced \(counted(outcome.count, "record")) (listing changed)")
             return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
         }
     }

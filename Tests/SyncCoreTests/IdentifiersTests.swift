@@ -23,3 +23,11 @@ struct IdentifiersTests {
         #expect(Identifiers.pathSegment(input) == expected)
     }
 }
+
+@Suite("counted")
+struct CountedTests {
+    @Test(arguments: [(0, "0 records"), (1, "1 record"), (2, "2 records"), (1_000, "1000 records")])
+    func nounFollowsTheCount(count: Int, expected: String) {
+        #expect(counted(count, "record") == expected)
+    }
+}

@@ -55,7 +55,7 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     setup.add_source("users", server.url("users"))
     d.signal(signal.SIGHUP)
     notify.wait_for("RELOADING=1")
-    d.wait_log("users: synced 1 records")
+    d.wait_log("users: synced 1 record ")
     reloading = next(m for _, m in notify.drain() if "RELOADING=1" in m)
     assert "MONOTONIC_USEC=" in reloading
     assert setup.cache_doc("users")["records"] == [{"id": "u1"}]

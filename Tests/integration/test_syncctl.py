@@ -149,7 +149,7 @@ def test_reload_waits_and_reports_a_rejected_configuration(running, setup, serve
     setup.add_source("users", server.url("users"))
     r = syncctl(setup, "reload")
     assert r.returncode == 0, r.stderr
-    running.wait_log("users: synced 1 records")
+    running.wait_log("users: synced 1 record ")
     (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=http://h/x\nMaxBytes=huge\n")
     r = syncctl(setup, "reload")
     assert r.returncode == 1
