@@ -44,8 +44,9 @@ public struct SnapshotWriter {
                 first = false
                 try sink.write(body)
             }
-            try sink.write("\n],\n\"pending\":[\(pending.map(JSONText.quoted).joined(separator: ","))],")
-            try sink.write("\"conflicts\":[\(conflicts.map(JSONText.quoted).joined(separator: ","))]}\n")
+            // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
+            try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
+            try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
         }
     }
 

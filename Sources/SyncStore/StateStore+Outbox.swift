@@ -1,3 +1,5 @@
+import SyncCore
+
 /// One local change waiting to reach the server (SPEC "Local changes").
 public struct OutboxRecord: Sendable, Equatable {
     /// What the change does on the server.
@@ -255,12 +257,14 @@ extension StateStore {
     }
 
     /// IDs with changes not yet confirmed by the server, and IDs in conflict, for the cache file.
-    public func pendingAndConflicts(source: String) throws -> (pending: [String], conflicts: [String]) {
-        var pending: [String] = [], conflicts: [String] = []
+    public func pendingAndConflicts(source: String) throws -> (pending: [RecordID], conflicts: [RecordID]) {
+        var pending: [RecordID] = [], conflicts: [RecordID] = []
         for entry in try outbox(source: source) {
-            let list = entry.state == .conflict ? conflicts : pending
-            if !list.contains(entry.recordID) {
-                if entry.state == .conflict { conflicts.append(entry.recordID) } else { pending.append(entry.recordID) }
+            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
+            if entry.state == .conflict {
+                if !conflicts.contains(id) { conflicts.append(id) }
+            } else if !pending.contains(id) {
+                pending.append(id)
             }
         }
         return (pending, conflicts)

@@ -237,7 +237,7 @@ def test_conflict_manual_keeps_both_until_resolved(server, setup, daemons, keep)
     make_conflict(setup, server, daemons, "manual")
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     doc = setup.cache_doc("posts")
-    assert doc["conflicts"] == ["1"]
+    assert doc["conflicts"] == [1]                      # IDs as the records write them
     assert doc["records"][0]["title"] == "local edit"
     conflicts = json.loads(syncctl(setup, "conflicts", "--json").stdout)
     assert conflicts[0]["local"]["title"] == "local edit" and conflicts[0]["remote"]["title"] == "server edit"
@@ -285,7 +285,7 @@ def test_client_wins_parks_what_the_server_refuses_twice(server, setup, daemons)
     assert entry["lastStatus"] == 409 and "locked" in entry["lastError"]
     assert writes(server).count(("PUT", "/posts/2")) == 2        # one forced retry, no loop
     doc = setup.cache_doc("posts")
-    assert doc["records"][1]["title"] == "mine" and doc["pending"] == ["2"]   # the local version is kept
+    assert doc["records"][1]["title"] == "mine" and doc["pending"] == [2]   # the local version is kept
 
 
 @pytest.mark.parametrize("server_version,local_wins", [(V1, True), ("2099-01-01T00:00:00Z", False)])
@@ -409,7 +409,7 @@ def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
     server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}')
     assert put(setup, {"id": 2, "title": "raced", "version": V1}).returncode == 0
     d.wait_log("conflict on 2 (HTTP 412")
-    assert setup.cache_doc("posts")["conflicts"] == ["2"]
+    assert setup.cache_doc("posts")["conflicts"] == [2]
 
 
 def test_deleting_what_the_server_already_removed_counts_as_done(server, setup, daemons):
