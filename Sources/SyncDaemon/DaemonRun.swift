@@ -30,14 +30,19 @@ public struct DaemonRun: Sendable {
     /// Runs until asked to stop; returns the exit status.
     public func run() async -> Int32 {
         let (events, input) = AsyncStream.makeStream(of: DaemonEvent.self, bufferingPolicy: .unbounded)
+        let lock: InstanceLock
         let loop: DaemonLoop
         do {
+            // Before anything opens the store or the control socket: one daemon per state directory.
+            lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             loop = try DaemonLoop(run: self, input: input)
         } catch {
             logger.error("Failed to start: \(error)")
             return 1
         }
-        return await loop.run(events)
+        let status = await loop.run(events)
+        withExtendedLifetime(lock) {}
+        return status
     }
 }
 
