@@ -78,6 +78,8 @@ final class DaemonLoop {
     /// Refreshes started so far, per source.
     var refreshStarts: [String: Int] = [:]
     var lastStatusLine = ""
+    /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
+    var reloadFailure: String?
     var stopping = false
     var loggedOut = false
     var linkMonitor: LinkMonitor?
@@ -204,7 +206,7 @@ final class DaemonLoop {
         startNextRefresh()
         scheduleProbeIfNeeded()
         armTimer()
-        let line = snapshot().summary
+        let line = statusLine()
         if line != lastStatusLine {
             lastStatusLine = line
             notifier.status(line)
@@ -431,6 +433,13 @@ final class DaemonLoop {
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }
         return DaemonStatusSnapshot(daemon: daemon, sources: sources)
+    }
+
+    /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
+    func statusLine() -> String {
+        let summary = snapshot().summary
+        guard let reloadFailure else { return summary }
+        return "Reload failed (keeping previous configuration): \(reloadFailure); \(summary)"
     }
 
     func broadcast(_ event: WatchEvent) {

@@ -65,14 +65,36 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=gopher://x\n")
     d.signal(signal.SIGHUP)
     d.wait_log("users.source:2: URL: unsupported URL scheme")
-    notify.wait_for("Reload failed, keeping the previous configuration")
-    # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works.
+    reason = (f"Reload failed (keeping previous configuration): {setup.config}/sources.d/users.source:2: "
+              'URL: unsupported URL scheme "gopher"; use http, https or file')
+    notify.wait_for(reason)
+    # The reason stays in STATUS= while the summary changes under it (a refresh: syncing, then up to date).
+    notify.messages.clear()
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "refresh", "posts", "--wait"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: latest_status(notify) == reason + "; Online; 2 sources up to date", what="the summary after the refresh")
+    changes = [status_of(m) for _, m in notify.messages if "STATUS=" in m]
+    assert any("Syncing posts" in line for line in changes), changes
+    assert all(line.startswith(reason + "; ") for line in changes), changes
+    # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works,
+    # and a successful reload clears the reason.
     server.set_records("users", [{"id": "u1"}, {"id": "u2"}])
     setup.add_source("users", server.url("users"), TimeoutSec="10s")
     d.signal(signal.SIGHUP)
     d.wait_log("users: synced 2 records")
+    wait_for(lambda: latest_status(notify) == "Online; 2 sources up to date", what="the summary without the reload failure")
     assert d.proc.poll() is None
     assert d.stop() == 0
+
+
+def status_of(message):
+    return next(line[len("STATUS="):] for line in message.splitlines() if line.startswith("STATUS="))
+
+
+def latest_status(notify):
+    """The STATUS= systemd would show now: the last one sent."""
+    return next((status_of(m) for _, m in reversed(notify.drain()) if "STATUS=" in m), None)
 
 
 def test_log_lines_have_priority_prefixes_only_with_a_matching_journal_stream(server, setup, daemons, tmp_path):
