@@ -89,7 +89,8 @@ public final class ControlServer: Sendable {
         var exitWaiter: CheckedContinuation<Void, Never>?
     }
 
-    /// Binds and listens on the Unix socket at `path`. A stale socket there is removed first;
+    /// Binds and listens on the Unix socket at `path`. A stale socket there (one nobody accepts
+    /// connections on) is removed first; a live one is left alone and `EADDRINUSE` thrown;
     /// the socket gets mode 0666 because access is decided per call from peer credentials.
     /// The parent directory must exist.
     public static func listen(path: String, handler: some ControlHandler, policy: AccessPolicy, info: ControlServiceInfo,
@@ -103,6 +104,10 @@ public final class ControlServer: Sendable {
 
         var existing = stat()
         if lstat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFSOCK {
+            // Someone still serves it (another syncd): taking the path would leave that one unreachable.
+            guard !acceptsConnections(&address) else {
+                throw SystemError("bind control socket \(path) (another process is still serving it)", code: EADDRINUSE)
+            }
             // A socket left by a previous run (nothing else unlinks it after a crash).
             unlink(path)
         }
@@ -223,6 +228,21 @@ public final class ControlServer: Sendable {
         sink.fail(VarlinkServiceError.methodNotImplemented(method: ManagerInterface.name + "." + call.request.methodName))
         wake()
     }
+}
+
+/// Whether something listens on the Unix socket at `address`: a connection is accepted, or the backlog is
+/// full (`EAGAIN`). `ECONNREFUSED` (a socket file nobody listens on, left by a crash) and any other failure
+/// count as "no": such a file is replaced, as before. The corresponding C call is `connect(2)`.
+private func acceptsConnections(_ address: inout sockaddr_un) -> Bool {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+            retryingEINTR { connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+    }
+    return result == 0 || errno == EAGAIN || errno == EINPROGRESS
 }
 
 /// Makes `fd` non-blocking and close-on-exec (`pipe2`/`accept4` need _GNU_SOURCE, which the

@@ -58,9 +58,10 @@ extension DaemonLoop {
         guard case .success(let new) = loaded else {
             if case .failure(let errors) = loaded {
                 for problem in errors.problems { logger.error("\(problem)") }
-                let reason = errors.problems.first.map(\.description) ?? "invalid configuration"
-                notifier.ready(status: "Reload failed, keeping the previous configuration: \(reason)")
-                lastStatusLine = ""
+                // Stays in STATUS= (in front of the summary) until a reload succeeds: systemctl status must show it.
+                reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
+                lastStatusLine = statusLine()
+                notifier.ready(status: lastStatusLine)
                 return .failure(.reloadFailed(errors.problems.map(\.description).joined(separator: "; ")))
             }
             return .failure(.reloadFailed("invalid configuration"))
@@ -97,8 +98,9 @@ extension DaemonLoop {
             queue.removeAll { $0 == name }
             if running == name { worker.cancel() }
         }
-        notifier.ready(status: snapshot().summary)
-        lastStatusLine = ""
+        reloadFailure = nil
+        lastStatusLine = statusLine()
+        notifier.ready(status: lastStatusLine)
         logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))")
         return .success(())
     }

@@ -30,14 +30,19 @@ public struct DaemonRun: Sendable {
     /// Runs until asked to stop; returns the exit status.
     public func run() async -> Int32 {
         let (events, input) = AsyncStream.makeStream(of: DaemonEvent.self, bufferingPolicy: .unbounded)
+        let lock: InstanceLock
         let loop: DaemonLoop
         do {
+            // Before anything opens the store or the control socket: one daemon per state directory.
+            lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             loop = try DaemonLoop(run: self, input: input)
         } catch {
             logger.error("Failed to start: \(error)")
             return 1
         }
-        return await loop.run(events)
+        let status = await loop.run(events)
+        withExtendedLifetime(lock) {}
+        return status
     }
 }
 
@@ -73,6 +78,8 @@ final class DaemonLoop {
     /// Refreshes started so far, per source.
     var refreshStarts: [String: Int] = [:]
     var lastStatusLine = ""
+    /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
+    var reloadFailure: String?
     var stopping = false
     var loggedOut = false
     var linkMonitor: LinkMonitor?
@@ -199,7 +206,7 @@ final class DaemonLoop {
         startNextRefresh()
         scheduleProbeIfNeeded()
         armTimer()
-        let line = snapshot().summary
+        let line = statusLine()
         if line != lastStatusLine {
             lastStatusLine = line
             notifier.status(line)
@@ -426,6 +433,13 @@ final class DaemonLoop {
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }
         return DaemonStatusSnapshot(daemon: daemon, sources: sources)
+    }
+
+    /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
+    func statusLine() -> String {
+        let summary = snapshot().summary
+        guard let reloadFailure else { return summary }
+        return "Reload failed (keeping previous configuration): \(reloadFailure); \(summary)"
     }
 
     func broadcast(_ event: WatchEvent) {

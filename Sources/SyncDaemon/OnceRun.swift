@@ -5,13 +5,15 @@ import SyncStore
 public struct OnceRun {
     let configuration: Configuration
     let directories: Directories
+    let userMode: Bool
     let logger: Logger
     let environment: [String: String]
 
     /// Creates the run.
-    public init(configuration: Configuration, directories: Directories, logger: Logger, environment: [String: String]) {
+    public init(configuration: Configuration, directories: Directories, userMode: Bool, logger: Logger, environment: [String: String]) {
         self.configuration = configuration
         self.directories = directories
+        self.userMode = userMode
         self.logger = logger
         self.environment = environment
     }
@@ -19,8 +21,11 @@ public struct OnceRun {
     /// Runs it; returns the process exit status. Prints one line per failed source to `report`.
     public func run(report: (String) -> Void) -> Int32 {
         let account = configuration.daemon.account
+        let lock: InstanceLock
         let engine: SyncEngine
         do {
+            // A running daemon owns this state: refreshing next to it would write the same store and cache.
+            lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             let store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp())
             let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
             engine = try SyncEngine(store: store, snapshots: snapshots, logger: logger, environment: environment)
@@ -40,6 +45,7 @@ public struct OnceRun {
                 report("\(source.name): \(failure.message) (kept \(kept) cached records)")
             }
         }
+        withExtendedLifetime(lock) {}
         return failed == 0 ? 0 : 1
     }
 }

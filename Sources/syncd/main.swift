@@ -90,7 +90,8 @@ let directories = Directories(
     state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
     runtime: configuration.daemon.runtimeDirectory, userMode: userMode, environment: environment)
 if once {
-    exit(OnceRun(configuration: configuration, directories: directories, logger: logger, environment: environment)
+    exit(OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger,
+                 environment: environment)
         .run(report: { writeStderr($0 + "\n") }))
 }
 let run = DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,

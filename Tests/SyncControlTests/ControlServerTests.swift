@@ -239,6 +239,27 @@ struct ControlServerTests {
         await task.value
         rmdir(first.directory)
     }
+
+    @Test func refusesASocketPathAnotherServerStillServes() async throws {
+        let fixture = try ControlServerFixture()
+        var before = stat()
+        #expect(lstat(fixture.path, &before) == 0)
+        do {
+            _ = try ControlServer.listen(path: fixture.path, handler: FakeControlHandler(), policy: AccessPolicy(controlGroup: nil),
+                                         info: ControlServiceInfo(version: "2.0.0"))
+            Issue.record("listen took over a socket path that a live server answers on")
+        } catch {
+            #expect(error.code == EADDRINUSE)
+            #expect(error.description == "Failed to bind control socket \(fixture.path) (another process is still serving it): "
+                + String(cString: strerror(EADDRINUSE)))
+        }
+        // The first server keeps its socket file and still answers on it.
+        var after = stat()
+        #expect(lstat(fixture.path, &after) == 0 && after.st_ino == before.st_ino && after.st_dev == before.st_dev)
+        let info = try await onThread { try fixture.client().call(VarlinkCall(method: "org.varlink.service.GetInfo")) }
+        #expect(info["version"] == "1.0.0")
+        await fixture.stop()
+    }
 }
 
 /// Carries a non-Sendable value across a thread hop in a test.

@@ -1,8 +1,10 @@
 """The long-running daemon: readiness, status, reload, stop (SPEC "systemd", rule 1)."""
 import signal
+import stat
+import subprocess
 import time
 
-from conftest import POSTS, wait_for
+from conftest import BIN, POSTS, Setup, wait_for
 
 
 def test_ready_comes_before_any_network_even_when_the_server_is_unreachable(setup, notify, daemons):
@@ -63,14 +65,36 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=gopher://x\n")
     d.signal(signal.SIGHUP)
     d.wait_log("users.source:2: URL: unsupported URL scheme")
-    notify.wait_for("Reload failed, keeping the previous configuration")
-    # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works.
+    reason = (f"Reload failed (keeping previous configuration): {setup.config}/sources.d/users.source:2: "
+              'URL: unsupported URL scheme "gopher"; use http, https or file')
+    notify.wait_for(reason)
+    # The reason stays in STATUS= while the summary changes under it (a refresh: syncing, then up to date).
+    notify.messages.clear()
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "refresh", "posts", "--wait"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: latest_status(notify) == reason + "; Online; 2 sources up to date", what="the summary after the refresh")
+    changes = [status_of(m) for _, m in notify.messages if "STATUS=" in m]
+    assert any("Syncing posts" in line for line in changes), changes
+    assert all(line.startswith(reason + "; ") for line in changes), changes
+    # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works,
+    # and a successful reload clears the reason.
     server.set_records("users", [{"id": "u1"}, {"id": "u2"}])
     setup.add_source("users", server.url("users"), TimeoutSec="10s")
     d.signal(signal.SIGHUP)
     d.wait_log("users: synced 2 records")
+    wait_for(lambda: latest_status(notify) == "Online; 2 sources up to date", what="the summary without the reload failure")
     assert d.proc.poll() is None
     assert d.stop() == 0
+
+
+def status_of(message):
+    return next(line[len("STATUS="):] for line in message.splitlines() if line.startswith("STATUS="))
+
+
+def latest_status(notify):
+    """The STATUS= systemd would show now: the last one sent."""
+    return next((status_of(m) for _, m in reversed(notify.drain()) if "STATUS=" in m), None)
 
 
 def test_log_lines_have_priority_prefixes_only_with_a_matching_journal_stream(server, setup, daemons, tmp_path):
@@ -112,3 +136,94 @@ def test_watchdog_pings_at_half_the_interval_only_for_its_own_pid(server, setup,
     time.sleep(1.5)
     assert not [m for _, m in notify.drain() if m == "WATCHDOG=1"]
     d2.stop()
+
+
+def syncctl_status(setup):
+    return subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "status", "--json"],
+                          capture_output=True, text=True, timeout=30)
+
+
+def test_a_second_syncd_on_the_same_state_exits_1_and_leaves_the_running_one_alone(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    socket_path = setup.runtime / "io.syncd.Manager"
+    wait_for(socket_path.exists, what="control socket")
+    lock = setup.state / "syncd.lock"
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert lock.read_text() == f"{d.proc.pid}\n"
+    cache_before = setup.cache_file("posts").read_bytes()
+    cache_inode = setup.cache_file("posts").stat().st_ino
+    db_inode = setup.db().stat().st_ino
+    socket_inode = socket_path.stat().st_ino
+    server.clear_requests()
+    held = f"another syncd is already using {setup.state} (pid {d.proc.pid}); stop it first (systemctl stop syncd)"
+
+    second = setup.syncd(timeout=30)
+    assert (second.returncode, second.stdout, second.stderr) == (1, "", f"error: Failed to start: {held}\n")
+    once = setup.syncd("--once", timeout=30)
+    assert (once.returncode, once.stdout, once.stderr) == (1, "", f"syncd: {held}\n")
+
+    # Neither touched the network, the cache, the state or the control socket; the first still serves.
+    assert server.requests("/posts") == []
+    assert setup.cache_file("posts").read_bytes() == cache_before
+    assert setup.cache_file("posts").stat().st_ino == cache_inode
+    assert setup.db().stat().st_ino == db_inode
+    assert sorted(p.name for p in (setup.state / "default").iterdir() if "corrupt" in p.name) == []
+    assert socket_path.stat().st_ino == socket_inode
+    assert lock.read_text() == f"{d.proc.pid}\n"
+    status = syncctl_status(setup)
+    assert status.returncode == 0, status.stderr
+    assert '"records":2' in status.stdout.replace(" ", "")
+    assert d.proc.poll() is None
+    assert "error" not in d.output()
+    # Once the first has stopped, the lock file stays (it is never deleted) and the next run takes it.
+    assert d.stop() == 0
+    assert lock.exists()
+    assert setup.syncd("--once", timeout=30).returncode == 0
+
+
+def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next_one(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    d.signal(signal.SIGKILL)
+    d.proc.wait(10)
+    lock = setup.state / "syncd.lock"
+    assert lock.read_text() == f"{d.proc.pid}\n"
+    # The kernel dropped the flock with the process; the stale pid in the file does not matter.
+    d2 = daemons(setup)
+    d2.wait_log("Started")
+    wait_for(lambda: lock.read_text() == f"{d2.proc.pid}\n", what="the new pid in the lock file")
+    assert syncctl_status(setup).returncode == 0
+    assert d2.stop() == 0
+
+
+def test_a_daemon_with_other_state_does_not_take_a_live_control_socket(server, setup, daemons, tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    socket_path = setup.runtime / "io.syncd.Manager"
+    wait_for(socket_path.exists, what="control socket")
+    socket_inode = socket_path.stat().st_ino
+    # A second configuration sharing only the runtime directory (a mistake): it may sync, but not take the socket.
+    other = Setup(tmp_path / "other")
+    other.runtime = setup.runtime
+    other.write_main()
+    other.add_source("posts", server.url("posts"))
+    d2 = daemons(other)
+    d2.wait_log("posts: synced 2 records")
+    assert (f"error: Failed to open the control socket, continuing without syncctl access: "
+            f"Failed to bind control socket {socket_path} (another process is still serving it): Address already in use") in d2.output()
+    assert socket_path.stat().st_ino == socket_inode
+    status = syncctl_status(setup)
+    assert status.returncode == 0, status.stderr
+    assert str(setup.state) not in status.stdout and d.proc.poll() is None
+    # Stopping the second does not remove the first one's socket.
+    assert d2.stop() == 0
+    assert socket_path.stat().st_ino == socket_inode
+    assert syncctl_status(setup).returncode == 0
+    assert d.stop() == 0

@@ -1,0 +1,89 @@
+internal import Glibc
+
+/// Why `InstanceLock.acquire` failed.
+public enum InstanceLockError: Error, Sendable, CustomStringConvertible {
+    /// Another process holds the lock; `pid` is what it wrote into the file (nil if unreadable).
+    case held(stateDirectory: String, pid: Int32?, userMode: Bool)
+    /// The state directory or the lock file could not be created, opened or locked.
+    case system(SystemError)
+
+    public var description: String {
+        switch self {
+        case .held(let directory, let pid, let userMode):
+            let holder = pid.map { " (pid \($0))" } ?? ""
+            let stop = userMode ? "systemctl --user stop syncd" : "systemctl stop syncd"
+            return "another syncd is already using \(directory)\(holder); stop it first (\(stop))"
+        case .system(let error):
+            return error.description
+        }
+    }
+}
+
+/// The one-instance lock: an exclusive `flock(2)` on `STATE/syncd.lock`, held until the process exits.
+///
+/// Two processes on the same state directory (a second daemon, or `--once` next to a running daemon)
+/// would both write the same databases and cache folders, so the second one must not start. The lock
+/// covers the whole state directory, not one account: the account's own folder is erased on logout,
+/// and all accounts of a state directory share one control socket. The file holds the holder's pid,
+/// for the error message only; the lock itself is the `flock`, which the kernel drops when the holder
+/// dies, so a crash never leaves a stale lock behind. The file is never deleted: unlinking a flock file
+/// lets a third process lock a new file while the second still waits on the old one.
+public final class InstanceLock: Sendable {
+    /// The lock file's path.
+    public let path: String
+    private let fd: Int32
+
+    private init(path: String, fd: Int32) {
+        self.path = path
+        self.fd = fd
+    }
+
+    /// Closing the descriptor releases the lock. Callers keep the lock alive for the whole run.
+    deinit { close(fd) }
+
+    /// Creates the state directory (0700) if needed and takes the lock without waiting.
+    /// Throws `.held` when another process has it. The corresponding C calls are `open(2)` and `flock(2)`.
+    public static func acquire(stateDirectory: String, userMode: Bool) throws(InstanceLockError) -> InstanceLock {
+        do {
+            try Directories.create(stateDirectory, mode: 0o700)
+        } catch {
+            throw .system(error as? SystemError ?? SystemError("create directory \(stateDirectory)", code: EIO))
+        }
+        let path = stateDirectory + "/syncd.lock"
+        // O_NOFOLLOW: the state directory is ours, a symlink planted there is not followed.
+        let fd = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        guard fd >= 0 else { throw .system(SystemError("open lock file \(path)")) }
+        guard retryingEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
+            let code = errno
+            defer { close(fd) }
+            guard code == EWOULDBLOCK else { throw .system(SystemError("lock \(path)", code: code)) }
+            throw .held(stateDirectory: stateDirectory, pid: readPID(fd), userMode: userMode)
+        }
+        let lock = InstanceLock(path: path, fd: fd)
+        // The mode is enforced on an existing file too (an older or hand-made one).
+        _ = fchmod(fd, 0o600)
+        var text = Array("\(getpid())\n".utf8)
+        guard ftruncate(fd, 0) == 0, retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count else {
+            throw .system(SystemError("write pid to lock file \(path)"))
+        }
+        return lock
+    }
+
+    /// The pid the holder wrote, if the file holds one (it is empty for a moment after the holder created it).
+    private static func readPID(_ fd: Int32) -> Int32? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = retryingEINTR { pread(fd, &buffer, buffer.count, 0) }
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer.prefix(count), as: UTF8.self)
+        return Int32(text.trimmingWhitespace()).flatMap { $0 > 0 ? $0 : nil }
+    }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> Substring {
+        var text = Substring(self)
+        while let last = text.last, last.isWhitespace { text.removeLast() }
+        while let first = text.first, first.isWhitespace { text.removeFirst() }
+        return text
+    }
+}

@@ -1,0 +1,99 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+@testable import SyncDaemon
+
+@Suite("InstanceLock")
+struct InstanceLockTests {
+    /// A fresh directory; the state directory is created below it by `acquire`.
+    static func temporaryDirectory() throws -> String {
+        var template = Array("/tmp/syncd-lock-test.XXXXXX".utf8CString)
+        let created = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return try #require(created.map { String(cString: $0) })
+    }
+
+    static func contents(_ path: String) -> String {
+        guard let file = fopen(path, "r") else { return "" }
+        defer { fclose(file) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = fread(&buffer, 1, buffer.count, file)
+        return String(decoding: buffer.prefix(count), as: UTF8.self)
+    }
+
+    @Test func createsTheStateDirectoryAndAPrivateLockFileWithThePID() throws {
+        let root = try Self.temporaryDirectory()
+        let state = root + "/state"
+        let lock = try InstanceLock.acquire(stateDirectory: state, userMode: false)
+        #expect(lock.path == state + "/syncd.lock")
+        var info = stat()
+        #expect(stat(state, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        #expect(stat(lock.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(Self.contents(lock.path) == "\(getpid())\n")
+        withExtendedLifetime(lock) {}
+        unlink(state + "/syncd.lock")
+        rmdir(state)
+        rmdir(root)
+    }
+
+    @Test(arguments: [(false, "systemctl stop syncd"), (true, "systemctl --user stop syncd")])
+    func aSecondHolderIsRefusedWithThePIDAndTheLockSurvives(userMode: Bool, stop: String) throws {
+        let root = try Self.temporaryDirectory()
+        var first: InstanceLock? = try InstanceLock.acquire(stateDirectory: root, userMode: userMode)
+        // flock(2) locks belong to the open file description: a second open in this process conflicts too.
+        do {
+            _ = try InstanceLock.acquire(stateDirectory: root, userMode: userMode)
+            Issue.record("a second lock was granted")
+        } catch {
+            #expect(error.description == "another syncd is already using \(root) (pid \(getpid())); stop it first (\(stop))")
+        }
+        // The refused attempt neither released the lock nor rewrote the file.
+        #expect(Self.contents(root + "/syncd.lock") == "\(getpid())\n")
+        #expect(throws: InstanceLockError.self) { _ = try InstanceLock.acquire(stateDirectory: root, userMode: userMode) }
+        // Releasing it (the process ending) lets the next one in; the file was never deleted.
+        withExtendedLifetime(first) {}
+        first = nil
+        #expect(access(root + "/syncd.lock", F_OK) == 0)
+        let second = try InstanceLock.acquire(stateDirectory: root, userMode: userMode)
+        withExtendedLifetime(second) {}
+        unlink(root + "/syncd.lock")
+        rmdir(root)
+    }
+
+    @Test func anUnreadablePIDIsLeftOutOfTheMessage() throws {
+        let root = try Self.temporaryDirectory()
+        let path = root + "/syncd.lock"
+        // A holder that has not written its pid yet: an empty, locked file.
+        let fd = open(path, O_RDWR | O_CREAT, 0o600)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        do {
+            _ = try InstanceLock.acquire(stateDirectory: root, userMode: false)
+            Issue.record("a second lock was granted")
+        } catch {
+            #expect(error.description == "another syncd is already using \(root); stop it first (systemctl stop syncd)")
+        }
+        close(fd)
+        unlink(path)
+        rmdir(root)
+    }
+
+    @Test func anUnusableStateDirectoryIsASystemError() throws {
+        let root = try Self.temporaryDirectory()
+        // A file where the state directory should be.
+        let file = root + "/state"
+        close(open(file, O_WRONLY | O_CREAT, 0o600))
+        do {
+            _ = try InstanceLock.acquire(stateDirectory: file, userMode: false)
+            Issue.record("a lock was granted in a file")
+        } catch {
+            guard case .system(let cause) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+            #expect(cause.code == ENOTDIR)
+            #expect(error.description == "Failed to use \(file) as a directory: \(String(cString: strerror(ENOTDIR)))")
+        }
+        unlink(file)
+        rmdir(root)
+    }
+}
