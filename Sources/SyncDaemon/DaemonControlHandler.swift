@@ -52,8 +52,9 @@ struct DaemonControlHandler: ControlHandler {
             let page: Result<(records: [JSONValue], total: Int), ManagerError> = await read {
                 let store = try StateStore(path: path)
                 var records: [JSONValue] = []
-                let total = try store.records(source: source, offset: offset, limit: limit) { record in
-                    records.append((try? JSONValue(parsing: Array(record.body))) ?? .null)
+                // The local view, as in the cache file: the server's rows with the outbox applied.
+                let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
+                    records.append((try? JSONValue(parsing: Array(json))) ?? .null)
                 }
                 return (records, total)
             }
@@ -69,7 +70,7 @@ struct DaemonControlHandler: ControlHandler {
             let found: Result<JSONValue?, ManagerError> = await read {
                 let store = try StateStore(path: path)
                 var value: JSONValue?
-                _ = try store.record(source: source, id: id) { value = try? JSONValue(parsing: Array($0.body)) }
+                _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
                 return value
             }
             switch found {

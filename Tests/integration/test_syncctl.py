@@ -81,6 +81,55 @@ def test_refresh_wait_list_and_get(running, setup, server):
     assert r.returncode == 1 and "nope" in r.stderr
 
 
+@pytest.fixture
+def writable(server, setup, daemons):
+    """posts is Writable=yes and the server refuses every write with 503: local changes stay pending."""
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\n"
+                     "ReachabilityIntervalSec=0\n")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", kind="status", status=503, method="DELETE")
+    return d
+
+
+def test_get_and_list_show_a_pending_delete_like_the_cache_file(writable, setup, server):
+    r = syncctl(setup, "delete", "posts", "1")
+    assert r.returncode == 0, r.stderr
+    doc = setup.cache_doc("posts")
+    assert doc["records"] == POSTS[1:] and doc["pending"] == ["1"]
+    r = syncctl(setup, "get", "posts", "1")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "syncctl: no record with ID 1 in source posts\n")
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == doc["records"]
+    r = syncctl(setup, "list", "posts")
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "1 record listed."
+    # Nothing was lost: the removal is still queued and the server still has the record.
+    wait_for(lambda: any(q["method"] == "DELETE" for q in server.requests()), what="a refused DELETE")
+    assert [(e["id"], e["operation"]) for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [("1", "delete")]
+    assert server.records("posts") == POSTS
+    assert setup.cache_doc("posts")["pending"] == ["1"]
+
+
+def test_get_and_list_show_a_pending_put_like_the_cache_file(writable, setup, server):
+    server.fault("posts", kind="status", status=503, method="POST")
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                       input=json.dumps({"id": "x1", "title": "Local"}), capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "x1\n"), r.stderr
+    doc = setup.cache_doc("posts")
+    assert doc["records"] == POSTS + [{"id": "x1", "title": "Local"}] and doc["pending"] == ["x1"]
+    r = syncctl(setup, "get", "posts", "x1")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"id": "x1", "title": "Local"}
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == doc["records"]
+    assert syncctl(setup, "list", "posts").stdout.splitlines()[-1] == "3 records listed."
+    # Still queued, not on the server: nothing lost, nothing invented.
+    wait_for(lambda: any(q["method"] == "POST" for q in server.requests()), what="a refused POST")
+    assert [e["id"] for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == ["x1"]
+    assert server.records("posts") == POSTS
+
+
 def test_list_pages_through_large_listings(server, setup, daemons):
     records = [{"id": i} for i in range(2500)]
     server.set_records("big", records)

@@ -132,12 +132,15 @@ public enum ManagerInterface {
           error: ?string
         )
 
-        # One page of a source's cached records (the local view), in ID order.
-        # offset defaults to 0, limit to 1000 and is capped at 1000. next is the
-        # offset of the following page, null on the last page.
+        # One page of a source's records as the cache file shows them (the local
+        # view: the server's listing with pending local changes applied), in the
+        # file's order. offset defaults to 0, limit to 1000 and is capped at 1000.
+        # total counts the local view; next is the offset of the following page,
+        # null on the last page.
         method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int)
 
-        # One cached record by ID (IDs are passed as text, also numeric ones).
+        # One record of the local view by ID (IDs are passed as text, also numeric
+        # ones); a record removed locally is NoSuchRecord.
         method Get(source: string, id: string) -> (record: object)
 
         # Streams cache changes; needs "more". The first replies describe every
