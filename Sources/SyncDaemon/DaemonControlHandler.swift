@@ -79,7 +79,10 @@ struct DaemonControlHandler: ControlHandler {
             case .success(let record?): _ = reply.finish(["record": record])
             }
         case .watch:
-            let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .bufferingNewest(64))
+            // Unbounded: the loop yields one `current` event per source before this task starts draining, and a
+            // bounded buffer would drop the first ones with many sources. Draining never blocks (`progress` only
+            // queues), and the connection's output queue has its own bound (a client that does not read is dropped).
+            let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
             let token = await withCheckedContinuation { input.yield(.request(.watch(sink, $0))) }
             defer { input.yield(.request(.unwatch(token))) }
             for await event in events {

@@ -2,8 +2,10 @@
 a client nobody here wrote (the reference Python varlink implementation), logout (rule 9)."""
 import json
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -180,17 +182,57 @@ def test_reference_python_varlink_client(running, setup):
             assert status["sources"][0]["records"] == 2
 
 
-def test_watch_prints_one_line_per_cache_change(running, setup, server):
-    proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
-                            stdout=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    server.set_records("posts", POSTS + [{"id": 5}])
-    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
-    line = proc.stdout.readline()
-    proc.send_signal(signal.SIGINT)
-    proc.wait(5)
-    event = json.loads(line)
-    assert (event["source"], event["records"], event["event"]) == ("posts", 3, "updated")
+class Watch:
+    """A running `syncctl watch`; its lines arrive through a thread so a missing one fails in 10 s, not hangs."""
+
+    def __init__(self, setup, *args):
+        self.proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch",
+                                      *args], stdout=subprocess.PIPE, text=True, env=dict(os.environ, NO_COLOR="1"))
+        self.lines = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+
+    def line(self, timeout=10):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"syncctl watch printed nothing within {timeout}s") from None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(5)
+
+
+def test_watch_starts_with_the_current_state_then_prints_one_line_per_cache_change(running, setup, server):
+    proc = Watch(setup, "--json")
+    try:
+        first = json.loads(proc.line())
+        assert (first["source"], first["records"], first["pending"], first["event"]) == ("posts", 2, 0, "current")
+        assert first["savedAt"] == setup.cache_doc("posts")["savedAt"]
+        server.set_records("posts", POSTS + [{"id": 5}])
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        event = json.loads(proc.line())
+        assert (event["source"], event["records"], event["event"]) == ("posts", 3, "saved")
+        # A refresh that only confirms the cache rewrites nothing and says nothing; the logout that follows
+        # is the next line.
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        assert syncctl(setup, "logout").returncode == 0
+        event = json.loads(proc.line())
+        assert (event["source"], event["records"], event["event"]) == ("posts", 0, "logout")
+    finally:
+        proc.stop()
+
+
+def test_watch_text_names_each_change(writable, setup, server):
+    proc = Watch(setup)
+    try:
+        first = proc.line()
+        assert first.split(" ", 1)[1] == "posts current: 2 records, 0 pending, 0 conflicts\n", first
+        assert syncctl(setup, "delete", "posts", "1").returncode == 0
+        line = proc.line()
+        # (records counts the server's listing here, as GetStatus does; only the event and pending matter.)
+        assert line.split(" ", 1)[1].startswith("posts local: ") and line.endswith(" records, 1 pending, 0 conflicts\n"), line
+    finally:
+        proc.stop()
 
 
 def test_reload_waits_and_reports_a_rejected_configuration(running, setup, server):

@@ -144,10 +144,10 @@ public enum ManagerInterface {
         method Get(source: string, id: string) -> (record: object)
 
         # Streams cache changes; needs "more". The first replies describe every
-        # source as it is (event "current"); then one reply per change: "saved"
-        # (the cache file was replaced), "local" (a local change was queued or
-        # settled), "status" (state changed), "logout" (the account's data was
-        # erased).
+        # source as it is (event "current"), in configuration order; then one
+        # reply per change: "saved" (a refresh rewrote the cache file: a new
+        # listing, or a push that settled local changes), "local" (a local change
+        # was queued or settled), "logout" (the account's data was erased).
         method Watch() -> (
           source: string,
           records: int,

@@ -101,7 +101,9 @@ public struct GetCommand: SyncctlCommand {
 public struct WatchCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "watch", abstract: "Print one line per cache change until interrupted",
-        discussion: "Starts with one line per source as it is now. With --json prints one JSON object per line.")
+        discussion: "Starts with one line per source, current (the source as it is now), then one line per change: "
+            + "saved (a refresh rewrote the cache file), local (a local change was queued or settled), "
+            + "logout (the account's cache was erased). With --json prints one JSON object per line.")
 
     public init(arguments: ParsedArguments) {}
 
