@@ -78,6 +78,18 @@ struct SyncctlPackagingTests {
         #expect(result.status == 0, "\(result.stderr)")
     }
 
+    /// syncctl(1) lists every command with the same arguments as its `--help` usage line.
+    @Test func manPageListsEveryCommandAsItsHelpDoes() throws {
+        let page = try String(contentsOfFile: Self.root + "/docs/syncctl.1.md", encoding: .utf8)
+        // scdoc markup off: *bold* and _underline_.
+        let headers = Set(page.split(separator: "\n").map { $0.replacingOccurrences(of: "*", with: "").replacingOccurrences(of: "_", with: "") })
+        for command in syncctlCommands {
+            let usage = String(command.configuration.usage.dropFirst("syncctl ".count))
+            #expect(headers.contains(usage), "syncctl(1) has no entry '\(usage)'")
+            #expect(page.contains(command.configuration.name), "syncctl(1) does not describe \(command.configuration.name)")
+        }
+    }
+
     @Test func completionParsesAndNamesEveryCommand() throws {
         let path = Self.root + "/packaging/completion/syncctl.bash"
         let result = try runProcess("/bin/bash", ["-n", path])

@@ -5,7 +5,8 @@ public struct RefreshCommand: SyncctlCommand {
         discussion: "Refreshes SOURCE, or every source. Returns once syncd accepted the request; with --wait shows "
             + "progress and exits 1 if the refresh failed.",
         positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name (default: all sources)")],
-        options: [.flag("wait", help: "Wait for the outcome and show progress")])
+        options: [.flag("wait", help: "Wait for the outcome and show progress")],
+        printsJSON: true)
 
     let source: String?, wait: Bool
 
