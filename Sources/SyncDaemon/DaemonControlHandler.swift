@@ -35,16 +35,7 @@ struct DaemonControlHandler: ControlHandler {
             case .failure(let failure):
                 _ = reply.fail(failure.managerError)
             case .success(let reports):
-                if let failed = reports.first(where: { !$0.succeeded }) {
-                    _ = reply.fail(ManagerError.refreshFailed(source: failed.source, reason: failed.error ?? failed.result))
-                    return
-                }
-                for report in reports.dropLast() where context.more {
-                    _ = reply.progress(RefreshProgress(source: report.source, state: "idle", records: Int64(report.records), result: report.result).json)
-                }
-                let last = reports.last
-                _ = reply.finish(RefreshProgress(source: last?.source ?? source, state: wait ? "idle" : "queued",
-                                                 records: last.map { Int64($0.records) }, result: last?.result ?? (wait ? "updated" : "queued")).json)
+                answer(reports, source: source, wait: wait, reply: reply, more: context.more)
             }
         case .list(let source, let offset, let limit):
             guard await sourceExists(source, reply: reply) else { return }
@@ -149,6 +140,35 @@ struct DaemonControlHandler: ControlHandler {
         }
     }
 
+    /// Answers a `Refresh` whose sources are done. With `more`, every source's outcome is its own reply
+    /// (`result` set; `error` too when it failed), all but the last with `continues`; when some source failed,
+    /// every outcome is sent that way and the final reply is the error `RefreshFailed`. Without `more`, one
+    /// reply: one source's outcome, or for every source (source null) a summary, or `RefreshFailed` naming
+    /// every failed source.
+    private func answer(_ reports: [SourceRefreshReport], source: String?, wait: Bool, reply: ReplySink, more: Bool) {
+        guard wait else {
+            _ = reply.finish(RefreshProgress(source: source, state: "queued", result: "queued").json)
+            return
+        }
+        let outcomes = reports.map(\.outcome)
+        let failures = reports.filter { !$0.succeeded }
+        if more {
+            for outcome in failures.isEmpty ? outcomes.dropLast() : outcomes[...] {
+                guard reply.progress(outcome.json) else { return }
+            }
+        }
+        if let first = failures.first {
+            let others = failures.dropFirst().map { "\($0.source) failed too: \($0.reason)" }
+            _ = reply.fail(ManagerError.refreshFailed(source: first.source, reason: ([first.reason] + others).joined(separator: "; ")))
+        } else if more || source != nil, let last = outcomes.last {
+            _ = reply.finish(last.json)
+        } else {
+            let updated = reports.contains { $0.result == "updated" }
+            _ = reply.finish(RefreshProgress(source: nil, state: "idle", records: Int64(reports.reduce(0) { $0 + $1.records }),
+                                             result: updated ? "updated" : "unchanged").json)
+        }
+    }
+
     private func change(_ request: LocalChangeRequest) async -> Result<String, ManagerError> {
         await withCheckedContinuation { input.yield(.request(.change(request, $0))) }
     }
@@ -202,5 +222,16 @@ extension DaemonStatusSnapshot {
                              conflicts: Int64($0.conflicts), lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
                              lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
             })
+    }
+}
+
+extension SourceRefreshReport {
+    /// Why it failed, for `RefreshFailed` and the outcome's `error`.
+    var reason: String { error ?? result }
+
+    /// The `Refresh` reply telling this source's outcome.
+    var outcome: RefreshProgress {
+        succeeded ? RefreshProgress(source: source, state: "idle", records: Int64(records), result: result)
+            : RefreshProgress(source: source, records: Int64(records), result: result, error: reason)
     }
 }

@@ -132,6 +132,61 @@ def test_get_and_list_show_a_pending_put_like_the_cache_file(writable, setup, se
     assert server.records("posts") == POSTS
 
 
+def test_refresh_wait_of_every_source_prints_each_outcome_and_names_each_failure(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    server.set_records("users", [{"id": "u"}])
+    setup.add_source("posts", server.url("posts"))
+    setup.add_source("users", server.url("users"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    d.wait_log("users: synced 1 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    users_before = setup.cache_file("users").read_bytes()
+    server.set_records("posts", POSTS + [{"id": 3}])
+    server.fault("users", kind="status", status=503)
+    r = syncctl(setup, "refresh", "--wait")
+    assert (r.returncode, r.stdout) == (1, "posts: updated, 3 records\n"), r.stderr
+    assert r.stderr.startswith("syncctl: refresh of users failed: HTTP 503") and r.stderr.count("\n") == 1, r.stderr
+    r = syncctl(setup, "refresh", "--wait", "--json")
+    assert r.returncode == 1
+    outcomes = json.loads(r.stdout)
+    assert [(o["source"], o["result"], o["records"]) for o in outcomes] == [("posts", "unchanged", 3), ("users", "failed", 1)]
+    assert "HTTP 503" in outcomes[1]["error"] and "error" not in outcomes[0]
+    assert r.stderr.startswith("syncctl: refresh of users failed: HTTP 503")
+    # Nothing lost: the failed source keeps its copy byte for byte, the other one has the new listing.
+    assert setup.cache_file("users").read_bytes() == users_before
+    assert setup.cache_doc("posts")["records"] == POSTS + [{"id": 3}]
+    server.clear_fault("users")
+    r = syncctl(setup, "refresh", "--wait")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "posts: unchanged, 3 records\nusers: unchanged, 1 record\n", "")
+    r = syncctl(setup, "refresh", "posts", "--wait", "--json")
+    assert json.loads(r.stdout) == {"source": "posts", "state": "idle", "records": 3, "result": "unchanged"}
+
+
+def test_refresh_wait_of_every_source_without_more_sums_up_or_names_every_failure(server, setup, daemons):
+    import varlink
+    for name in ("posts", "users", "tags"):
+        server.set_records(name, [{"id": 1}])
+        setup.add_source(name, server.url(name))
+    d = daemons(setup)
+    for name in ("posts", "users", "tags"):
+        d.wait_log(f"{name}: synced 1 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
+        with client.open("io.syncd.Manager") as manager:
+            reply = manager.Refresh(None, True)
+            assert (reply.get("source"), reply["result"], reply["records"]) == (None, "unchanged", 3)
+            server.fault("tags", kind="status", status=503)
+            server.fault("users", kind="status", status=500)
+            with pytest.raises(varlink.VarlinkError) as failure:
+                manager.Refresh(None, True)
+    error = failure.value
+    assert error.error() == "io.syncd.Manager.RefreshFailed"
+    parameters = error.parameters()
+    assert parameters["source"] == "tags" and "HTTP 503" in parameters["reason"]
+    assert "users failed too: " in parameters["reason"] and "HTTP 500" in parameters["reason"]
+
+
 def test_list_pages_through_large_listings(server, setup, daemons):
     records = [{"id": i} for i in range(2500)]
     server.set_records("big", records)

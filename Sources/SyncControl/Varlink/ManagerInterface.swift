@@ -118,10 +118,17 @@ public enum ManagerInterface {
         method GetStatus() -> (daemon: DaemonStatus, sources: []SourceStatus)
 
         # Requests a refresh of one source, or of all when source is null. Without
-        # wait the reply comes as soon as the request is accepted. With wait the
-        # final reply carries the outcome (result "success" or "unchanged"; a failure
-        # is the error RefreshFailed); with wait and "more", replies with
-        # continues=true report progress (state, pages, bytes, records) first.
+        # wait the reply comes as soon as the request is accepted (result
+        # "queued"). With wait the reply carries the outcome: result "updated"
+        # (the cache was replaced) or "unchanged" (confirmed), and records; a
+        # failure is the error RefreshFailed (reason names every failed source).
+        # Without "more" and source null, the one reply sums up every source
+        # (source null). With wait and "more", replies with continues=true report
+        # progress first (state "syncing", pages, bytes, records; no result),
+        # then each source's outcome is its own reply, in name order: result set,
+        # and for a failed source result "failed" or "cancelled" with error. All
+        # but the last outcome have continues=true; if any source failed, every
+        # outcome has it and the final reply is RefreshFailed.
         method Refresh(source: ?string, wait: ?bool) -> (
           source: ?string,
           state: ?string,
