@@ -35,16 +35,7 @@ struct DaemonControlHandler: ControlHandler {
             case .failure(let failure):
                 _ = reply.fail(failure.managerError)
             case .success(let reports):
-                if let failed = reports.first(where: { !$0.succeeded }) {
-                    _ = reply.fail(ManagerError.refreshFailed(source: failed.source, reason: failed.error ?? failed.result))
-                    return
-                }
-                for report in reports.dropLast() where context.more {
-                    _ = reply.progress(RefreshProgress(source: report.source, state: "idle", records: Int64(report.records), result: report.result).json)
-                }
-                let last = reports.last
-                _ = reply.finish(RefreshProgress(source: last?.source ?? source, state: wait ? "idle" : "queued",
-                                                 records: last.map { Int64($0.records) }, result: last?.result ?? (wait ? "updated" : "queued")).json)
+                answer(reports, source: source, wait: wait, reply: reply, more: context.more)
             }
         case .list(let source, let offset, let limit):
             guard await sourceExists(source, reply: reply) else { return }
@@ -52,8 +43,9 @@ struct DaemonControlHandler: ControlHandler {
             let page: Result<(records: [JSONValue], total: Int), ManagerError> = await read {
                 let store = try StateStore(path: path)
                 var records: [JSONValue] = []
-                let total = try store.records(source: source, offset: offset, limit: limit) { record in
-                    records.append((try? JSONValue(parsing: Array(record.body))) ?? .null)
+                // The local view, as in the cache file: the server's rows with the outbox applied.
+                let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
+                    records.append((try? JSONValue(parsing: Array(json))) ?? .null)
                 }
                 return (records, total)
             }
@@ -69,7 +61,7 @@ struct DaemonControlHandler: ControlHandler {
             let found: Result<JSONValue?, ManagerError> = await read {
                 let store = try StateStore(path: path)
                 var value: JSONValue?
-                _ = try store.record(source: source, id: id) { value = try? JSONValue(parsing: Array($0.body)) }
+                _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
                 return value
             }
             switch found {
@@ -78,7 +70,10 @@ struct DaemonControlHandler: ControlHandler {
             case .success(let record?): _ = reply.finish(["record": record])
             }
         case .watch:
-            let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .bufferingNewest(64))
+            // Unbounded: the loop yields one `current` event per source before this task starts draining, and a
+            // bounded buffer would drop the first ones with many sources. Draining never blocks (`progress` only
+            // queues), and the connection's output queue has its own bound (a client that does not read is dropped).
+            let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
             let token = await withCheckedContinuation { input.yield(.request(.watch(sink, $0))) }
             defer { input.yield(.request(.unwatch(token))) }
             for await event in events {
@@ -145,6 +140,35 @@ struct DaemonControlHandler: ControlHandler {
         }
     }
 
+    /// Answers a `Refresh` whose sources are done. With `more`, every source's outcome is its own reply
+    /// (`result` set; `error` too when it failed), all but the last with `continues`; when some source failed,
+    /// every outcome is sent that way and the final reply is the error `RefreshFailed`. Without `more`, one
+    /// reply: one source's outcome, or for every source (source null) a summary, or `RefreshFailed` naming
+    /// every failed source.
+    private func answer(_ reports: [SourceRefreshReport], source: String?, wait: Bool, reply: ReplySink, more: Bool) {
+        guard wait else {
+            _ = reply.finish(RefreshProgress(source: source, state: "queued", result: "queued").json)
+            return
+        }
+        let outcomes = reports.map(\.outcome)
+        let failures = reports.filter { !$0.succeeded }
+        if more {
+            for outcome in failures.isEmpty ? outcomes.dropLast() : outcomes[...] {
+                guard reply.progress(outcome.json) else { return }
+            }
+        }
+        if let first = failures.first {
+            let others = failures.dropFirst().map { "\($0.source) failed too: \($0.reason)" }
+            _ = reply.fail(ManagerError.refreshFailed(source: first.source, reason: ([first.reason] + others).joined(separator: "; ")))
+        } else if more || source != nil, let last = outcomes.last {
+            _ = reply.finish(last.json)
+        } else {
+            let updated = reports.contains { $0.result == "updated" }
+            _ = reply.finish(RefreshProgress(source: nil, state: "idle", records: Int64(reports.reduce(0) { $0 + $1.records }),
+                                             result: updated ? "updated" : "unchanged").json)
+        }
+    }
+
     private func change(_ request: LocalChangeRequest) async -> Result<String, ManagerError> {
         await withCheckedContinuation { input.yield(.request(.change(request, $0))) }
     }
@@ -198,5 +222,16 @@ extension DaemonStatusSnapshot {
                              conflicts: Int64($0.conflicts), lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
                              lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
             })
+    }
+}
+
+extension SourceRefreshReport {
+    /// Why it failed, for `RefreshFailed` and the outcome's `error`.
+    var reason: String { error ?? result }
+
+    /// The `Refresh` reply telling this source's outcome.
+    var outcome: RefreshProgress {
+        succeeded ? RefreshProgress(source: source, state: "idle", records: Int64(records), result: result)
+            : RefreshProgress(source: source, records: Int64(records), result: result, error: reason)
     }
 }

@@ -18,6 +18,11 @@ extension DaemonLoop {
         case .watch(let sink, let continuation):
             nextWatcher += 1
             watchers[nextWatcher] = sink
+            // A baseline first, in configuration order; the loop owns `states`, so no change can slip in
+            // between these and the events broadcast later.
+            for source in configuration.sources {
+                sink.yield(watchEvent(source.name, states[source.name] ?? SourceState(name: source.name), .current))
+            }
             continuation.resume(returning: nextWatcher)
         case .unwatch(let token):
             watchers[token]?.finish()
@@ -182,7 +187,8 @@ extension DaemonLoop {
                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration) })
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
                 for source in configuration.sources {
-                    input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil, event: "erased")))
+                    input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil,
+                                                                event: WatchEvent.Kind.logout.rawValue)))
                 }
                 continuation.resume(returning: .success(()))
             } catch {

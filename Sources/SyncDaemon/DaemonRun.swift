@@ -189,10 +189,7 @@ final class DaemonLoop {
         case .localChanged(let name, let state):
             if let state { states[name] = state }
             if scheduler.source(name) != nil { feed(.trigger(.localChange), source: name) }
-            if let state {
-                broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: Int64(state.pendingCount),
-                                     conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: "local-change"))
-            }
+            if let state { broadcast(watchEvent(name, state, .local)) }
         case .refreshProgress(let name, let count):
             for waiter in refreshWaiters
             where waiter.remaining.contains(name) && refreshStarts[name, default: 0] > waiter.startedBefore[name, default: 0] {
@@ -257,10 +254,13 @@ final class DaemonLoop {
             logger.info("\(name): discarded the result of a refresh for a previous account or configuration")
             return
         }
+        let previous = states[name]
         if let state { states[name] = state }
-        if case .updated = result, let state {
-            broadcast(WatchEvent(source: name, records: Int64(state.recordCount), pending: Int64(state.pendingCount),
-                                 conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: "updated"))
+        // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
+        let replaced: Bool
+        if case .updated = result { replaced = true } else { replaced = false }
+        if let state, replaced || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
+            broadcast(watchEvent(name, state, .saved))
         }
         let outcome: RefreshOutcome
         var report = SourceRefreshReport(source: name, succeeded: false, result: "failed", records: states[name]?.recordCount ?? 0, error: nil)
@@ -444,6 +444,12 @@ final class DaemonLoop {
 
     func broadcast(_ event: WatchEvent) {
         for watcher in watchers.values { watcher.yield(event) }
+    }
+
+    /// The `Watch` reply telling that `source` is now as `state` says.
+    func watchEvent(_ source: String, _ state: SourceState, _ kind: WatchEvent.Kind) -> WatchEvent {
+        WatchEvent(source: source, records: Int64(state.recordCount), pending: Int64(state.pendingCount),
+                   conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
     }
 
     /// Opens the Varlink socket before READY=1, so clients that connect early wait in the backlog.

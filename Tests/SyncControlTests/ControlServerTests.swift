@@ -60,10 +60,10 @@ struct ControlServerTests {
                 replies.append((parameters, continues))
             }
             #expect(replies.map(\.1) == [true, true, true, false])
-            #expect(replies.last?.0["result"] == "success")
+            #expect(replies.last?.0["result"] == "updated")
             // Without more only the outcome arrives.
             let outcome = try client.call(ManagerRequest.refresh(source: "posts", wait: true).call())
-            #expect(outcome["result"] == "success")
+            #expect(outcome["result"] == "updated")
             #expect(throws: VarlinkClientError.remote(name: "io.syncd.Manager.RefreshFailed", parameters: ["source": "broken", "reason": "HTTP 503"])) {
                 try client.call(ManagerRequest.refresh(source: "broken", wait: true).call())
             }

@@ -42,7 +42,15 @@ final class FakeControlHandler: ControlHandler {
                     try? await Task.sleep(for: .milliseconds(5))
                 }
                 if source == "broken" { reply.fail(ManagerError.refreshFailed(source: "broken", reason: "HTTP 503")); return }
-                reply.finish(RefreshProgress(source: source ?? "posts", state: "idle", records: 12_000, result: "success").json)
+                if source == nil {
+                    // Every source, as the daemon answers with "more": one outcome per source, then the failure.
+                    reply.progress(RefreshProgress(source: "broken", records: 4, result: "failed", error: "HTTP 503").json)
+                    reply.progress(RefreshProgress(source: "posts", state: "idle", records: 12_000, result: "updated").json)
+                    reply.progress(RefreshProgress(source: "users", records: 0, result: "failed", error: "timed out").json)
+                    reply.fail(ManagerError.refreshFailed(source: "broken", reason: "HTTP 503; users failed too: timed out"))
+                    return
+                }
+                reply.finish(RefreshProgress(source: source, state: "idle", records: 12_000, result: "updated").json)
             } else {
                 reply.finish(RefreshProgress(source: source, result: "accepted").json)
             }

@@ -1,4 +1,5 @@
 import Testing
+import SyncCore
 @testable import SyncControl
 
 @Suite("ManagerInterface")
@@ -45,6 +46,24 @@ struct ManagerInterfaceTests {
         #expect(JSONValue.object(status.json) == example)
         for key in status.daemon.json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
         for key in status.sources[0].json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
+    }
+
+    /// The Watch description, `syncctl watch --help` and the daemon (which sends only `WatchEvent.Kind`s)
+    /// name the same events.
+    @Test func watchEventsAreTheDocumentedOnes() throws {
+        let text = ManagerInterface.description
+        let start = try #require(text.range(of: "# Streams cache changes"))
+        let end = try #require(text.range(of: "method Watch("))
+        let comment = String(text[start.lowerBound..<end.lowerBound])
+        let help = WatchCommand.configuration.discussion
+        for kind in WatchEvent.Kind.allCases {
+            #expect(comment.contains("\"\(kind.rawValue)\""), "\(kind) missing from the interface description")
+            #expect(help.contains("\(kind.rawValue) ("), "\(kind) missing from syncctl watch --help")
+        }
+        for stale in ["updated", "local-change", "erased", "status"] { #expect(!comment.contains("\"\(stale)\"")) }
+        let event = WatchEvent(source: "posts", records: 12, pending: 1, conflicts: 0, savedAt: nil, event: WatchEvent.Kind.saved.rawValue)
+        #expect(try WatchEvent(json: event.json) == event)
+        #expect(WatchCommand.line(for: event, now: Timestamp(secondsSinceEpoch: 0)).hasSuffix(" posts saved: 12 records, 1 pending, 0 conflicts\n"))
     }
 
     @Test func errorsRoundTripThroughNames() {

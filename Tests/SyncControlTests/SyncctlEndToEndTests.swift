@@ -51,10 +51,24 @@ struct SyncctlEndToEndTests {
 
         let refresh = try await syncctl(fixture, ["refresh", "posts", "--wait"])
         #expect(refresh.status == 0)
-        #expect(refresh.stdout == "posts: refreshed, 12,000 records\n")
+        #expect(refresh.stdout == "posts: updated, 12,000 records\n")
         let broken = try await syncctl(fixture, ["refresh", "broken", "--wait"])
         #expect(broken.status == 1)
         #expect(broken.stderr == "syncctl: refresh of broken failed: HTTP 503\n")
+        // Every source: each outcome printed, each failure named on stderr, exit 1.
+        let all = try await syncctl(fixture, ["refresh", "--wait"])
+        #expect(all.status == 1)
+        #expect(all.stdout == "posts: updated, 12,000 records\n")
+        #expect(all.stderr == "syncctl: refresh of broken failed: HTTP 503\nsyncctl: refresh of users failed: timed out\n")
+        let allJSON = try await syncctl(fixture, ["refresh", "--wait", "--json"])
+        #expect(allJSON.status == 1)
+        #expect(try JSONValue(parsing: allJSON.stdout) == [
+            ["source": "broken", "records": 4, "result": "failed", "error": "HTTP 503"],
+            ["source": "posts", "state": "idle", "records": 12_000, "result": "updated"],
+            ["source": "users", "records": 0, "result": "failed", "error": "timed out"]])
+        #expect(allJSON.stderr == all.stderr)
+        let oneJSON = try await syncctl(fixture, ["refresh", "posts", "--wait", "--json"])
+        #expect(try JSONValue(parsing: oneJSON.stdout) == ["source": "posts", "state": "idle", "records": 12_000, "result": "updated"])
 
         let put = try await syncctl(fixture, ["put", "posts"], stdin: #"{"id": "abc", "title": "x"}"#)
         #expect(put.status == 0 && put.stdout == "abc\n")
@@ -76,6 +90,18 @@ struct SyncctlPackagingTests {
     func manPageBuilds() throws {
         let result = try runProcess("/bin/sh", ["-c", "scdoc < '\(Self.root)/docs/syncctl.1.md' > /dev/null"])
         #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// syncctl(1) lists every command with the same arguments as its `--help` usage line.
+    @Test func manPageListsEveryCommandAsItsHelpDoes() throws {
+        let page = try String(contentsOfFile: Self.root + "/docs/syncctl.1.md", encoding: .utf8)
+        // scdoc markup off: *bold* and _underline_.
+        let headers = Set(page.split(separator: "\n").map { $0.replacingOccurrences(of: "*", with: "").replacingOccurrences(of: "_", with: "") })
+        for command in syncctlCommands {
+            let usage = String(command.configuration.usage.dropFirst("syncctl ".count))
+            #expect(headers.contains(usage), "syncctl(1) has no entry '\(usage)'")
+            #expect(page.contains(command.configuration.name), "syncctl(1) does not describe \(command.configuration.name)")
+        }
     }
 
     @Test func completionParsesAndNamesEveryCommand() throws {

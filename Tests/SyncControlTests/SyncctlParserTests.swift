@@ -62,7 +62,9 @@ struct SyncctlParserTests {
             for option in configuration.options { #expect(output.stdout.contains("--" + option.name)) }
         }
         let resolve = ResolveCommand.configuration.help
-        #expect(resolve.hasPrefix("Usage: syncctl resolve [OPTIONS] SOURCE ID\n"))
+        #expect(resolve.hasPrefix("Usage: syncctl resolve SOURCE ID --keep local|remote\n"))
+        #expect(StatusCommand.configuration.usage == "syncctl status [--json]")
+        #expect(RefreshCommand.configuration.usage == "syncctl refresh [SOURCE] [--wait] [--json]")
         let output = CapturedOutput()
         #expect(Syncctl.run(arguments: ["-h"], environment: [:], output: output.terminal, readFile: { _ in [] }) == 0)
         for configuration in commands { #expect(output.stdout.contains("  " + configuration.name + " ")) }

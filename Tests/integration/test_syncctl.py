@@ -2,8 +2,10 @@
 a client nobody here wrote (the reference Python varlink implementation), logout (rule 9)."""
 import json
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 
 import pytest
@@ -81,6 +83,110 @@ def test_refresh_wait_list_and_get(running, setup, server):
     assert r.returncode == 1 and "nope" in r.stderr
 
 
+@pytest.fixture
+def writable(server, setup, daemons):
+    """posts is Writable=yes and the server refuses every write with 503: local changes stay pending."""
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\n"
+                     "ReachabilityIntervalSec=0\n")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", kind="status", status=503, method="DELETE")
+    return d
+
+
+def test_get_and_list_show_a_pending_delete_like_the_cache_file(writable, setup, server):
+    r = syncctl(setup, "delete", "posts", "1")
+    assert r.returncode == 0, r.stderr
+    doc = setup.cache_doc("posts")
+    assert doc["records"] == POSTS[1:] and doc["pending"] == ["1"]
+    r = syncctl(setup, "get", "posts", "1")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "syncctl: no record with ID 1 in source posts\n")
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == doc["records"]
+    r = syncctl(setup, "list", "posts")
+    assert r.returncode == 0 and r.stdout.splitlines()[-1] == "1 record listed."
+    # Nothing was lost: the removal is still queued and the server still has the record.
+    wait_for(lambda: any(q["method"] == "DELETE" for q in server.requests()), what="a refused DELETE")
+    assert [(e["id"], e["operation"]) for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [("1", "delete")]
+    assert server.records("posts") == POSTS
+    assert setup.cache_doc("posts")["pending"] == ["1"]
+
+
+def test_get_and_list_show_a_pending_put_like_the_cache_file(writable, setup, server):
+    server.fault("posts", kind="status", status=503, method="POST")
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                       input=json.dumps({"id": "x1", "title": "Local"}), capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "x1\n"), r.stderr
+    doc = setup.cache_doc("posts")
+    assert doc["records"] == POSTS + [{"id": "x1", "title": "Local"}] and doc["pending"] == ["x1"]
+    r = syncctl(setup, "get", "posts", "x1")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"id": "x1", "title": "Local"}
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == doc["records"]
+    assert syncctl(setup, "list", "posts").stdout.splitlines()[-1] == "3 records listed."
+    # Still queued, not on the server: nothing lost, nothing invented.
+    wait_for(lambda: any(q["method"] == "POST" for q in server.requests()), what="a refused POST")
+    assert [e["id"] for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == ["x1"]
+    assert server.records("posts") == POSTS
+
+
+def test_refresh_wait_of_every_source_prints_each_outcome_and_names_each_failure(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    server.set_records("users", [{"id": "u"}])
+    setup.add_source("posts", server.url("posts"))
+    setup.add_source("users", server.url("users"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    d.wait_log("users: synced 1 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    users_before = setup.cache_file("users").read_bytes()
+    server.set_records("posts", POSTS + [{"id": 3}])
+    server.fault("users", kind="status", status=503)
+    r = syncctl(setup, "refresh", "--wait")
+    assert (r.returncode, r.stdout) == (1, "posts: updated, 3 records\n"), r.stderr
+    assert r.stderr.startswith("syncctl: refresh of users failed: HTTP 503") and r.stderr.count("\n") == 1, r.stderr
+    r = syncctl(setup, "refresh", "--wait", "--json")
+    assert r.returncode == 1
+    outcomes = json.loads(r.stdout)
+    assert [(o["source"], o["result"], o["records"]) for o in outcomes] == [("posts", "unchanged", 3), ("users", "failed", 1)]
+    assert "HTTP 503" in outcomes[1]["error"] and "error" not in outcomes[0]
+    assert r.stderr.startswith("syncctl: refresh of users failed: HTTP 503")
+    # Nothing lost: the failed source keeps its copy byte for byte, the other one has the new listing.
+    assert setup.cache_file("users").read_bytes() == users_before
+    assert setup.cache_doc("posts")["records"] == POSTS + [{"id": 3}]
+    server.clear_fault("users")
+    r = syncctl(setup, "refresh", "--wait")
+    assert (r.returncode, r.stdout, r.stderr) == (0, "posts: unchanged, 3 records\nusers: unchanged, 1 record\n", "")
+    r = syncctl(setup, "refresh", "posts", "--wait", "--json")
+    assert json.loads(r.stdout) == {"source": "posts", "state": "idle", "records": 3, "result": "unchanged"}
+
+
+def test_refresh_wait_of_every_source_without_more_sums_up_or_names_every_failure(server, setup, daemons):
+    import varlink
+    for name in ("posts", "users", "tags"):
+        server.set_records(name, [{"id": 1}])
+        setup.add_source(name, server.url(name))
+    d = daemons(setup)
+    for name in ("posts", "users", "tags"):
+        d.wait_log(f"{name}: synced 1 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
+        with client.open("io.syncd.Manager") as manager:
+            reply = manager.Refresh(None, True)
+            assert (reply.get("source"), reply["result"], reply["records"]) == (None, "unchanged", 3)
+            server.fault("tags", kind="status", status=503)
+            server.fault("users", kind="status", status=500)
+            with pytest.raises(varlink.VarlinkError) as failure:
+                manager.Refresh(None, True)
+    error = failure.value
+    assert error.error() == "io.syncd.Manager.RefreshFailed"
+    parameters = error.parameters()
+    assert parameters["source"] == "tags" and "HTTP 503" in parameters["reason"]
+    assert "users failed too: " in parameters["reason"] and "HTTP 500" in parameters["reason"]
+
+
 def test_list_pages_through_large_listings(server, setup, daemons):
     records = [{"id": i} for i in range(2500)]
     server.set_records("big", records)
@@ -131,17 +237,57 @@ def test_reference_python_varlink_client(running, setup):
             assert status["sources"][0]["records"] == 2
 
 
-def test_watch_prints_one_line_per_cache_change(running, setup, server):
-    proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
-                            stdout=subprocess.PIPE, text=True)
-    time.sleep(0.5)
-    server.set_records("posts", POSTS + [{"id": 5}])
-    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
-    line = proc.stdout.readline()
-    proc.send_signal(signal.SIGINT)
-    proc.wait(5)
-    event = json.loads(line)
-    assert (event["source"], event["records"], event["event"]) == ("posts", 3, "updated")
+class Watch:
+    """A running `syncctl watch`; its lines arrive through a thread so a missing one fails in 10 s, not hangs."""
+
+    def __init__(self, setup, *args):
+        self.proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch",
+                                      *args], stdout=subprocess.PIPE, text=True, env=dict(os.environ, NO_COLOR="1"))
+        self.lines = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+
+    def line(self, timeout=10):
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"syncctl watch printed nothing within {timeout}s") from None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait(5)
+
+
+def test_watch_starts_with_the_current_state_then_prints_one_line_per_cache_change(running, setup, server):
+    proc = Watch(setup, "--json")
+    try:
+        first = json.loads(proc.line())
+        assert (first["source"], first["records"], first["pending"], first["event"]) == ("posts", 2, 0, "current")
+        assert first["savedAt"] == setup.cache_doc("posts")["savedAt"]
+        server.set_records("posts", POSTS + [{"id": 5}])
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        event = json.loads(proc.line())
+        assert (event["source"], event["records"], event["event"]) == ("posts", 3, "saved")
+        # A refresh that only confirms the cache rewrites nothing and says nothing; the logout that follows
+        # is the next line.
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        assert syncctl(setup, "logout").returncode == 0
+        event = json.loads(proc.line())
+        assert (event["source"], event["records"], event["event"]) == ("posts", 0, "logout")
+    finally:
+        proc.stop()
+
+
+def test_watch_text_names_each_change(writable, setup, server):
+    proc = Watch(setup)
+    try:
+        first = proc.line()
+        assert first.split(" ", 1)[1] == "posts current: 2 records, 0 pending, 0 conflicts\n", first
+        assert syncctl(setup, "delete", "posts", "1").returncode == 0
+        line = proc.line()
+        # (records counts the server's listing here, as GetStatus does; only the event and pending matter.)
+        assert line.split(" ", 1)[1].startswith("posts local: ") and line.endswith(" records, 1 pending, 0 conflicts\n"), line
+    finally:
+        proc.stop()
 
 
 def test_reload_waits_and_reports_a_rejected_configuration(running, setup, server):

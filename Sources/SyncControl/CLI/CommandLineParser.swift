@@ -10,11 +10,20 @@ public struct OptionSpec: Sendable, Equatable {
     public let valueName: String?
     /// One-line help.
     public let help: String
+    /// Whether the command refuses to run without it (shown without brackets in the usage line).
+    public let required: Bool
 
     /// A flag (`--wait`).
-    public static func flag(_ name: String, help: String) -> OptionSpec { OptionSpec(name: name, valueName: nil, help: help) }
+    public static func flag(_ name: String, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: nil, help: help, required: false)
+    }
     /// An option with a value (`--keep local|remote`, also `--keep=local`).
-    public static func option(_ name: String, value: String, help: String) -> OptionSpec { OptionSpec(name: name, valueName: value, help: help) }
+    public static func option(_ name: String, value: String, required: Bool = false, help: String) -> OptionSpec {
+        OptionSpec(name: name, valueName: value, help: help, required: required)
+    }
+
+    /// `--keep local|remote`.
+    var synopsis: String { "--" + name + (valueName.map { " " + $0 } ?? "") }
 }
 
 /// One positional argument.
@@ -44,21 +53,26 @@ public struct CommandConfiguration: Sendable {
     public let discussion: String
     public let positionals: [PositionalSpec]
     public let options: [OptionSpec]
+    /// Whether the global `--json` changes what the command prints (then the usage line shows it).
+    public let printsJSON: Bool
 
     /// Creates a configuration.
-    public init(name: String, abstract: String, discussion: String = "", positionals: [PositionalSpec] = [], options: [OptionSpec] = []) {
+    public init(name: String, abstract: String, discussion: String = "", positionals: [PositionalSpec] = [], options: [OptionSpec] = [],
+                printsJSON: Bool = false) {
         self.name = name
         self.abstract = abstract
         self.discussion = discussion
         self.positionals = positionals
         self.options = options
+        self.printsJSON = printsJSON
     }
 
-    /// `syncctl refresh [OPTIONS] [SOURCE]`.
+    /// `syncctl refresh [SOURCE] [--wait] [--json]`: the command's own arguments, as syncctl(1) lists them.
     public var usage: String {
         var parts = ["syncctl", name]
-        if !options.isEmpty { parts.append("[OPTIONS]") }
         for positional in positionals { parts.append(positional.optional ? "[\(positional.name)]" : positional.name) }
+        for option in options { parts.append(option.required ? option.synopsis : "[\(option.synopsis)]") }
+        if printsJSON { parts.append("[--json]") }
         return parts.joined(separator: " ")
     }
 
@@ -73,7 +87,7 @@ public struct CommandConfiguration: Sendable {
         if !options.isEmpty {
             text += "\nOptions:\n"
             for option in options {
-                text += helpLine("--" + option.name + (option.valueName.map { " " + $0 } ?? ""), option.help)
+                text += helpLine(option.synopsis, option.help)
             }
         }
         text += "\n" + GlobalOptions.helpText

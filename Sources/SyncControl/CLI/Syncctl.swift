@@ -86,6 +86,8 @@ public enum Syncctl {
         switch failure {
         case .failed(let message):
             return ("syncctl: \(message)\n", .failure)
+        case .failures(let messages):
+            return (messages.map { "syncctl: \($0)\n" }.joined(), .failure)
         case .client(.connect(let path, let code)):
             return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
                     + "Is syncd running? Start it with 'systemctl start syncd' (or 'systemctl --user start syncd').\n", .unreachable)

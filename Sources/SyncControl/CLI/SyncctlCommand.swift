@@ -14,9 +14,19 @@ public enum CommandFailure: Error, Sendable, Equatable {
     case client(VarlinkClientError)
     /// Something else failed; the message is printed after `syncctl: `.
     case failed(String)
+    /// Several things failed (e.g. the refresh of several sources); each message is printed on its own
+    /// line after `syncctl: `.
+    case failures([String])
 }
 
 extension CommandFailure {
+    /// Whether the daemon answered with `RefreshFailed`.
+    var isRefreshFailed: Bool {
+        if case .client(.remote(let name, let parameters)) = self,
+           case .refreshFailed? = ManagerError(name: name, parameters: parameters) { return true }
+        return false
+    }
+
     /// The failure of a streaming call whose reply handler decodes reply shapes.
     init(_ error: StreamingError<ReplyShapeError>) {
         switch error {

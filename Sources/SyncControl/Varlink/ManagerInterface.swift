@@ -118,10 +118,17 @@ public enum ManagerInterface {
         method GetStatus() -> (daemon: DaemonStatus, sources: []SourceStatus)
 
         # Requests a refresh of one source, or of all when source is null. Without
-        # wait the reply comes as soon as the request is accepted. With wait the
-        # final reply carries the outcome (result "success" or "unchanged"; a failure
-        # is the error RefreshFailed); with wait and "more", replies with
-        # continues=true report progress (state, pages, bytes, records) first.
+        # wait the reply comes as soon as the request is accepted (result
+        # "queued"). With wait the reply carries the outcome: result "updated"
+        # (the cache was replaced) or "unchanged" (confirmed), and records; a
+        # failure is the error RefreshFailed (reason names every failed source).
+        # Without "more" and source null, the one reply sums up every source
+        # (source null). With wait and "more", replies with continues=true report
+        # progress first (state "syncing", pages, bytes, records; no result),
+        # then each source's outcome is its own reply, in name order: result set,
+        # and for a failed source result "failed" or "cancelled" with error. All
+        # but the last outcome have continues=true; if any source failed, every
+        # outcome has it and the final reply is RefreshFailed.
         method Refresh(source: ?string, wait: ?bool) -> (
           source: ?string,
           state: ?string,
@@ -132,19 +139,22 @@ public enum ManagerInterface {
           error: ?string
         )
 
-        # One page of a source's cached records (the local view), in ID order.
-        # offset defaults to 0, limit to 1000 and is capped at 1000. next is the
-        # offset of the following page, null on the last page.
+        # One page of a source's records as the cache file shows them (the local
+        # view: the server's listing with pending local changes applied), in the
+        # file's order. offset defaults to 0, limit to 1000 and is capped at 1000.
+        # total counts the local view; next is the offset of the following page,
+        # null on the last page.
         method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int)
 
-        # One cached record by ID (IDs are passed as text, also numeric ones).
+        # One record of the local view by ID (IDs are passed as text, also numeric
+        # ones); a record removed locally is NoSuchRecord.
         method Get(source: string, id: string) -> (record: object)
 
         # Streams cache changes; needs "more". The first replies describe every
-        # source as it is (event "current"); then one reply per change: "saved"
-        # (the cache file was replaced), "local" (a local change was queued or
-        # settled), "status" (state changed), "logout" (the account's data was
-        # erased).
+        # source as it is (event "current"), in configuration order; then one
+        # reply per change: "saved" (a refresh rewrote the cache file: a new
+        # listing, or a push that settled local changes), "local" (a local change
+        # was queued or settled), "logout" (the account's data was erased).
         method Watch() -> (
           source: string,
           records: int,

@@ -191,8 +191,20 @@ public struct WatchEvent: Sendable, Equatable {
     public var pending: Int64
     public var conflicts: Int64
     public var savedAt: String?
-    /// `current`, `saved`, `local`, `status` or `logout`.
+    /// What happened (a `Kind`'s raw value; kept as text so a newer daemon's kinds still decode).
     public var event: String
+
+    /// The events `Watch` sends, as its interface description lists them.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// The source as it is when the watch starts: one per source, before any other event.
+        case current
+        /// A refresh rewrote the cache file (a new listing, or a push that settled local changes).
+        case saved
+        /// A local change was queued or settled (`Put`, `Delete`, `Resolve`, `RetryOutbox`, `DropOutbox`).
+        case local
+        /// `Logout` erased the source's cache file and state.
+        case logout
+    }
 
     /// Creates an event.
     public init(source: String, records: Int64, pending: Int64, conflicts: Int64, savedAt: String?, event: String) {

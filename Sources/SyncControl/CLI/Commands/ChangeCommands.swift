@@ -4,7 +4,7 @@ public struct PutCommand: SyncctlCommand {
         name: "put", abstract: "Queue a new or changed record (writable sources)",
         discussion: "Reads one JSON object from FILE, or from standard input without FILE or with -. "
             + "A record without an ID gets a UUID. Prints the record's ID once the change is stored.",
-        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("FILE", optional: true, help: "JSON file, - for standard input")])
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("FILE|-", optional: true, help: "JSON file, - for standard input")])
 
     let source: String, file: String
 
@@ -57,7 +57,8 @@ public struct OutboxCommand: SyncctlCommand {
             + "--retry SEQ queues one again, --drop SEQ discards it.",
         positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name")],
         options: [.option("retry", value: "SEQ", help: "Push the parked change SEQ again"),
-                  .option("drop", value: "SEQ", help: "Discard the change SEQ without pushing it")])
+                  .option("drop", value: "SEQ", help: "Discard the change SEQ without pushing it")],
+        printsJSON: true)
 
     enum Action { case list(String?), retry(Int64), drop(Int64) }
     let action: Action
@@ -99,7 +100,8 @@ public struct OutboxCommand: SyncctlCommand {
 public struct ConflictsCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "conflicts", abstract: "Show local changes that clash with the server's version",
-        discussion: "Settle each with 'syncctl resolve SOURCE ID --keep local|remote'. --json shows both versions.")
+        discussion: "Settle each with 'syncctl resolve SOURCE ID --keep local|remote'. --json shows both versions.",
+        printsJSON: true)
 
     public init(arguments: ParsedArguments) {}
 
@@ -144,7 +146,7 @@ public struct ResolveCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "resolve", abstract: "Settle a conflict",
         positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")],
-        options: [.option("keep", value: "local|remote", help: "Keep the local change (push it) or the server's version")])
+        options: [.option("keep", value: "local|remote", required: true, help: "Keep the local change (push it) or the server's version")])
 
     let source: String, id: String, keep: ConflictSide
 

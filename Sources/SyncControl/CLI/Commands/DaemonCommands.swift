@@ -2,10 +2,13 @@
 public struct RefreshCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "refresh", abstract: "Ask for a refresh now",
-        discussion: "Refreshes SOURCE, or every source. Returns once syncd accepted the request; with --wait shows "
-            + "progress and exits 1 if the refresh failed.",
+        discussion: "Refreshes SOURCE, or every source. Returns once syncd accepted the request. With --wait shows "
+            + "progress on a terminal, then prints one line per source (SOURCE: updated|unchanged, N records); a failed "
+            + "source is named on standard error instead and the exit status is 1. With --json prints the outcome "
+            + "as one object, or without SOURCE an array of one object per source (failed ones with \"error\").",
         positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name (default: all sources)")],
-        options: [.flag("wait", help: "Wait for the outcome and show progress")])
+        options: [.flag("wait", help: "Wait for the outcome and show progress")],
+        printsJSON: true)
 
     let source: String?, wait: Bool
 
@@ -22,27 +25,41 @@ public struct RefreshCommand: SyncctlCommand {
         let client = try context.connect()
         let showProgress = context.output.isTerminal && context.globals.json == nil
         var drewProgress = false
-        var outcome = RefreshProgress()
+        // Every reply that carries a result is one source's outcome; the others are progress.
+        var outcomes: [RefreshProgress] = []
+        var refusal: CommandFailure?
         do {
             try client.callStreaming(ManagerRequest.refresh(source: source, wait: true).call(more: true)) { (parameters, continues) throws(ReplyShapeError) in
                 let progress = try RefreshProgress(json: parameters)
-                if continues {
-                    if showProgress {
-                        // Rewrite the line in place: carriage return, then erase to end of line.
-                        context.output.write("\r\u{1B}[K" + RefreshCommand.progressLine(progress))
-                        drewProgress = true
-                    }
-                } else {
-                    outcome = progress
+                if progress.result != nil || !continues {
+                    outcomes.append(progress)
+                } else if showProgress {
+                    // Rewrite the line in place: carriage return, then erase to end of line.
+                    context.output.write("\r\u{1B}[K" + RefreshCommand.progressLine(progress))
+                    drewProgress = true
                 }
             }
         } catch {
-            if drewProgress { context.output.write("\r\u{1B}[K") }
-            throw CommandFailure(error)
+            refusal = CommandFailure(error)
         }
         if drewProgress { context.output.write("\r\u{1B}[K") }
-        if context.globals.json != nil { return context.printJSON(.object(outcome.json)) }
-        context.output.write(RefreshCommand.outcomeLine(outcome, requested: source) + "\n")
+        let failed = outcomes.filter { $0.error != nil }
+        // RefreshFailed after the outcomes only repeats the failures they name; anything else is the answer.
+        if let refusal, failed.isEmpty || !refusal.isRefreshFailed { throw refusal }
+        if context.globals.json != nil {
+            if source != nil, outcomes.count == 1 {
+                context.printJSON(.object(outcomes[0].json))
+            } else {
+                context.printJSON(.array(outcomes.map { .object($0.json) }))
+            }
+        } else {
+            for outcome in outcomes where outcome.error == nil {
+                context.output.write(RefreshCommand.outcomeLine(outcome, requested: source) + "\n")
+            }
+        }
+        guard failed.isEmpty else {
+            throw .failures(failed.map { "refresh of \($0.source ?? source ?? "all sources") failed: \($0.error ?? "unknown error")" })
+        }
     }
 
     /// `posts: 3 pages, 1.2 MB, 12,000 records`.
@@ -55,16 +72,10 @@ public struct RefreshCommand: SyncctlCommand {
         return "\(progress.source ?? "all sources"): " + parts.joined(separator: ", ")
     }
 
-    /// `posts: refreshed, 12,000 records` / `posts: unchanged`.
+    /// `posts: updated, 12,000 records` / `posts: unchanged, 2 records`: the daemon's result, as it names it.
     static func outcomeLine(_ outcome: RefreshProgress, requested: String?) -> String {
-        let name = outcome.source ?? requested ?? "all sources"
-        var text = "\(name): "
-        switch outcome.result {
-        case "unchanged"?: text += "unchanged"
-        case "success"?, nil: text += "refreshed"
-        case let other?: text += other
-        }
-        if let records = outcome.records { text += ", \(HumanFormat.count(records)) records" }
+        var text = "\(outcome.source ?? requested ?? "all sources"): \(outcome.result ?? "done")"
+        if let records = outcome.records { text += ", \(HumanFormat.count(records)) \(records == 1 ? "record" : "records")" }
         return text
     }
 }

@@ -4,7 +4,8 @@ import SyncCore
 public struct StatusCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "status", abstract: "Show the daemon's and every source's state",
-        discussion: "With --json prints the GetStatus object (see syncctl(1) for its fields).")
+        discussion: "With --json prints the GetStatus object (see syncctl(1) for its fields).",
+        printsJSON: true)
 
     public init(arguments: ParsedArguments) {}
 
@@ -24,7 +25,8 @@ public struct ListCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "list", abstract: "List a source's cached records",
         discussion: "Prints one line per record: its ID and a short preview. With --json prints the records as one JSON array.",
-        positionals: [PositionalSpec("SOURCE", help: "Source name")])
+        positionals: [PositionalSpec("SOURCE", help: "Source name")],
+        printsJSON: true)
 
     let source: String
 
@@ -81,7 +83,8 @@ public struct GetCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "get", abstract: "Print one cached record as JSON",
         discussion: "Pretty-printed on a terminal, compact otherwise (--json=short|pretty chooses).",
-        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")])
+        positionals: [PositionalSpec("SOURCE", help: "Source name"), PositionalSpec("ID", help: "Record ID")],
+        printsJSON: true)
 
     let source: String, id: String
 
@@ -101,7 +104,10 @@ public struct GetCommand: SyncctlCommand {
 public struct WatchCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "watch", abstract: "Print one line per cache change until interrupted",
-        discussion: "Starts with one line per source as it is now. With --json prints one JSON object per line.")
+        discussion: "Starts with one line per source, current (the source as it is now), then one line per change: "
+            + "saved (a refresh rewrote the cache file), local (a local change was queued or settled), "
+            + "logout (the account's cache was erased). With --json prints one JSON object per line.",
+        printsJSON: true)
 
     public init(arguments: ParsedArguments) {}
 
