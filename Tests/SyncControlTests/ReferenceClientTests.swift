@@ -42,7 +42,7 @@ struct ReferenceClientTests {
         #expect(output["page"]?["next"] == 3)
         #expect(output["record"]?["record"]?["id"] == .integer(12_345_678_900_007))
         #expect(output["progress"]?.arrayValue?.count == 4)
-        #expect(output["progress"]?.arrayValue?.last?["result"] == "success")
+        #expect(output["progress"]?.arrayValue?.last?["result"] == "updated")
         #expect(output["error"] == ["io.syncd.Manager.NoSuchRecord", ["source": "posts", "id": "missing"]])
     }
 }
