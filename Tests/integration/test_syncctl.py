@@ -139,7 +139,7 @@ def test_refresh_wait_of_every_source_prints_each_outcome_and_names_each_failure
     setup.add_source("users", server.url("users"))
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
-    d.wait_log("users: synced 1 records")
+    d.wait_log("users: synced 1 record ")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     users_before = setup.cache_file("users").read_bytes()
     server.set_records("posts", POSTS + [{"id": 3}])
@@ -170,7 +170,7 @@ def test_refresh_wait_of_every_source_without_more_sums_up_or_names_every_failur
         setup.add_source(name, server.url(name))
     d = daemons(setup)
     for name in ("posts", "users", "tags"):
-        d.wait_log(f"{name}: synced 1 records")
+        d.wait_log(f"{name}: synced 1 record ")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
         with client.open("io.syncd.Manager") as manager:
