@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 import SyncCore
 @testable import SyncControl
@@ -89,6 +90,22 @@ struct SyncctlParserTests {
         #expect(status == 3)
         #expect(output.stderr == "syncctl: cannot connect to /nonexistent/sock: No such file or directory\n"
             + "Is syncd running? Start it with 'systemctl start syncd' (or 'systemctl --user start syncd').\n")
+    }
+
+    @Test func userModeWithoutRuntimeDirectoryIsUnreachable() {
+        let output = CapturedOutput()
+        #expect(Syncctl.run(arguments: ["--user", "status"], environment: [:], output: output.terminal, readFile: { _ in [] }) == 3)
+        #expect(output.stderr == "syncctl: --user needs $XDG_RUNTIME_DIR to find the user daemon's socket (or pass --socket PATH)\n")
+    }
+
+    @Test func connectionFailuresSayWhatToDo() {
+        let (denied, deniedStatus) = Syncctl.describe(.client(.connect(path: "/run/syncd/io.syncd.Manager", code: EACCES)), command: "status")
+        #expect(deniedStatus == .unreachable)
+        #expect(denied == "syncctl: cannot connect to /run/syncd/io.syncd.Manager: Permission denied\n"
+            + "The socket or a directory above it is closed to you; check their permissions (syncd makes the socket 0666).\n")
+        let (gone, goneStatus) = Syncctl.describe(.client(.disconnected), command: "refresh")
+        #expect(goneStatus == .unreachable)
+        #expect(gone == "syncctl: syncd closed the connection before answering; did it stop or restart? See 'journalctl -u syncd'.\n")
     }
 
     @Test(arguments: [

@@ -220,6 +220,20 @@ def test_unprivileged_user_may_read_status_only(running, setup):
     assert setup.cache_doc("posts")["records"] == POSTS
 
 
+def test_a_socket_closed_to_the_user_is_explained(running, setup):
+    # The runtime folder stays 0700 for root: "nobody" cannot even reach the socket.
+    path = setup.runtime.parent
+    while str(path) != "/":
+        os.chmod(path, os.stat(path).st_mode | 0o111)
+        path = path.parent
+    os.chmod(setup.runtime, 0o700)
+    r = syncctl(setup, "status", user="nobody")
+    assert r.returncode == 3
+    assert "Permission denied" in r.stderr and "check their permissions" in r.stderr
+    assert "Is syncd running?" not in r.stderr
+    assert syncctl(setup, "status").returncode == 0                 # the daemon is fine
+
+
 def test_reference_python_varlink_client(running, setup):
     import varlink
     with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:

@@ -1,3 +1,5 @@
+internal import Glibc
+
 /// The `syncctl` program: parse, resolve the socket, run a command, map failures to exit
 /// statuses (0 success, 1 operation failed, 2 usage, 3 daemon not reachable).
 public enum Syncctl {
@@ -28,7 +30,7 @@ public enum Syncctl {
         if let socket = environment["SYNCD_SOCKET"], !socket.isEmpty { return socket }
         if globals.user {
             guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
-                throw .failed("--user needs $XDG_RUNTIME_DIR (or pass --socket PATH)")
+                throw .unreachable("--user needs $XDG_RUNTIME_DIR to find the user daemon's socket (or pass --socket PATH)")
             }
             return runtime + "/syncd/" + ManagerInterface.name
         }
@@ -86,11 +88,20 @@ public enum Syncctl {
         switch failure {
         case .failed(let message):
             return ("syncctl: \(message)\n", .failure)
+        case .unreachable(let message):
+            return ("syncctl: \(message)\n", .unreachable)
         case .failures(let messages):
             return (messages.map { "syncctl: \($0)\n" }.joined(), .failure)
+        case .client(.connect(let path, let code)) where code == EACCES || code == EPERM:
+            return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
+                    + "The socket or a directory above it is closed to you; check their permissions (syncd makes the socket 0666).\n",
+                    .unreachable)
         case .client(.connect(let path, let code)):
             return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
                     + "Is syncd running? Start it with 'systemctl start syncd' (or 'systemctl --user start syncd').\n", .unreachable)
+        case .client(.disconnected):
+            return ("syncctl: syncd closed the connection before answering; did it stop or restart? See 'journalctl -u syncd'.\n",
+                    .unreachable)
         case .client(.remote(let name, let parameters)):
             return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .failure)
         case .client(let error):

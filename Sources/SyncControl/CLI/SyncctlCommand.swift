@@ -14,6 +14,8 @@ public enum CommandFailure: Error, Sendable, Equatable {
     case client(VarlinkClientError)
     /// Something else failed; the message is printed after `syncctl: `.
     case failed(String)
+    /// The daemon's socket cannot be found (exit status 3, like a daemon that does not answer).
+    case unreachable(String)
     /// Several things failed (e.g. the refresh of several sources); each message is printed on its own
     /// line after `syncctl: `.
     case failures([String])
