@@ -55,7 +55,7 @@ while let argument = arguments.popFirst() {
         print(usage)
         exit(0)
     default:
-        fail(usage: "unknown option '\(argument)'")
+        fail(usage: argument.hasPrefix("-") ? "unknown option '\(argument)'" : "unexpected argument '\(argument)' (syncd takes options only)")
     }
 }
 if once && checkConfig { fail(usage: "--once and --check-config cannot be combined") }

@@ -51,6 +51,9 @@ def test_unknown_option_is_a_usage_error():
     r = run("--frobnicate")
     assert r.returncode == 2
     assert r.stderr == "syncd: unknown option '--frobnicate'\nTry 'syncd --help' for more information.\n"
+    r = run("extra")
+    assert r.returncode == 2
+    assert r.stderr == "syncd: unexpected argument 'extra' (syncd takes options only)\nTry 'syncd --help' for more information.\n"
 
 
 def test_version_and_help():
