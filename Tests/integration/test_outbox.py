@@ -126,7 +126,7 @@ def test_a_422_parks_one_change_while_another_goes_through(server, setup, daemon
     assert parked and parked[0]["state"] == "parked" and parked[0]["lastStatus"] == 422
     assert "title too short" in parked[0]["lastError"]
     out = syncctl(setup, "outbox").stdout
-    assert "bad" in out and "422" in out
+    assert "bad" in out and "HTTP 422 from POST" in out and "HTTP 422: HTTP 422" not in out
     doc = setup.cache_doc("posts")
     assert "bad" in doc["pending"] and any(r["id"] == "bad" for r in doc["records"])
     # A person acts: retry (the server now accepts it) or drop.

@@ -88,7 +88,7 @@ public struct OutboxCommand: SyncctlCommand {
             }
             let rows = entries.map { entry in
                 [String(entry.seq), entry.source, entry.id, entry.operation, entry.state, String(entry.attempts),
-                 entry.lastError.map { error in entry.lastStatus.map { "HTTP \($0): \(error)" } ?? error } ?? "-"]
+                 entry.lastError ?? entry.lastStatus.map { "HTTP \($0)" } ?? "-"]  // the error names its status
             }
             context.output.write(Table.render(header: ["SEQ", "SOURCE", "ID", "OPERATION", "STATE", "ATTEMPTS", "LAST ERROR"],
                                               rows: rows, legend: !context.globals.noLegend, noun: ("change", "changes")))
