@@ -63,7 +63,8 @@ extension SyncEngine {
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
             throw .noSuchRecord(source: source.name, id: id)
         }
-        try queue(source, id: id, isInteger: pending?.idIsInteger ?? false, operation: .delete, body: nil,
+        // The ID keeps the type the record has (7 stays 7 in the cache file's pending list).
+        try queue(source, id: id, isInteger: onServer?.idIsInteger ?? pending?.idIsInteger ?? false, operation: .delete, body: nil,
                   baseVersion: onServer?.version ?? pending?.baseVersion)
     }
 
@@ -80,9 +81,9 @@ extension SyncEngine {
     }
 
     /// The record as the last listing had it.
-    func serverRecord(source: String, id: String) -> (body: [UInt8], version: String?)? {
-        var found: (body: [UInt8], version: String?)?
-        _ = try? store.record(source: source, id: id) { found = (Array($0.body), $0.version) }
+    func serverRecord(source: String, id: String) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
+        var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
+        _ = try? store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) }
         return found
     }
 

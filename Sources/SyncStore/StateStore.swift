@@ -19,8 +19,10 @@ public struct SourceState: Sendable, Equatable {
     public var lastAttempt: String?
     /// Why the last refresh failed; nil after a success.
     public var lastError: String?
-    /// Number of records stored.
+    /// Number of records in the server's last good listing.
     public var recordCount: Int
+    /// Number of records in the local view (the cache file): `recordCount` with local changes applied.
+    public var localRecordCount = 0
     /// True when the cache file must be (re)written from the store.
     public var snapshotDirty: Bool
     /// Retry state exported by the scheduler, opaque to the store.
@@ -157,6 +159,25 @@ public final class StateStore {
 
     /// The stored state of `source`, or an empty one when it was never synced.
     public func state(of source: String) throws(StoreError) -> SourceState {
+        var state = try storedState(of: source)
+        if state.pendingCount + state.conflictCount > 0 {
+            // Only with local changes: count the view the cache file shows.
+            var local = 0
+            do {
+                try forEachLocalRecord(source: source) { _, _ in local += 1 }
+            } catch let error as StoreError {
+                throw error
+            } catch let error as SQLiteError {
+                throw .sqlite(error)
+            } catch {
+                throw .corrupt(path: path, reason: "\(error)")
+            }
+            state.localRecordCount = local
+        }
+        return state
+    }
+
+    private func storedState(of source: String) throws(StoreError) -> SourceState {
         do {
             let statement = try database.prepare("""
                 SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
@@ -188,6 +209,7 @@ public final class StateStore {
             state.pendingCount = Int(counts.int64(0))
             state.conflictCount = Int(counts.int64(1))
             state.unpushedCount = Int(counts.int64(2))
+            state.localRecordCount = state.recordCount
             return state
         } catch {
             throw .sqlite(error)

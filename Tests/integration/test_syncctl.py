@@ -101,7 +101,8 @@ def test_get_and_list_show_a_pending_delete_like_the_cache_file(writable, setup,
     r = syncctl(setup, "delete", "posts", "1")
     assert r.returncode == 0, r.stderr
     doc = setup.cache_doc("posts")
-    assert doc["records"] == POSTS[1:] and doc["pending"] == ["1"]
+    assert doc["records"] == POSTS[1:] and doc["pending"] == [1]
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["records"] == 1   # the local view
     r = syncctl(setup, "get", "posts", "1")
     assert (r.returncode, r.stdout, r.stderr) == (1, "", "syncctl: no record with ID 1 in source posts\n")
     assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == doc["records"]
@@ -111,7 +112,7 @@ def test_get_and_list_show_a_pending_delete_like_the_cache_file(writable, setup,
     wait_for(lambda: any(q["method"] == "DELETE" for q in server.requests()), what="a refused DELETE")
     assert [(e["id"], e["operation"]) for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [("1", "delete")]
     assert server.records("posts") == POSTS
-    assert setup.cache_doc("posts")["pending"] == ["1"]
+    assert setup.cache_doc("posts")["pending"] == [1]
 
 
 def test_get_and_list_show_a_pending_put_like_the_cache_file(writable, setup, server):
@@ -121,6 +122,7 @@ def test_get_and_list_show_a_pending_put_like_the_cache_file(writable, setup, se
     assert (r.returncode, r.stdout) == (0, "x1\n"), r.stderr
     doc = setup.cache_doc("posts")
     assert doc["records"] == POSTS + [{"id": "x1", "title": "Local"}] and doc["pending"] == ["x1"]
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["records"] == 3   # the local view
     r = syncctl(setup, "get", "posts", "x1")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"id": "x1", "title": "Local"}

@@ -56,7 +56,7 @@ public enum ManagerInterface {
           state: string,
           # Records in the local view.
           records: int,
-          # Local changes not yet pushed.
+          # Records with local changes the server has not confirmed yet.
           pending: int,
           # Conflicts waiting for Resolve.
           conflicts: int,
