@@ -1,4 +1,5 @@
 """The long-running daemon: readiness, status, reload, stop (SPEC "systemd", rule 1)."""
+import json
 import signal
 import stat
 import subprocess
@@ -84,6 +85,37 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     d.signal(signal.SIGHUP)
     d.wait_log("users: synced 2 records")
     wait_for(lambda: latest_status(notify) == "Online; 2 sources up to date", what="the summary without the reload failure")
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+
+
+def test_reload_that_removes_a_source_cancels_its_refresh_in_flight(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    server.set_records("slow", [{"id": "s1"}])
+    setup.add_source("slow", server.url("slow"), TimeoutSec="60s")
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("slow: synced 1 record ")
+    d.wait_log("posts: synced 2 records")
+    before = setup.cache_file("slow").read_bytes()
+    # The next refresh of "slow" stalls for a minute after its first byte.
+    server.fault("slow", kind="stall", seconds=60)
+    server.clear_requests()
+    syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
+    assert subprocess.run(syncctl + ["refresh", "slow"], capture_output=True, timeout=30).returncode == 0
+    wait_for(lambda: server.requests("/slow"), what="the stalled request")
+    (setup.config / "sources.d" / "slow.source").unlink()
+    start = time.monotonic()
+    d.signal(signal.SIGHUP)
+    d.wait_log("slow: removed from the configuration")
+    d.wait_log("slow: refresh cancelled", timeout=5)
+    assert time.monotonic() - start < 5
+    # The daemon goes on with the sources it still has; the removed one's file stays until logout.
+    r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    status = json.loads(subprocess.run(syncctl + ["status", "--json"], capture_output=True, text=True, timeout=30).stdout)
+    assert [s["name"] for s in status["sources"]] == ["posts"]
+    assert setup.cache_file("slow").read_bytes() == before
     assert d.proc.poll() is None
     assert d.stop() == 0
 
