@@ -89,6 +89,11 @@ public struct SourceScheduler: Sendable {
     public internal(set) var retryAfterUntil: MonotonicInstant?
     /// The link monitor's last verdict.
     public private(set) var isOnline: Bool
+    /// The `latestStart` of a debounced refresh that a link loss interrupted: the refresh asked for
+    /// when the link returns starts no later than this (at once if it has passed), so a link that
+    /// flaps faster than the debounce cannot postpone refreshes for ever (issue 3: cap the wait).
+    /// Cleared when a refresh starts.
+    public private(set) var interruptedLatestStart: MonotonicInstant?
     /// The latest instant seen; time fed to the scheduler never runs backwards.
     public private(set) var now: MonotonicInstant
 
@@ -192,7 +197,7 @@ public struct SourceScheduler: Sendable {
             isOnline = true
             let now = self.now
             return request(TriggerBurst(kind: .network, first: now, last: now),
-                           shownAs: resting, alreadyScheduled: nil)
+                           shownAs: resting, alreadyScheduled: interruptedLatestStart)
 
         case (.offline, .trigger), (.offline, .link(online: false)), (.offline, .deadline):
             return []
@@ -204,6 +209,7 @@ public struct SourceScheduler: Sendable {
             return []
         case (.pending(let pending), .link(online: false)):
             isOnline = false
+            interruptedLatestStart = pending.latestStart
             state = .offline(resting: pending.shownAs)
             return []
         case (.backoff, .link(online: false)):
@@ -302,6 +308,7 @@ public struct SourceScheduler: Sendable {
 
     /// Enters `syncing` and tells the daemon to start the request.
     private mutating func startRefresh(newCycle: Bool) -> [SchedulerAction] {
+        interruptedLatestStart = nil
         attempt = newCycle ? 1 : attempt + 1
         state = .syncing(followUp: nil)
         return [.startRefresh(source: name)]

@@ -129,6 +129,42 @@ struct SourceSchedulerTests {
         }
     }
 
+    /// A link that flaps faster than the debounce (up 1.5 s, down 0.5 s), fed as the daemon feeds it
+    /// (link state, then a network trigger when it comes back): the wait is capped across the flaps.
+    @Test func aLinkFlappingFasterThanTheDebounceCannotStarveRefreshes() {
+        var harness = Harness(jitter: SplitMix64Jitter(seed: 11))
+        harness.startHealthy(at: ms(0))
+        harness.starts.removeAll()
+        for cycle in 0..<300 {  // ten minutes
+            let up = ms(10_000 + cycle * 2_000), down = up + .milliseconds(1_500)
+            harness.run(until: up, stopAtStart: false)
+            harness.feed(.linkState(online: true), at: up)
+            harness.feed(.trigger(.network), at: up)
+            if harness.state == .syncing { harness.feed(.refreshFinished(.success), at: up + .milliseconds(200)) }
+            harness.run(until: down, stopAtStart: false)
+            if harness.state == .syncing { harness.feed(.refreshFinished(.success), at: down) }
+            harness.feed(.linkState(online: false), at: down)
+        }
+        // The first refresh comes when the cap (8 s after the first link-up) has passed and the link is up.
+        #expect(harness.starts.first == ms(18_000))
+        #expect(harness.starts.count >= 60)
+        for (earlier, later) in zip(harness.starts, harness.starts.dropFirst()) {
+            #expect(later - earlier <= .seconds(11))  // the cap, plus at most one down-and-up of the link
+        }
+    }
+
+    @Test func aLongOutageWithNothingPendingStillDebouncesTheLinkComingBack() {
+        var harness = Harness(jitter: SplitMix64Jitter(seed: 5))
+        harness.startHealthy(at: ms(0))
+        harness.starts.removeAll()
+        harness.feed(.linkState(online: false), at: ms(1_000))
+        harness.feed(.linkState(online: true), at: ms(600_000))
+        harness.feed(.trigger(.network), at: ms(600_000))
+        #expect(harness.starts.isEmpty)
+        harness.run(until: ms(700_000))
+        #expect(harness.starts == [ms(602_000)])
+    }
+
     @Test(arguments: [1, 2, 10, 100])
     func triggersDuringARefreshCauseExactlyOneFollowUp(count: Int) {
         var harness = Harness(jitter: SplitMix64Jitter(seed: 3))
