@@ -36,8 +36,10 @@ final class ListingFetcher {
     }
 
     func fetch(previous: SourceState) throws(RefreshFailure) -> Result {
-        // Validators are only meaningful for the URL they came from; a paginated listing is fetched
-        // whole, because a 304 for its first page says nothing about the others.
+        // Validators are only meaningful for the URL they came from. A paginated listing is fetched
+        // whole, unconditionally: a 304 for a page says nothing about the others, and not even about
+        // the page's own Link header (RFC 9110 §15.4.5 does not make a 304 carry it), so a page that
+        // stayed the same while a new page appeared after it would hide that page.
         let conditional = previous.url == source.url && source.pagination == .none
         var url = source.url
         var visited: Set<String> = []
@@ -48,9 +50,16 @@ final class ListingFetcher {
                 writer?.rollback()
                 throw RefreshFailure(.permanent, "page \(page) links back to \(url), which was already fetched; the listing never ends")
             }
+            // MaxBytes bounds the whole listing, all pages together (SPEC rule 2).
+            let remaining = source.maxBytes - totalBytes
+            guard remaining > 0 else {
+                writer?.rollback()
+                throw RefreshFailure(.permanent, "the listing is larger than MaxBytes=\(source.maxBytes) bytes "
+                                     + "after \(page - 1) pages (MaxBytes counts all pages together)")
+            }
             var request = HTTPRequest(url: url)
             request.timeout = source.timeout
-            request.maxBytes = source.maxBytes
+            request.maxBytes = remaining
             request.bearerToken = token
             request.headers = source.headers.map { (name: $0.name, value: $0.value) }
             request.headers.append((name: "Accept", value: "application/json"))
@@ -67,6 +76,8 @@ final class ListingFetcher {
                 if page == 1 { firstHead = head }
                 guard source.pagination == .link, let next = LinkHeader.nextTarget(in: head.headerValues("link")) else {
                     guard let writer else { throw RefreshFailure(.permanent, "no listing received") }
+                    // A paginated listing has no validator of its own: page 1's stands for page 1 only.
+                    guard source.pagination == .none else { return .listing(writer, etag: nil, lastModified: nil) }
                     return .listing(writer, etag: firstHead?.header("etag"), lastModified: firstHead?.header("last-modified"))
                 }
                 guard let resolved = resolveURL(next, against: head.effectiveURL.isEmpty ? url : head.effectiveURL) else {
@@ -153,6 +164,9 @@ final class ListingFetcher {
             return inner
         case .rejected(let inner):
             return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
+        case .tooLarge where source.pagination == .link:
+            return RefreshFailure(.permanent, "\(prefix)the listing is larger than MaxBytes=\(source.maxBytes) bytes "
+                                  + "(MaxBytes counts all pages together)")
         case .tooLarge:
             return RefreshFailure(.permanent, "\(prefix)\(error)")
         case .cancelled:

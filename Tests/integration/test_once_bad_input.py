@@ -1,5 +1,6 @@
 """SPEC rule 2: a bad response never replaces the cache. Each case: the previous file stays
 byte-for-byte, no temporary file is left, the reason is stored, and --once exits 1 with a reason line."""
+import json
 import sqlite3
 
 import pytest
@@ -92,6 +93,24 @@ def test_failing_page_fails_the_whole_listing(server, setup):
     assert setup.cache_file("posts").read_bytes() == before
     with sqlite3.connect(setup.db()) as db:
         assert db.execute("SELECT sum(records) FROM chunks WHERE source = 'posts'").fetchone()[0] == 7
+
+
+def test_max_bytes_bounds_the_whole_paginated_listing(server, setup):
+    records = [{"id": i, "title": f"Post {i}", "body": "x" * 200} for i in range(1, 21)]   # ~5 KB in 10 pages
+    server.set_records("posts", records[:4])
+    server.options("posts", perPage=2)
+    setup.add_source("posts", server.url("posts"), Pagination="link", MaxBytes="1K")
+    assert setup.syncd("--once").returncode == 0          # 4 records, 2 pages: within 1 KiB
+    before = setup.cache_file("posts").read_bytes()
+    assert json.loads(before)["etag"] is None               # no validator stands for a paginated listing
+    server.set_records("posts", records)                    # every page is small, all of them are not
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "the listing is larger than MaxBytes=1024 bytes" in r.stderr and "all pages together" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
+    pages = [q for q in server.requests("/posts") if q["method"] == "GET"]
+    assert len(pages) < 2 + 10                              # it stopped before fetching every page
 
 
 def test_duplicate_across_pages_is_refused(server, setup):
