@@ -176,6 +176,7 @@ extension DaemonLoop {
             waiter.continuation.resume(returning: .failure(.storageFailure("logged out")))
         }
         refreshWaiters.removeAll()
+        permanentlyFailing.removeAll()
         loggedOut = true
         let run = self.run
         let configuration = self.configuration

@@ -73,6 +73,9 @@ final class DaemonLoop {
     var reachable: Bool?
     var nextProbe: MonotonicInstant?
     var probing = false
+    /// Sources whose last refresh failed for a reason reachability cannot cure (401, 404, invalid data):
+    /// they wait for the next trigger and are not probed.
+    var permanentlyFailing: Set<String> = []
     var nextWatchdog: MonotonicInstant?
     var refreshWaiters: [RefreshWaiter] = []
     /// Refreshes started so far, per source.
@@ -286,6 +289,11 @@ final class DaemonLoop {
                 outcome = .failure(.permanent, retryAfter: nil)
             }
         }
+        switch result {
+        case .failed(let failure) where failure.kind == .permanent: permanentlyFailing.insert(name)
+        case .failed(let failure) where failure.kind == .cancelled: break
+        default: permanentlyFailing.remove(name)
+        }
         if case .failed(let failure) = result, failure.kind == .cancelled, stopping {
             resolveWaiters(with: report, start: start)
             return
@@ -369,9 +377,10 @@ final class DaemonLoop {
         }
     }
 
+    /// Sources a reachability probe may help: failing for a reason the network could cure.
     var failingSources: [String] {
         scheduler.sourceNames.filter { name in
-            guard let status = scheduler.status(of: name) else { return false }
+            guard !permanentlyFailing.contains(name), let status = scheduler.status(of: name) else { return false }
             return status.state == .backoff || status.state == .error || (states[name]?.isStale ?? false)
         }
     }

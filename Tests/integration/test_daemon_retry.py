@@ -54,6 +54,19 @@ def test_401_is_tried_exactly_once(server, setup, daemons):
     assert "HTTP 401" in d.output() and "check the credentials" in d.output()
 
 
+def test_a_permanent_failure_is_not_probed(server, setup, daemons):
+    # Reachability cannot cure a 404: no HEAD requests while the source rests, only the next trigger retries.
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=400ms\n[Network]\nReachabilityIntervalSec=300ms\n")
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=404)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("not retrying until the next trigger")
+    time.sleep(2.0)
+    assert [r["method"] for r in server.requests()] == ["GET"]
+    assert "Reachability probe" not in d.output()
+
+
 def test_retry_after_survives_a_restart(server, setup, daemons):
     retry_config(setup)
     server.set_records("posts", POSTS)
