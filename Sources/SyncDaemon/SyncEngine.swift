@@ -87,9 +87,14 @@ public final class SyncEngine {
         switch fetched {
         case .notModified:
             do {
-                try store.recordUnchanged(source: source.name, at: now)
                 confirmSent(source)
-                try publishOrTouch(source, changed: false)
+                // The confirmed file's new fingerprint is stored with the success: one commit per 304.
+                let touched = try publishOrTouch(source, changed: false)
+                do {
+                    try store.recordUnchanged(source: source.name, at: now, snapshot: touched)
+                } catch {
+                    throw storeFailure(error)
+                }
             } catch let failure as RefreshFailure {
                 return fail(source, failure, at: now)
             } catch {
@@ -107,7 +112,11 @@ public final class SyncEngine {
             }
             confirmSent(source)
             do {
-                try publishOrTouch(source, changed: !outcome.unchanged)
+                if let touched = try publishOrTouch(source, changed: !outcome.unchanged) {
+                    try store.recordSnapshot(source: source.name, touched)
+                }
+            } catch let failure as StoreError {
+                return fail(source, storeFailure(failure), at: now)
             } catch let failure as RefreshFailure {
                 return fail(source, failure, at: now)
             } catch {
@@ -141,8 +150,10 @@ public final class SyncEngine {
         }
     }
 
-    /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its mtime.
-    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws {
+    /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its
+    /// mtime, after checking that the file is still the one syncd wrote (a damaged one is moved aside and
+    /// rewritten). Returns the fingerprint of a file it only touched, for the caller to record.
+    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws -> SnapshotFingerprint? {
         let state: SourceState
         do {
             state = try store.state(of: source.name)
@@ -152,7 +163,8 @@ public final class SyncEngine {
         // Without a fingerprint (first write, or a file from before schema 2) the file cannot be
         // recognised, so it is rewritten once from the store.
         guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
-            return try publish(source.name, state: state)
+            try publish(source.name, state: state)
+            return nil
         }
         let confirmation: SnapshotWriter.Confirmation
         do {
@@ -162,17 +174,14 @@ public final class SyncEngine {
         }
         switch confirmation {
         case .touched(let fingerprint):
-            do {
-                try store.recordSnapshot(source: source.name, fingerprint)
-            } catch {
-                throw storeFailure(error)
-            }
+            return fingerprint
         case .missing:
             try publish(source.name, state: state)
         case .movedAside(let target, let reason):
             logger.warning("\(source.name): cache file was damaged (\(reason)); moved it to \(target), rewriting it from the store")
             try publish(source.name, state: state)
         }
+        return nil
     }
 
     /// Writes the cache file of `name` from the store and clears its dirty mark.

@@ -312,14 +312,22 @@ public final class StateStore {
         }
     }
 
-    /// Records a refresh that confirmed the stored listing (HTTP 304 or identical content).
-    public func recordUnchanged(source: String, at time: String) throws(StoreError) {
+    /// Records a refresh that confirmed the stored listing (HTTP 304 or identical content), and, when given,
+    /// the fingerprint of the cache file it confirmed, in the same transaction: a 304 costs one commit.
+    public func recordUnchanged(source: String, at time: String, snapshot: SnapshotFingerprint? = nil) throws(StoreError) {
         try write("record success of \(source)") {
             let statement = try database.prepare("""
-                UPDATE sources SET last_attempt = ?2, last_success = ?2, last_error = NULL WHERE name = ?1
+                UPDATE sources SET last_attempt = ?2, last_success = ?2, last_error = NULL,
+                    snapshot_size = coalesce(?3, snapshot_size), snapshot_inode = coalesce(?4, snapshot_inode),
+                    snapshot_ctime_ns = coalesce(?5, snapshot_ctime_ns), snapshot_hash = coalesce(?6, snapshot_hash)
+                WHERE name = ?1
                 """)
             try statement.bind(1, source)
             try statement.bind(2, time)
+            try statement.bind(3, snapshot?.size)
+            try statement.bind(4, snapshot.map { Int64(bitPattern: $0.inode) })
+            try statement.bind(5, snapshot?.changeTime)
+            try statement.bind(6, snapshot.map { Int64(bitPattern: $0.hash) })
             try statement.step()
         }
     }
