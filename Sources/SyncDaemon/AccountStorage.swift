@@ -5,6 +5,7 @@ import SyncStore
 /// Opens one account's storage: `STATE/<account>/state.db` (0700) and `CACHE/<account>/` (0750).
 /// A damaged or unknown-version database is moved aside (`state.db.corrupt-<UTC time>`), logged,
 /// and replaced by an empty one that the next good refresh fills: the daemon never crashes on its own files.
+/// At open, or later when an operation finds a damaged page (`SyncEngine.recoverDamagedStore`).
 public enum AccountStorage {
     /// Opens the store of `account`, recovering from a damaged file.
     public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp) throws -> StateStore {
@@ -15,15 +16,30 @@ public enum AccountStorage {
         do {
             return try StateStore(path: path)
         } catch .corrupt(_, let reason) {
-            let target = path + ".corrupt-" + now.compact
-            for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
-                guard rename(path + suffix, target + suffix) == 0 else {
-                    throw SystemError("move damaged database \(path + suffix) aside")
-                }
-            }
-            logger.warning("State database \(path) was unusable (\(reason)); moved it to \(target) and starting with an empty one")
-            return try StateStore(path: path)
+            return try replaceDamagedStore(at: path, problem: "was unusable (\(reason))", undeliveredChanges: nil, logger: logger, now: now)
         }
+    }
+
+    /// Moves the database at `path` with its `-wal` and `-shm` aside as `state.db.corrupt-<UTC time>`
+    /// (kept for recovery, never deleted), logs what happened and opens an empty database in its place.
+    /// The caller has closed its connection to the old file. Local changes in the old file cannot be
+    /// trusted and stay in it; `undeliveredChanges` says how many there were, when it could be read.
+    static func replaceDamagedStore(at path: String, problem: String, undeliveredChanges: Int?,
+                                    logger: Logger, now: Timestamp) throws -> StateStore {
+        let target = path + ".corrupt-" + now.compact
+        for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
+            guard rename(path + suffix, target + suffix) == 0 else {
+                throw SystemError("move damaged database \(path + suffix) aside")
+            }
+        }
+        let changes = switch undeliveredChanges {
+        case 0?: "; it held no pending local changes"
+        case let count?: "; it held \(counted(count, "pending local change")), set aside with the file and not sent"
+        case nil: "; any pending local changes it held were set aside with the file and not sent"
+        }
+        logger.warning("State database \(path) \(problem); moved it to \(target) (kept for recovery)\(changes); "
+                       + "starting with an empty one, rebuilt from the servers by the next refresh")
+        return try StateStore(path: path)
     }
 
     /// The snapshot writer for `account`.

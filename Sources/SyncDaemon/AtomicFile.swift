@@ -1,4 +1,5 @@
 internal import Glibc
+import SyncCore
 
 /// Replaces a file atomically: a temporary file in the same directory (`O_CREAT|O_EXCL`,
 /// final mode), all bytes written, `fsync`, `rename` over the old one, `fsync` of the
@@ -21,8 +22,10 @@ public struct AtomicFileWriter {
         self.group = group
     }
 
-    /// Writes the file with the bytes `produce` emits through the given sink.
-    public func write(_ produce: (inout BufferedFileSink) throws -> Void) throws {
+    /// Writes the file with the bytes `produce` emits through the given sink; returns their number
+    /// and their XXH64 hash, computed on the way (the bytes pass through memory anyway).
+    @discardableResult
+    public func write(_ produce: (inout BufferedFileSink) throws -> Void) throws -> (size: Int, hash: UInt64) {
         let path = directory + "/" + name
         let directoryFD = retryingEINTR { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard directoryFD >= 0 else { throw SystemError("open directory \(directory)") }
@@ -31,6 +34,7 @@ public struct AtomicFileWriter {
         let fd = retryingEINTR { openat(directoryFD, temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode) }
         guard fd >= 0 else { throw SystemError("create temporary file in \(directory)") }
         var committed = false
+        var written = (size: 0, hash: UInt64(0))
         defer {
             if !committed { unlinkat(directoryFD, temporary, 0) }
         }
@@ -44,12 +48,14 @@ public struct AtomicFileWriter {
             var sink = BufferedFileSink(fd: fd, path: path)
             try produce(&sink)
             try sink.flush()
+            written = (sink.hasher.count, sink.hasher.finalize())
             guard retryingEINTR({ fsync(fd) }) == 0 else { throw SystemError("flush \(path) to disk") }
         }
         guard renameat(directoryFD, temporary, directoryFD, name) == 0 else { throw SystemError("replace \(path)") }
         committed = true
         // The rename is durable only once the directory is flushed.
         guard retryingEINTR({ fsync(directoryFD) }) == 0 else { throw SystemError("flush directory \(directory)") }
+        return written
     }
 }
 
@@ -59,6 +65,8 @@ public struct BufferedFileSink {
     let path: String
     private var buffer: [UInt8] = []
     private static let capacity = 1 << 16
+    /// Hash of every byte written out so far.
+    public private(set) var hasher = XXHash64()
 
     init(fd: Int32, path: String) {
         self.fd = fd
@@ -77,6 +85,7 @@ public struct BufferedFileSink {
         if buffer.count + bytes.count > BufferedFileSink.capacity {
             try flush()
             if bytes.count > BufferedFileSink.capacity {
+                hasher.update(bytes)
                 try writeAll(bytes)
                 return
             }
@@ -87,7 +96,12 @@ public struct BufferedFileSink {
     /// Writes out what is buffered.
     public mutating func flush() throws {
         guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { try writeAll($0) }
+        var hasher = self.hasher
+        try buffer.withUnsafeBytes { bytes in
+            hasher.update(bytes)
+            try writeAll(bytes)
+        }
+        self.hasher = hasher
         buffer.removeAll(keepingCapacity: true)
     }
 

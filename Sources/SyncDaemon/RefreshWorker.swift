@@ -40,10 +40,15 @@ final class RefreshWorker: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with the engine on the worker queue and returns its value.
+    /// Runs `body` with the engine on the worker queue and returns its value. When `body` found the database
+    /// damaged, it is replaced before the next piece of work (the engine's refreshes do that themselves).
     func withEngine<T: Sendable>(_ body: @escaping @Sendable (SyncEngine?) -> T) async -> T {
         await withCheckedContinuation { continuation in
-            queue.async { [self] in continuation.resume(returning: body(engine)) }
+            queue.async { [self] in
+                let value = body(engine)
+                engine?.recoverDamagedStore()
+                continuation.resume(returning: value)
+            }
         }
     }
 

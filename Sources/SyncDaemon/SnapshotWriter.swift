@@ -29,12 +29,14 @@ public struct SnapshotWriter {
         try Directories.create(directory, mode: 0o750, group: group)
     }
 
-    /// Writes the whole document for `source` from the store, atomically, mode 0640.
-    public func publish(source: String, state: SourceState, store: StateStore) throws {
+    /// Writes the whole document for `source` from the store, atomically, mode 0640; returns the
+    /// fingerprint of the file written, for the store to remember.
+    @discardableResult
+    public func publish(source: String, state: SourceState, store: StateStore) throws -> SnapshotFingerprint {
         let (pending, conflicts) = try store.pendingAndConflicts(source: source)
         try prepareDirectory()
         let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
-        try writer.write { sink in
+        let written = try writer.write { sink in
             try sink.write("{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),")
             try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
             try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
@@ -48,6 +50,10 @@ public struct SnapshotWriter {
             try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
         }
+        // Inode and change time as they are after the rename, which moves the change time.
+        var info = stat()
+        guard stat(path(of: source), &info) == 0 else { throw SystemError("inspect \(path(of: source))") }
+        return SnapshotFingerprint(info, hash: written.hash)
     }
 
     /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`); returns their names.
@@ -67,23 +73,12 @@ public struct SnapshotWriter {
         return removed
     }
 
-    /// Moves the file's mtime to now: a refresh confirmed that nothing changed.
-    /// Returns false when there is no file to touch.
-    @discardableResult
-    public func touch(source: String) throws -> Bool {
-        let path = path(of: source)
-        // NULL times set both to now; the corresponding C function is utimensat(2).
-        if utimensat(AT_FDCWD, path, nil, 0) != 0 {
-            if errno == ENOENT { return false }
-            throw SystemError("update modification time of \(path)")
-        }
-        return true
-    }
-
     /// What `inspect` found.
     public enum Inspection: Equatable {
-        /// The file looks like a complete document of the current schema.
-        case valid
+        /// The file looks like a complete document of the current schema and, when a fingerprint was
+        /// given, is the file syncd wrote. `refreshed` is a new fingerprint to record when only the
+        /// file's status changed (e.g. `chmod`, or `touch` by someone else): recording it saves a hash next time.
+        case valid(refreshed: SnapshotFingerprint?)
         /// There is no file.
         case missing
         /// The file was damaged or of an unknown schema and was moved to `movedTo`.
@@ -91,9 +86,10 @@ public struct SnapshotWriter {
     }
 
     /// Checks the cache file of `source` at startup. A file that is not a complete document of schema 1
-    /// (it starts with the envelope written above and ends with its closing bracket) is moved aside
-    /// as `<name>.corrupt-<UTC time>`, never deleted, so nothing is lost and a human can look at it.
-    public func inspect(source: String, now: Timestamp) throws -> Inspection {
+    /// (it starts with the envelope written above and ends with its closing bracket), or, when `expected`
+    /// is given, is not the file syncd wrote (see `verify`), is moved aside as `<name>.corrupt-<UTC time>`,
+    /// never deleted, so nothing is lost and a human can look at it.
+    public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp) throws -> Inspection {
         let path = path(of: source)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
@@ -113,13 +109,25 @@ public struct SnapshotWriter {
         } else if tail != Array(suffix.utf8) {
             reason = "document is incomplete"
         }
-        guard let reason else { return .valid }
-        let target = path + ".corrupt-" + now.compact
-        guard rename(path, target) == 0 else { throw SystemError("move damaged cache file \(path) aside") }
-        return .movedAside(movedTo: target, reason: reason)
+        var refreshed: SnapshotFingerprint?
+        if reason == nil, let expected {
+            switch try verify(fd, info: info, path: path, expected: expected) {
+            case .same(let current): refreshed = current == expected ? nil : current
+            case .altered(let why): reason = why
+            }
+        }
+        guard let reason else { return .valid(refreshed: refreshed) }
+        return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
     }
 
-    private func readBytes(_ fd: Int32, at offset: Int, count: Int) -> [UInt8] {
+    /// Renames a damaged cache file to `<name>.corrupt-<UTC time>`; returns the new path.
+    func moveAside(_ path: String, now: Timestamp) throws -> String {
+        let target = path + ".corrupt-" + now.compact
+        guard rename(path, target) == 0 else { throw SystemError("move damaged cache file \(path) aside") }
+        return target
+    }
+
+    func readBytes(_ fd: Int32, at offset: Int, count: Int) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
         return n == count ? buffer : Array(buffer.prefix(max(0, n)))

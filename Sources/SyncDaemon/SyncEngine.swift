@@ -5,8 +5,8 @@ import SyncStore
 /// Refreshes sources: fetch, validate, reconcile into the store in one transaction, publish the cache file.
 /// The only writer of the store. Blocking: run it off the cooperative pool, one refresh at a time.
 public final class SyncEngine {
-    /// The account's store.
-    public let store: StateStore
+    /// The account's store; replaced by an empty one when SQLite finds it damaged (`recoverDamagedStore`).
+    public private(set) var store: StateStore
     /// The account's cache folder.
     public let snapshots: SnapshotWriter
     let client: HTTPClient
@@ -32,7 +32,39 @@ public final class SyncEngine {
     public func cancel() { client.cancellation.cancel() }
 
     /// Refreshes `source` once. The previous copy stays byte-for-byte unless a complete valid listing arrived.
+    /// When the refresh finds the database damaged, the database is replaced by an empty one and the source
+    /// is fetched again, whole, into it: the same refresh rebuilds what the damaged file held.
     public func refresh(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
+        let result = refreshOnce(source, progress: progress)
+        guard recoverDamagedStore() else { return result }
+        if case .failed(let failure) = result, failure.kind == .cancelled { return result }
+        logger.notice("\(source.name): refreshing again into the new state database")
+        return refreshOnce(source, progress: progress)
+    }
+
+    /// When an operation found the database damaged (SQLITE_CORRUPT, SQLITE_NOTADB), closes it, moves it aside
+    /// and continues on an empty one (`AccountStorage.replaceDamagedStore`); returns true when it did. Retrying
+    /// on the damaged file cannot help: every operation that reaches the damaged page fails the same way.
+    /// No check runs on open (`PRAGMA quick_check` reads the whole file); damage is found when it is read.
+    @discardableResult
+    public func recoverDamagedStore() -> Bool {
+        guard let damage = store.damage else { return false }
+        let path = store.path
+        let undelivered = store.undeliveredChangeCount()
+        store.close()
+        do {
+            store = try AccountStorage.replaceDamagedStore(
+                at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
+                undeliveredChanges: undelivered, logger: logger, now: clock())
+            return true
+        } catch {
+            // The closed store fails every operation; the next one tries again.
+            logger.error("Failed to replace the damaged state database \(path): \(error)")
+            return false
+        }
+    }
+
+    private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?) -> RefreshResult {
         client.cancellation.reset()
         let now = clock().rfc3339
         let previous: SourceState
@@ -55,9 +87,14 @@ public final class SyncEngine {
         switch fetched {
         case .notModified:
             do {
-                try store.recordUnchanged(source: source.name, at: now)
                 confirmSent(source)
-                try publishOrTouch(source, changed: false)
+                // The confirmed file's new fingerprint is stored with the success: one commit per 304.
+                let touched = try publishOrTouch(source, changed: false)
+                do {
+                    try store.recordUnchanged(source: source.name, at: now, snapshot: touched)
+                } catch {
+                    throw storeFailure(error)
+                }
             } catch let failure as RefreshFailure {
                 return fail(source, failure, at: now)
             } catch {
@@ -75,7 +112,11 @@ public final class SyncEngine {
             }
             confirmSent(source)
             do {
-                try publishOrTouch(source, changed: !outcome.unchanged)
+                if let touched = try publishOrTouch(source, changed: !outcome.unchanged) {
+                    try store.recordSnapshot(source: source.name, touched)
+                }
+            } catch let failure as StoreError {
+                return fail(source, storeFailure(failure), at: now)
             } catch let failure as RefreshFailure {
                 return fail(source, failure, at: now)
             } catch {
@@ -109,32 +150,52 @@ public final class SyncEngine {
         }
     }
 
-    /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its mtime.
-    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws {
+    /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its
+    /// mtime, after checking that the file is still the one syncd wrote (a damaged one is moved aside and
+    /// rewritten). Returns the fingerprint of a file it only touched, for the caller to record.
+    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws -> SnapshotFingerprint? {
         let state: SourceState
         do {
             state = try store.state(of: source.name)
         } catch {
             throw storeFailure(error)
         }
-        if changed || state.snapshotDirty {
+        // Without a fingerprint (first write, or a file from before schema 2) the file cannot be
+        // recognised, so it is rewritten once from the store.
+        guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
             try publish(source.name, state: state)
-        } else if try !snapshots.touch(source: source.name) {
+            return nil
+        }
+        let confirmation: SnapshotWriter.Confirmation
+        do {
+            confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock())
+        } catch {
+            throw RefreshFailure(.transient, "Failed to confirm cache file \(snapshots.path(of: source.name)): \(error)")
+        }
+        switch confirmation {
+        case .touched(let fingerprint):
+            return fingerprint
+        case .missing:
+            try publish(source.name, state: state)
+        case .movedAside(let target, let reason):
+            logger.warning("\(source.name): cache file was damaged (\(reason)); moved it to \(target), rewriting it from the store")
             try publish(source.name, state: state)
         }
+        return nil
     }
 
     /// Writes the cache file of `name` from the store and clears its dirty mark.
     func publish(_ name: String, state: SourceState) throws {
+        let fingerprint: SnapshotFingerprint
         do {
-            try snapshots.publish(source: name, state: state, store: store)
+            fingerprint = try snapshots.publish(source: name, state: state, store: store)
         } catch {
             // The store keeps the new data and the dirty mark, so the next refresh or start retries the write.
             try? store.setSnapshotDirty(source: name, true)
             throw RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy: \(error)")
         }
         do {
-            try store.setSnapshotDirty(source: name, false)
+            try store.recordSnapshot(source: name, fingerprint)
         } catch {
             throw storeFailure(error)
         }
@@ -149,9 +210,15 @@ public final class SyncEngine {
         for source in sources {
             do {
                 let state = try store.state(of: source.name)
-                switch try snapshots.inspect(source: source.name, now: clock()) {
-                case .valid:
-                    if state.snapshotDirty { try publish(source.name, state: state) }
+                // A dirty file is rewritten anyway and may differ legitimately (a crash after its rename).
+                let expected = state.snapshotDirty ? nil : state.snapshotFingerprint
+                switch try snapshots.inspect(source: source.name, expected: expected, now: clock()) {
+                case .valid(let refreshed):
+                    if state.snapshotDirty {
+                        try publish(source.name, state: state)
+                    } else if let refreshed {
+                        try store.recordSnapshot(source: source.name, refreshed)
+                    }
                 case .missing:
                     if state.lastSuccess != nil { try publish(source.name, state: state) }
                 case .movedAside(let target, let reason):
@@ -162,6 +229,7 @@ public final class SyncEngine {
                 logger.error("\(source.name): Failed to restore the cache file: \(error)")
             }
         }
+        recoverDamagedStore()
     }
 
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
@@ -169,6 +237,8 @@ public final class SyncEngine {
             logger.info("\(source.name): refresh cancelled")
             return .failed(failure)
         }
+        // A damaged store is about to be replaced (see `refresh`); writing the failure into it would fail too.
+        if store.damage != nil { return .failed(failure) }
         do {
             try store.recordFailure(source: source.name, url: source.url, message: failure.message, at: time)
         } catch {

@@ -10,6 +10,11 @@ public final class Database {
     let handle: OpaquePointer
     /// Path of the database file.
     public let path: String
+    /// The first error by which SQLite said the file is damaged (SQLITE_CORRUPT, SQLITE_NOTADB), from any
+    /// statement on this connection. Whoever owns the connection checks it after an operation and replaces
+    /// the file: a damaged page fails every later operation that touches it, so retrying cannot help.
+    public private(set) var corruption: SQLiteError?
+    private var isClosed = false
 
     /// Opens (creating if needed) the database at `path`. The corresponding C function is `sqlite3_open_v2(3)`.
     public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
@@ -33,21 +38,42 @@ public final class Database {
         self.path = path
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit { close() }
+
+    /// Closes the connection now; later calls on it fail with SQLITE_MISUSE. Statements still alive keep
+    /// SQLite's connection object until they are finalised (`sqlite3_close_v2(3)`), so this is safe
+    /// while some remain; none of them is stepped again.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        sqlite3_close_v2(handle)
+    }
+
+    private func checkOpen(_ operation: String) throws(SQLiteError) {
+        if isClosed { throw SQLiteError(code: SQLITE_MISUSE, operation: operation, message: "the database connection is closed") }
+    }
+
+    /// Remembers `error` when it reports damage; returns it.
+    func noted(_ error: SQLiteError) -> SQLiteError {
+        if error.isCorruption && corruption == nil { corruption = error }
+        return error
+    }
 
     /// Runs one or more SQL statements that return no rows.
     public func execute(_ sql: String) throws(SQLiteError) {
+        try checkOpen("execute \(sql.prefix(60))")
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(errorMessage)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), operation: "execute \(sql.prefix(60))", message: message)
+            throw noted(SQLiteError(code: sqlite3_extended_errcode(handle), operation: "execute \(sql.prefix(60))", message: message))
         }
     }
 
     /// Compiles a statement.
     public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try checkOpen("prepare \(sql.prefix(60))")
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
         guard rc == SQLITE_OK, let statement else {
@@ -57,7 +83,7 @@ public final class Database {
     }
 
     /// Number of rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    public var changes: Int { isClosed ? 0 : Int(sqlite3_changes(handle)) }
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`), committing if it returns and rolling back if it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
@@ -80,7 +106,7 @@ public final class Database {
     }
 
     func error(_ rc: Int32, _ operation: String) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle), operation: operation, message: String(cString: sqlite3_errmsg(handle)))
+        noted(SQLiteError(code: sqlite3_extended_errcode(handle), operation: operation, message: String(cString: sqlite3_errmsg(handle))))
     }
 }
 

@@ -34,6 +34,9 @@ public struct SourceState: Sendable, Equatable {
     public var unpushedCount = 0
     /// Records whose local change conflicts with the server (ConflictPolicy=manual).
     public var conflictCount = 0
+    /// What the cache file looked like when syncd last wrote or confirmed it; nil when not known
+    /// (never written, or written before schema 2).
+    public var snapshotFingerprint: SnapshotFingerprint?
 
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
@@ -46,10 +49,34 @@ public struct SourceState: Sendable, Equatable {
     }
 }
 
+/// What syncd remembers about the cache file it last wrote or confirmed, to recognise it later
+/// (docs/architecture.md, "The cache file"): a file whose size differs is not syncd's; one whose inode or
+/// change time differs is hashed and compared.
+public struct SnapshotFingerprint: Sendable, Equatable {
+    /// Size in bytes.
+    public var size: Int64
+    /// Inode number.
+    public var inode: UInt64
+    /// Status change time (`st_ctim`) in nanoseconds since the epoch: every write, `utimensat`, `chmod`
+    /// or `rename` moves it, and no one can set it back.
+    public var changeTime: Int64
+    /// XXH64 of the bytes.
+    public var hash: UInt64
+
+    /// Creates a fingerprint.
+    public init(size: Int64, inode: UInt64, changeTime: Int64, hash: UInt64) {
+        self.size = size
+        self.inode = inode
+        self.changeTime = changeTime
+        self.hash = hash
+    }
+}
+
 /// The daemon's durable state for one account: records, sync state, outbox and conflicts, in one SQLite file (WAL mode).
 public final class StateStore {
     /// The schema version this build writes; a newer file is moved aside rather than guessed at.
-    public static let schemaVersion: Int64 = 1
+    /// Version 2 added the cache file's fingerprint to `sources`.
+    public static let schemaVersion: Int64 = 2
 
     let database: Database
     /// Path of the database file.
@@ -66,7 +93,12 @@ public final class StateStore {
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-4096")
             let version = try database.integerPragma("user_version")
             switch version {
-            case 0: try createSchema()
+            case 0:
+                try createSchema()
+                try migrate(from: 1)
+            case 1..<StateStore.schemaVersion:
+                try verifySchema()
+                try migrate(from: version)
             case StateStore.schemaVersion: try verifySchema()
             default:
                 throw StoreError.corrupt(path: path, reason: "unknown schema version \(version) (this syncd knows \(StateStore.schemaVersion))")
@@ -139,6 +171,37 @@ public final class StateStore {
             """)
     }
 
+    /// Brings a schema of version `version` up to `schemaVersion` in one transaction, keeping every row.
+    /// One case per step, applied in order; the file is never rebuilt wholesale.
+    private func migrate(from version: Int64) throws(SQLiteError) {
+        do {
+            try database.transaction {
+                // Another process may have migrated the file since we read the version.
+                var current = try database.integerPragma("user_version")
+                while current < StateStore.schemaVersion {
+                    switch current {
+                    case 1:
+                        // The cache file's fingerprint (SnapshotFingerprint); NULL until the file is next written.
+                        try database.execute("""
+                            ALTER TABLE sources ADD COLUMN snapshot_size INTEGER;
+                            ALTER TABLE sources ADD COLUMN snapshot_inode INTEGER;
+                            ALTER TABLE sources ADD COLUMN snapshot_ctime_ns INTEGER;
+                            ALTER TABLE sources ADD COLUMN snapshot_hash INTEGER;
+                            """)
+                    default:
+                        throw SQLiteError(code: SQLITE_ERROR, operation: "migrate \(path)", message: "no migration from schema version \(current)")
+                    }
+                    current += 1
+                    try database.execute("PRAGMA user_version = \(current)")
+                }
+            }
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            throw SQLiteError(code: SQLITE_ERROR, operation: "migrate \(path) from schema version \(version)", message: "\(error)")
+        }
+    }
+
     private func verifySchema() throws(StoreError) {
         do {
             let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('sources', 'chunks', 'outbox', 'conflicts')")
@@ -181,7 +244,8 @@ public final class StateStore {
         do {
             let statement = try database.prepare("""
                 SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
-                       record_count, snapshot_dirty, retry_state FROM sources WHERE name = ?1
+                       record_count, snapshot_dirty, retry_state,
+                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash FROM sources WHERE name = ?1
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
@@ -197,6 +261,11 @@ public final class StateStore {
                 state.recordCount = Int(statement.int64(7))
                 state.snapshotDirty = statement.int64(8) != 0
                 state.retryState = statement.string(9)
+                if !statement.isNull(10) {
+                    state.snapshotFingerprint = SnapshotFingerprint(
+                        size: statement.int64(10), inode: UInt64(bitPattern: statement.int64(11)),
+                        changeTime: statement.int64(12), hash: UInt64(bitPattern: statement.int64(13)))
+                }
             }
             let counts = try database.prepare("""
                 SELECT count(DISTINCT CASE WHEN state != 'conflict' THEN record_id END),
@@ -243,14 +312,22 @@ public final class StateStore {
         }
     }
 
-    /// Records a refresh that confirmed the stored listing (HTTP 304 or identical content).
-    public func recordUnchanged(source: String, at time: String) throws(StoreError) {
+    /// Records a refresh that confirmed the stored listing (HTTP 304 or identical content), and, when given,
+    /// the fingerprint of the cache file it confirmed, in the same transaction: a 304 costs one commit.
+    public func recordUnchanged(source: String, at time: String, snapshot: SnapshotFingerprint? = nil) throws(StoreError) {
         try write("record success of \(source)") {
             let statement = try database.prepare("""
-                UPDATE sources SET last_attempt = ?2, last_success = ?2, last_error = NULL WHERE name = ?1
+                UPDATE sources SET last_attempt = ?2, last_success = ?2, last_error = NULL,
+                    snapshot_size = coalesce(?3, snapshot_size), snapshot_inode = coalesce(?4, snapshot_inode),
+                    snapshot_ctime_ns = coalesce(?5, snapshot_ctime_ns), snapshot_hash = coalesce(?6, snapshot_hash)
+                WHERE name = ?1
                 """)
             try statement.bind(1, source)
             try statement.bind(2, time)
+            try statement.bind(3, snapshot?.size)
+            try statement.bind(4, snapshot.map { Int64(bitPattern: $0.inode) })
+            try statement.bind(5, snapshot?.changeTime)
+            try statement.bind(6, snapshot.map { Int64(bitPattern: $0.hash) })
             try statement.step()
         }
     }
@@ -274,6 +351,23 @@ public final class StateStore {
             let statement = try database.prepare("UPDATE sources SET snapshot_dirty = ?2 WHERE name = ?1")
             try statement.bind(1, source)
             try statement.bind(2, dirty ? 1 : 0)
+            try statement.step()
+        }
+    }
+
+    /// Records that the cache file of `source` matches the store and looks like `fingerprint`
+    /// (after writing or confirming it); clears the dirty mark.
+    public func recordSnapshot(source: String, _ fingerprint: SnapshotFingerprint) throws(StoreError) {
+        try write("record cache file of \(source)") {
+            let statement = try database.prepare("""
+                UPDATE sources SET snapshot_dirty = 0, snapshot_size = ?2, snapshot_inode = ?3,
+                    snapshot_ctime_ns = ?4, snapshot_hash = ?5 WHERE name = ?1
+                """)
+            try statement.bind(1, source)
+            try statement.bind(2, fingerprint.size)
+            try statement.bind(3, Int64(bitPattern: fingerprint.inode))
+            try statement.bind(4, fingerprint.changeTime)
+            try statement.bind(5, Int64(bitPattern: fingerprint.hash))
             try statement.step()
         }
     }
@@ -376,4 +470,21 @@ extension StateStore {
 func fileSize(_ path: String) -> Int {
     var info = stat()
     return stat(path, &info) == 0 ? Int(info.st_size) : 0
+}
+
+extension StateStore {
+    /// The first error by which SQLite reported this file damaged, from any operation since it was opened;
+    /// nil while none did. The owner then replaces the file (see `AccountStorage`).
+    public var damage: SQLiteError? { database.corruption }
+
+    /// Closes the database now (before its files are moved); the store must not be used afterwards.
+    public func close() { database.close() }
+
+    /// Local changes not yet delivered to a server (queued, parked or in conflict), counted as far as a
+    /// damaged file allows; nil when they cannot be read. For the log line that sets such a file aside.
+    public func undeliveredChangeCount() -> Int? {
+        guard let statement = try? database.prepare("SELECT count(*) FROM outbox WHERE state != 'sent'"),
+              (try? statement.step()) == true else { return nil }
+        return Int(statement.int64(0))
+    }
 }

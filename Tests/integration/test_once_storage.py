@@ -1,11 +1,14 @@
 """SPEC rule 8 and startup recovery: disk faults keep the old copy; damaged own files are moved aside."""
+import json
 import os
+import random
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
-from conftest import POSTS, fill_filesystem
+from conftest import BIN, POSTS, fill_filesystem
 
 MORE = POSTS + [{"id": i, "title": f"Post {i}", "body": "x" * 300} for i in range(3, 100)]
 
@@ -103,3 +106,191 @@ def test_damaged_database_is_moved_aside_and_rebuilt(server, setup, damage):
     with sqlite3.connect(db) as c:
         assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert c.execute("SELECT sum(records) FROM chunks WHERE source = 'posts'").fetchone()[0] == 2
+
+
+# A database damaged below its header: SQLite opens it and fails only the operations that read the damaged
+# pages. The refresh that finds it moves it aside and fetches the source again into an empty database.
+
+BIG = [{"id": i, "title": f"Post {i}", "body": "x" * 2000} for i in range(2000)]
+BIG2 = [dict(r, title=f"Post {r['id']} (edited)") for r in BIG]
+
+
+def damage_database(db):
+    """Folds the WAL into state.db, then writes 64 KiB of random bytes into its middle; returns the damaged bytes."""
+    with sqlite3.connect(db) as c:
+        c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size = db.stat().st_size
+    with open(db, "r+b") as f:
+        f.seek(size // 2)
+        f.write(random.Random(11).randbytes(65536))
+    return db.read_bytes()
+
+
+def park_a_local_change(db):
+    """A local change the server refused earlier, waiting for a person: it lives only in the database."""
+    with sqlite3.connect(db) as c:
+        c.execute("INSERT INTO outbox (source, record_id, operation, body, created_at, idempotency_key, state) "
+                  "VALUES ('posts', 'new-1', 'create', '{\"title\":\"mine\"}', '2026-11-29T10:00:00Z', 'k1', 'parked')")
+
+
+def set_aside_databases(db):
+    return sorted(p for p in db.parent.iterdir() if p.name.startswith("state.db.corrupt-"))
+
+
+def assert_rebuilt(setup, records):
+    assert setup.cache_doc("posts")["records"] == records
+    assert setup.cache_doc("posts")["pending"] == []
+    with sqlite3.connect(setup.db()) as c:
+        assert c.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert c.execute("SELECT sum(records) FROM chunks WHERE source = 'posts'").fetchone()[0] == len(records)
+        assert c.execute("SELECT count(*) FROM outbox").fetchone()[0] == 0
+
+
+def test_database_damaged_below_its_header_is_set_aside_and_rebuilt_in_the_same_run(server, setup):
+    server.set_records("posts", BIG)
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    assert setup.syncd("--once").returncode == 0
+    db = setup.db()
+    park_a_local_change(db)
+    damaged = damage_database(db)
+    server.set_records("posts", BIG2)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    aside = set_aside_databases(db)
+    assert [p.name for p in aside if not p.name.endswith(("-wal", "-shm"))] == [aside[0].name]
+    assert (f"State database {db} is damaged (SQLite said \"database disk image is malformed\", code " in r.stderr
+            or f"State database {db} is damaged (SQLite said \"file is not a database\", code " in r.stderr), r.stderr
+    assert f"moved it to {aside[0]} (kept for recovery); it held 1 pending local change, set aside with the file and not sent; " \
+           "starting with an empty one, rebuilt from the servers by the next refresh" in r.stderr
+    # Here the startup found it (the parked change made it read the listing to restore the cache file),
+    # so the first refresh already runs on the new database.
+    assert "posts: synced 2000 records" in r.stderr
+    # The damaged file is kept as it was, for recovery; the new one holds the server's listing.
+    assert aside[0].read_bytes() == damaged
+    assert_rebuilt(setup, BIG2)
+    # The next run finds a sound store: nothing more is set aside.
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "damaged" not in r.stderr
+    assert len(set_aside_databases(db)) == len(aside)
+
+
+def test_damaged_database_while_the_server_fails_keeps_serving_the_cache(server, setup):
+    server.set_records("posts", BIG)
+    setup.add_source("posts", server.url("posts"))
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    damage_database(setup.db())
+    server.fault("posts", kind="status", status=503)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "posts: HTTP 503" in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
+    # The server is back: the damage is found, the file set aside and the listing stored afresh.
+    server.clear_fault("posts")
+    server.set_records("posts", BIG2)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "is damaged (SQLite said" in r.stderr
+    assert "(kept for recovery); it held no pending local changes; starting with an empty one" in r.stderr
+    assert "posts: refreshing again into the new state database" in r.stderr
+    assert set_aside_databases(setup.db())
+    assert_rebuilt(setup, BIG2)
+
+
+def test_daemon_replaces_a_damaged_database_without_a_restart(server, setup, daemons):
+    server.set_records("posts", BIG)
+    setup.add_source("posts", server.url("posts"))
+    setup.write_main("[Network]\nWatchLinks=no\n")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2000 records", timeout=30)
+    damage_database(setup.db())
+    server.set_records("posts", BIG2)
+    syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
+    r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr + d.output()
+    log = d.output()
+    assert "is damaged (SQLite said" in log and "(kept for recovery)" in log, log
+    assert "posts: refreshing again into the new state database" in log
+    assert set_aside_databases(setup.db())
+    assert_rebuilt(setup, BIG2)
+    status = json.loads(subprocess.run(syncctl + ["status", "--json"], capture_output=True, text=True, timeout=30).stdout)
+    assert status["sources"][0]["records"] == 2000 and status["sources"][0]["lastError"] is None
+    assert d.proc.poll() is None
+
+
+# A cache file damaged in the middle: the head and tail look right, only the recorded fingerprint tells.
+
+def damage_cache_file(path, how):
+    data = path.read_bytes()
+    if how == "same-size":
+        assert b"Post 2" in data
+        data = data.replace(b"Post 2", b"\x00\xff{{{{", 1)
+    else:
+        data = data.replace(b"Post 2", b"Post 2 and more", 1)
+    path.write_bytes(data)
+    old = time.mktime((2020, 1, 1, 0, 0, 0, 0, 0, -1))
+    os.utime(path, (old, old))
+    return data
+
+
+def corrupt_cache_files(setup):
+    return sorted(p for p in (setup.cache / setup.account).iterdir() if p.name.startswith("posts.json.corrupt-"))
+
+
+@pytest.mark.parametrize("how,reason", [
+    ("same-size", "its content differs from what syncd wrote"),
+    ("longer", "its size is"),
+])
+def test_cache_file_damaged_mid_file_is_moved_aside_and_rewritten(server, setup, how, reason):
+    seed(server, setup)
+    path = setup.cache_file("posts")
+    damaged = damage_cache_file(path, how)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    aside = corrupt_cache_files(setup)
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged
+    assert f"posts: cache file was damaged ({reason}" in r.stderr
+    assert f"moved it to {aside[0]}" in r.stderr
+    assert "posts: not modified (HTTP 304)" in r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+    assert setup.leftovers() == []
+
+
+def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_a_304(server, setup, daemons):
+    seed(server, setup)
+    setup.write_main("[Network]\nWatchLinks=no\n")
+    d = daemons(setup)
+    d.wait_log("posts: not modified (HTTP 304)")
+    path = setup.cache_file("posts")
+    damaged = damage_cache_file(path, "same-size")
+    syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
+    r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d.wait_log("posts: not modified (HTTP 304)", count=2)
+    aside = corrupt_cache_files(setup)
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged
+    assert (f"posts: cache file was damaged (its content differs from what syncd wrote); moved it to {aside[0]}, "
+            "rewriting it from the store") in d.output()
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+@pytest.mark.parametrize("touched", [False, True])
+def test_untouched_cache_file_only_has_its_mtime_moved_by_a_304(server, setup, touched):
+    seed(server, setup)
+    path = setup.cache_file("posts")
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+    old = time.time() - 3600
+    if touched:
+        # Someone else moved the mtime (and so the change time): the file is hashed, found intact, kept.
+        os.utime(path, (old, old))
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "posts: not modified (HTTP 304)" in r.stderr
+    assert "damaged" not in r.stderr
+    assert path.read_bytes() == before
+    assert path.stat().st_ino == inode, "file was rewritten"
+    assert path.stat().st_mtime > old + 3000
+    assert corrupt_cache_files(setup) == []

@@ -1,0 +1,89 @@
+internal import Glibc
+import SyncCore
+import SyncStore
+
+/// Recognising the cache file syncd wrote (docs/architecture.md, "The cache file"). The store keeps the
+/// file's size, inode, change time and XXH64 hash from the last write or confirmation. A different size
+/// means the file is not syncd's; a different inode or change time means something touched it, so it is
+/// hashed and compared; an unchanged status is trusted without reading a byte. That keeps a confirmed
+/// refresh (HTTP 304) at a few system calls, whatever the size of the file.
+extension SnapshotWriter {
+    /// What `confirm` found.
+    public enum Confirmation: Equatable {
+        /// The file is the one syncd wrote; its mtime now says when the refresh confirmed it.
+        case touched(SnapshotFingerprint)
+        /// There is no file.
+        case missing
+        /// The file was not what syncd wrote and was moved to `movedTo`.
+        case movedAside(movedTo: String, reason: String)
+    }
+
+    /// A refresh confirmed that nothing changed: if the cache file of `source` is still the one described
+    /// by `expected`, moves its mtime to now (SPEC "The cache other apps read") and returns its new
+    /// fingerprint; otherwise moves it aside for the caller to rewrite it from the store.
+    public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp) throws -> Confirmation {
+        let path = path(of: source)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return .missing }
+            throw SystemError("open cache file \(path)")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("inspect \(path)") }
+        if case .altered(let reason) = try verify(fd, info: info, path: path, expected: expected) {
+            return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
+        }
+        // NULL times set both to now; the corresponding C function is futimens(3) (utimensat(2) on the
+        // descriptor), so the file we checked is the file we touch.
+        guard futimens(fd, nil) == 0 else { throw SystemError("update modification time of \(path)") }
+        guard fstat(fd, &info) == 0 else { throw SystemError("inspect \(path)") }
+        return .touched(SnapshotFingerprint(info, hash: expected.hash))
+    }
+
+    /// What `verify` found.
+    enum Verification {
+        /// Same bytes; the file's fingerprint now (status fields may have moved).
+        case same(SnapshotFingerprint)
+        /// Not the file syncd wrote, and why.
+        case altered(String)
+    }
+
+    /// Compares the open file `fd` (status `info`) with `expected`; reads it only when its inode or
+    /// change time moved.
+    func verify(_ fd: Int32, info: stat, path: String, expected: SnapshotFingerprint) throws -> Verification {
+        let current = SnapshotFingerprint(info, hash: expected.hash)
+        if current.size != expected.size {
+            return .altered("its size is \(current.size) bytes; syncd wrote \(expected.size)")
+        }
+        if current.inode == expected.inode && current.changeTime == expected.changeTime {
+            return .same(current)
+        }
+        let hash = try hashFile(fd, path: path)
+        return hash == expected.hash ? .same(current) : .altered("its content differs from what syncd wrote")
+    }
+
+    /// XXH64 of the whole file, read in 256 KiB blocks.
+    private func hashFile(_ fd: Int32, path: String) throws -> UInt64 {
+        var hasher = XXHash64()
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        var offset: off_t = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { raw in
+                retryingEINTR { pread(fd, raw.baseAddress, raw.count, offset) }
+            }
+            guard n >= 0 else { throw SystemError("read \(path)") }
+            if n == 0 { return hasher.finalize() }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            offset += off_t(n)
+        }
+    }
+}
+
+extension SnapshotFingerprint {
+    /// The fingerprint of a file with status `info` and content hash `hash`.
+    init(_ info: stat, hash: UInt64) {
+        self.init(size: Int64(info.st_size), inode: UInt64(info.st_ino),
+                  changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec), hash: hash)
+    }
+}

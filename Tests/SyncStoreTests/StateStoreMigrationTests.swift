@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+@testable import SyncStore
+
+/// The schema of version 1 as syncd 1 created it: a fixture, never to be edited.
+private let schemaVersion1 = """
+    BEGIN IMMEDIATE;
+    CREATE TABLE sources (
+        name TEXT PRIMARY KEY, url TEXT, etag TEXT, last_modified TEXT, saved_at TEXT, last_success TEXT,
+        last_attempt TEXT, last_error TEXT, record_count INTEGER NOT NULL DEFAULT 0,
+        snapshot_dirty INTEGER NOT NULL DEFAULT 0, retry_state TEXT
+    );
+    CREATE TABLE chunks (source TEXT NOT NULL, seq INTEGER NOT NULL, records INTEGER NOT NULL, data BLOB NOT NULL, UNIQUE (source, seq));
+    CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL, record_id TEXT NOT NULL,
+        id_is_integer INTEGER NOT NULL DEFAULT 0,
+        operation TEXT NOT NULL CHECK (operation IN ('create', 'update', 'delete')), body BLOB, base_version TEXT,
+        created_at TEXT NOT NULL, idempotency_key TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'sent', 'parked', 'conflict')),
+        attempts INTEGER NOT NULL DEFAULT 0, unconfirmed INTEGER NOT NULL DEFAULT 0, last_status INTEGER, last_error TEXT
+    );
+    CREATE INDEX outbox_by_record ON outbox (source, record_id, seq);
+    CREATE TABLE conflicts (
+        source TEXT NOT NULL, record_id TEXT NOT NULL, remote_body BLOB, remote_version TEXT, detected_at TEXT NOT NULL,
+        PRIMARY KEY (source, record_id)
+    );
+    PRAGMA user_version = 1;
+    COMMIT;
+    """
+
+@Suite("StateStore migration")
+struct StateStoreMigrationTests {
+    /// A directory with a schema-1 database holding one synced source, a retry state and a parked change.
+    private func versionOneFile() throws -> (directory: String, path: String) {
+        let directory = NSTemporaryDirectory() + "syncstore-v1-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = directory + "/state.db"
+        // Listings are framed by the current code; the chunk format did not change with schema 2.
+        var chunk: [UInt8] = []
+        for (id, body) in records(3) {
+            body.withUnsafeBytes { RecordChunk.append(id: id, idIsInteger: true, version: nil, body: $0, to: &chunk) }
+        }
+        let database = try Database(path: path)
+        try database.execute("PRAGMA journal_mode=WAL")
+        try database.execute(schemaVersion1)
+        try database.execute("""
+            INSERT INTO sources (name, url, etag, saved_at, last_success, last_attempt, record_count, snapshot_dirty, retry_state)
+            VALUES ('posts', 'http://h/posts', '"e1"', '2026-11-29T10:00:00Z', '2026-11-29T10:00:00Z', '2026-11-29T10:00:00Z', 3, 0, '{"attempt":2}');
+            INSERT INTO outbox (source, record_id, operation, body, created_at, idempotency_key, state)
+            VALUES ('posts', '9', 'create', '{"id":9}', '2026-11-29T10:01:00Z', 'k1', 'parked');
+            """)
+        let insert = try database.prepare("INSERT INTO chunks (source, seq, records, data) VALUES ('posts', 0, 3, ?1)")
+        try chunk.withUnsafeBytes { try insert.bind(1, blob: $0) }
+        try insert.step()
+        return (directory, path)
+    }
+
+    @Test func versionOneIsMigratedKeepingEverything() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(path: path)
+        #expect(try store.database.integerPragma("user_version") == 2)
+        let state = try store.state(of: "posts")
+        #expect(state.url == "http://h/posts")
+        #expect(state.etag == "\"e1\"")
+        #expect(state.savedAt == "2026-11-29T10:00:00Z")
+        #expect(state.recordCount == 3)
+        #expect(state.retryState == "{\"attempt\":2}")
+        #expect(state.unpushedCount == 1)
+        #expect(!state.snapshotDirty)
+        #expect(state.snapshotFingerprint == nil, "a file written before schema 2 has no fingerprint")
+        #expect(try storedBodies(store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(store.undeliveredChangeCount() == 1)
+    }
+
+    @Test func migratedFileRecordsFingerprintsAndReopensWithoutMigrating() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // Values with the top bit set must survive SQLite's signed integers.
+        let fingerprint = SnapshotFingerprint(size: 1234, inode: UInt64.max - 5, changeTime: 1_780_000_000_123_456_789, hash: 0xFBCE_A83C_8A37_8BF1)
+        do {
+            let store = try StateStore(path: path)
+            try store.setSnapshotDirty(source: "posts", true)
+            try store.recordSnapshot(source: "posts", fingerprint)
+        }
+        let again = try StateStore(path: path)
+        let state = try again.state(of: "posts")
+        #expect(state.snapshotFingerprint == fingerprint)
+        #expect(!state.snapshotDirty, "recording the file clears the dirty mark")
+        #expect(state.recordCount == 3)
+    }
+
+    @Test func newFileIsCreatedAtTheCurrentVersion() throws {
+        let t = try TemporaryStore()
+        #expect(try t.store.database.integerPragma("user_version") == StateStore.schemaVersion)
+        #expect(try t.store.state(of: "posts").snapshotFingerprint == nil)
+    }
+}
+
+@Suite("StateStore damage")
+struct StateStoreDamageTests {
+    @Test func damageBelowTheHeaderOpensThenIsReportedByTheOperationThatReadsIt() throws {
+        let t = try TemporaryStore()
+        let body = String(repeating: "x", count: 2000)
+        try store((1...2000).map { (String($0), Array("{\"id\":\($0),\"b\":\"\(body)\"}".utf8)) }, into: t.store)
+        try t.store.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        #expect(t.store.damage == nil)
+        let handle = try #require(FileHandle(forUpdatingAtPath: t.path))
+        let size = try handle.seekToEnd()
+        try handle.seek(toOffset: size / 2)
+        var generator = SystemRandomNumberGenerator()
+        handle.write(Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        try handle.close()
+
+        // Opening reads the header and schema only: no check of every page (it would read the whole file).
+        let damaged = try StateStore(path: t.path)
+        #expect(damaged.damage == nil)
+        #expect(throws: (any Error).self) { try damaged.forEachRecord(source: "posts") { _ in } }
+        let damage = try #require(damaged.damage)
+        #expect(damage.isCorruption)
+        #expect(damaged.undeliveredChangeCount() == 0, "the small outbox table is still readable")
+
+        damaged.close()
+        #expect { try damaged.state(of: "posts") } throws: { error in
+            "\(error)".contains("the database connection is closed")
+        }
+    }
+}
