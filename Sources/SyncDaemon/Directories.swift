@@ -35,6 +35,23 @@ public struct Directories: Sendable, Equatable {
     /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
     /// an existing directory gets `mode` enforced.
     public static func create(_ path: String, mode: UInt32, group: UInt32? = nil) throws {
+        var info = stat()
+        if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
+            try makeParents(of: path, mode: mode)
+            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw SystemError("use \(path) as a directory", code: ENOTDIR)
+            }
+        }
+        if info.st_mode & 0o7777 != mode, chmod(path, mode) != 0 {
+            throw SystemError("set mode of \(path)")
+        }
+        if let group, info.st_gid != group, chown(path, uid_t.max, group) != 0 {
+            throw SystemError("set group of \(path)")
+        }
+    }
+
+    /// `mkdir -p`: every missing component, the last one with `mode`.
+    private static func makeParents(of path: String, mode: UInt32) throws {
         var components: [Substring] = []
         for part in path.split(separator: "/") { components.append(part) }
         var current = path.hasPrefix("/") ? "" : "."
@@ -44,16 +61,6 @@ public struct Directories: Sendable, Equatable {
             if mkdir(current, isLast ? mode : 0o755) != 0 && errno != EEXIST {
                 throw SystemError("create directory \(current)")
             }
-        }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw SystemError("use \(path) as a directory", code: ENOTDIR)
-        }
-        if info.st_mode & 0o7777 != mode, chmod(path, mode) != 0 {
-            throw SystemError("set mode of \(path)")
-        }
-        if let group, info.st_gid != group, chown(path, uid_t.max, group) != 0 {
-            throw SystemError("set group of \(path)")
         }
     }
 

@@ -5,6 +5,9 @@ import SyncStore
 /// Refreshes sources: fetch, validate, reconcile into the store in one transaction, publish the cache file.
 /// The only writer of the store. Blocking: run it off the cooperative pool, one refresh at a time.
 public final class SyncEngine {
+    /// How large the write-ahead log may grow before a refresh that changed nothing folds it in: about
+    /// sixteen no-change refreshes (each appends one 64 KiB page), measured in docs/benchmarks.md.
+    static let writeAheadLogLimit = 1 << 20
     /// The account's store; replaced by an empty one when SQLite finds it damaged (`recoverDamagedStore`).
     public private(set) var store: StateStore
     /// The account's cache folder.
@@ -141,10 +144,12 @@ public final class SyncEngine {
         return fail(source, failure, at: time)
     }
 
-    /// After a refresh that changed nothing: fold a large write-ahead log into the database.
+    /// After a refresh that changed nothing: fold the write-ahead log into the database once it passes
+    /// `SyncEngine.writeAheadLogLimit`. Every process that opens the store reads the whole log first
+    /// (closing does not checkpoint), so a log left to grow makes each `syncd --once` slower.
     func tidyWriteAheadLog() {
         do {
-            if try store.checkpointIfWriteAheadLog(largerThan: 8 << 20) { logger.debug("Checkpointed the write-ahead log") }
+            if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }
         } catch {
             logger.warning("Failed to checkpoint the write-ahead log, continuing: \(error)")
         }
