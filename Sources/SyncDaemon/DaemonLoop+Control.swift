@@ -149,7 +149,7 @@ extension DaemonLoop {
                         try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
                         (answer, touched) = (id, try source().name)
                     }
-                    return (.success(answer), touched, try? engine.store.state(of: touched))
+                    return (.success(answer), touched, try? engine.store.state(of: touched, countingLocalView: true))
                 } catch {
                     return (.failure(error.managerError), nil, nil)
                 }

@@ -117,7 +117,7 @@ final class DaemonLoop {
         engine.restoreSnapshots(configuration.sources)
         let now = monotonicNow()
         for source in configuration.sources {
-            let state = (try? engine.store.state(of: source.name)) ?? SourceState(name: source.name)
+            let state = (try? engine.store.state(of: source.name, countingLocalView: true)) ?? SourceState(name: source.name)
             states[source.name] = state
             scheduler.addSource(source.name, restoring: DaemonLoop.decodeRetryState(state.retryState), at: now)
         }

@@ -36,7 +36,7 @@ final class RefreshWorker: @unchecked Sendable {
                     progress(count)
                 }
             }
-            completion(result, try? engine.store.state(of: source.name))
+            completion(result, try? engine.store.state(of: source.name, countingLocalView: true))
         }
     }
 

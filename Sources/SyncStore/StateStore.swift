@@ -22,6 +22,7 @@ public struct SourceState: Sendable, Equatable {
     /// Number of records in the server's last good listing.
     public var recordCount: Int
     /// Number of records in the local view (the cache file): `recordCount` with local changes applied.
+    /// Exact only from `state(of:countingLocalView: true)`; otherwise `recordCount`.
     public var localRecordCount = 0
     /// True when the cache file must be (re)written from the store.
     public var snapshotDirty: Bool
@@ -220,10 +221,12 @@ public final class StateStore {
 
     // MARK: Source state
 
-    /// The stored state of `source`, or an empty one when it was never synced.
-    public func state(of source: String) throws(StoreError) -> SourceState {
+    /// The stored state of `source`, or an empty one when it was never synced. `countingLocalView`
+    /// fills `localRecordCount` exactly, which with local changes pending walks the whole listing: ask
+    /// for it where the count is shown (status, Watch), not on every internal use.
+    public func state(of source: String, countingLocalView: Bool = false) throws(StoreError) -> SourceState {
         var state = try storedState(of: source)
-        if state.pendingCount + state.conflictCount > 0 {
+        if countingLocalView, state.pendingCount + state.conflictCount > 0 {
             // Only with local changes: count the view the cache file shows.
             var local = 0
             do {

@@ -285,13 +285,13 @@ extension StateStoreOutboxCountTests {
         let temporary = try TemporaryStore()
         let store = temporary.store
         try SyncStoreTests.store(records(3), into: store)
-        #expect(try store.state(of: "posts").localRecordCount == 3)
+        #expect(try store.state(of: "posts", countingLocalView: true).localRecordCount == 3)
         for (id, operation) in [("2", OutboxRecord.Operation.delete), ("3", .delete), ("1", .update), ("n", .create)] {
             _ = try store.enqueue(source: "posts", recordID: id, idIsInteger: id != "n", operation: operation,
                                   body: operation == .delete ? nil : Array("{\"id\":\"\(id)\"}".utf8),
                                   baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: id)
         }
-        let state = try store.state(of: "posts")
+        let state = try store.state(of: "posts", countingLocalView: true)
         #expect(state.recordCount == 3)
         #expect(state.localRecordCount == 2)  // 1 (changed) and n (new)
     }
