@@ -165,7 +165,7 @@ public final class SyncEngine {
         } catch {
             throw storeFailure(error)
         }
-        // Without a fingerprint (first write, or a file from before schema 2) the file cannot be
+        // Without a fingerprint (first write, or a file from before the fingerprint columns) the file cannot be
         // recognised, so it is rewritten once from the store.
         guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
             try publish(source.name, state: state)

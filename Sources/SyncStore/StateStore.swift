@@ -36,7 +36,7 @@ public struct SourceState: Sendable, Equatable {
     /// Records whose local change conflicts with the server (ConflictPolicy=manual).
     public var conflictCount = 0
     /// What the cache file looked like when syncd last wrote or confirmed it; nil when not known
-    /// (never written, or written before schema 2).
+    /// (never written, or written before the fingerprint columns existed).
     public var snapshotFingerprint: SnapshotFingerprint?
 
     /// True when the last refresh failed: the served copy may be out of date.
@@ -76,8 +76,10 @@ public struct SnapshotFingerprint: Sendable, Equatable {
 /// The daemon's durable state for one account: records, sync state, outbox and conflicts, in one SQLite file (WAL mode).
 public final class StateStore {
     /// The schema version this build writes; a newer file is moved aside rather than guessed at.
-    /// Version 2 added the cache file's fingerprint to `sources`.
-    public static let schemaVersion: Int64 = 2
+    /// Additions an older syncd can live with (nullable columns it never names) do not bump it, so
+    /// going back to an older syncd keeps the file and its outbox: the cache file's fingerprint
+    /// columns were added that way.
+    public static let schemaVersion: Int64 = 1
 
     let database: Database
     /// Path of the database file.
@@ -96,11 +98,10 @@ public final class StateStore {
             switch version {
             case 0:
                 try createSchema()
-                try migrate(from: 1)
-            case 1..<StateStore.schemaVersion:
+                try addMissingColumns()
+            case StateStore.schemaVersion:
                 try verifySchema()
-                try migrate(from: version)
-            case StateStore.schemaVersion: try verifySchema()
+                try addMissingColumns()
             default:
                 throw StoreError.corrupt(path: path, reason: "unknown schema version \(version) (this syncd knows \(StateStore.schemaVersion))")
             }
@@ -172,34 +173,36 @@ public final class StateStore {
             """)
     }
 
-    /// Brings a schema of version `version` up to `schemaVersion` in one transaction, keeping every row.
-    /// One case per step, applied in order; the file is never rebuilt wholesale.
-    private func migrate(from version: Int64) throws(SQLiteError) {
+    /// Columns added after version 1 without bumping it (older builds never name them), each with
+    /// its `ALTER TABLE` clause.
+    private static let addedColumns: [(table: String, column: String, definition: String)] = [
+        // The cache file's fingerprint (SnapshotFingerprint); NULL until the file is next written.
+        ("sources", "snapshot_size", "INTEGER"),
+        ("sources", "snapshot_inode", "INTEGER"),
+        ("sources", "snapshot_ctime_ns", "INTEGER"),
+        ("sources", "snapshot_hash", "INTEGER"),
+    ]
+
+    /// Adds the columns of `addedColumns` a file lacks, in one transaction, keeping every row.
+    private func addMissingColumns() throws(SQLiteError) {
+        func missing() throws(SQLiteError) -> [(table: String, column: String, definition: String)] {
+            var present: Set<String> = []
+            let statement = try database.prepare("SELECT name FROM pragma_table_info('sources')")
+            while try statement.step() { if let name = statement.string(0) { present.insert(name) } }
+            return StateStore.addedColumns.filter { !present.contains($0.column) }
+        }
+        guard try !missing().isEmpty else { return }
         do {
             try database.transaction {
-                // Another process may have migrated the file since we read the version.
-                var current = try database.integerPragma("user_version")
-                while current < StateStore.schemaVersion {
-                    switch current {
-                    case 1:
-                        // The cache file's fingerprint (SnapshotFingerprint); NULL until the file is next written.
-                        try database.execute("""
-                            ALTER TABLE sources ADD COLUMN snapshot_size INTEGER;
-                            ALTER TABLE sources ADD COLUMN snapshot_inode INTEGER;
-                            ALTER TABLE sources ADD COLUMN snapshot_ctime_ns INTEGER;
-                            ALTER TABLE sources ADD COLUMN snapshot_hash INTEGER;
-                            """)
-                    default:
-                        throw SQLiteError(code: SQLITE_ERROR, operation: "migrate \(path)", message: "no migration from schema version \(current)")
-                    }
-                    current += 1
-                    try database.execute("PRAGMA user_version = \(current)")
+                // Another process may have added them since we looked.
+                for added in try missing() {
+                    try database.execute("ALTER TABLE \(added.table) ADD COLUMN \(added.column) \(added.definition)")
                 }
             }
         } catch let error as SQLiteError {
             throw error
         } catch {
-            throw SQLiteError(code: SQLITE_ERROR, operation: "migrate \(path) from schema version \(version)", message: "\(error)")
+            throw SQLiteError(code: SQLITE_ERROR, operation: "add columns to \(path)", message: "\(error)")
         }
     }
 

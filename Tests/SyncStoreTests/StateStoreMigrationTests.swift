@@ -35,7 +35,7 @@ struct StateStoreMigrationTests {
         let directory = NSTemporaryDirectory() + "syncstore-v1-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/state.db"
-        // Listings are framed by the current code; the chunk format did not change with schema 2.
+        // Listings are framed by the current code; the chunk format did not change with the fingerprint columns.
         var chunk: [UInt8] = []
         for (id, body) in records(3) {
             body.withUnsafeBytes { RecordChunk.append(id: id, idIsInteger: true, version: nil, body: $0, to: &chunk) }
@@ -59,7 +59,8 @@ struct StateStoreMigrationTests {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try StateStore(path: path)
-        #expect(try store.database.integerPragma("user_version") == 2)
+        // Still version 1: an older syncd keeps using the file (and its outbox) if someone goes back.
+        #expect(try store.database.integerPragma("user_version") == 1)
         let state = try store.state(of: "posts")
         #expect(state.url == "http://h/posts")
         #expect(state.etag == "\"e1\"")
@@ -68,7 +69,7 @@ struct StateStoreMigrationTests {
         #expect(state.retryState == "{\"attempt\":2}")
         #expect(state.unpushedCount == 1)
         #expect(!state.snapshotDirty)
-        #expect(state.snapshotFingerprint == nil, "a file written before schema 2 has no fingerprint")
+        #expect(state.snapshotFingerprint == nil, "a file written before the fingerprint columns has none")
         #expect(try storedBodies(store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
         #expect(store.undeliveredChangeCount() == 1)
     }
