@@ -146,10 +146,11 @@ extension SyncEngine {
 
     /// Pushes the queued changes of a writable source, oldest first, before its listing is pulled.
     /// Changes to one record go out in order: a record with a parked, conflicting or failing change waits.
-    /// One record's trouble never holds up the others: a 4xx parks that change, and a 5xx or 408 leaves it
+    /// One record's trouble never holds up the others: a 4xx parks that change, and a 500 or 408 leaves it
     /// queued while the other records go on; the first such failure is returned, so the caller pulls and
     /// then reports the refresh as failed (retried with backoff). What concerns the whole server stops the
-    /// push and is thrown: a network error, a timeout, a 429 (slow down), a storage failure, cancellation.
+    /// push and is thrown: a network error, a timeout, a 429, a 502/503/504, a `Retry-After`, three
+    /// records in a row failing, a storage failure, cancellation.
     func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
         guard source.writable else { return nil }
         let entries: [OutboxRecord]
@@ -157,6 +158,7 @@ extension SyncEngine {
         var blocked: Set<String> = []
         var changed = false
         var firstFailure: RefreshFailure?
+        var failuresInARow = 0
         defer { if changed { republish(source.name) } }
         for entry in entries {
             guard entry.state == .queued else {
@@ -167,20 +169,31 @@ extension SyncEngine {
             changed = true
             do {
                 try pushOne(entry, source: source, token: token)
+                failuresInARow = 0
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
-                logger.warning("\(source.name): \(error.message); the other records' changes go on")
                 if firstFailure == nil { firstFailure = error }
+                failuresInARow += 1
+                // Several records in a row failing alike is the server, not the records: stop asking.
+                guard failuresInARow < SyncEngine.pushFailuresBeforeStopping else {
+                    logger.warning("\(source.name): \(error.message); \(failuresInARow) changes in a row failed, stopping the push")
+                    throw error
+                }
+                logger.warning("\(source.name): \(error.message); the other records' changes go on")
             }
         }
         return firstFailure
     }
 
-    /// A transient failure that one record's request met (HTTP 5xx or 408), as opposed to one that
-    /// concerns the whole server or the daemon (no answer, 429, storage, cancellation).
+    /// Consecutive per-record failures after which the push stops as if the server were down.
+    static let pushFailuresBeforeStopping = 3
+
+    /// A transient failure that one record's request met (HTTP 500, 501, 505+ or 408), as opposed to one
+    /// that concerns the whole server or the daemon: no answer, 429, 502/503/504 (the server or its gateway
+    /// is down or overloaded), any answer with `Retry-After`, storage, cancellation.
     private func concernsOnlyItsRecord(_ failure: RefreshFailure) -> Bool {
-        guard failure.kind == .transient, let status = failure.status else { return false }
-        return status == 408 || (500...599).contains(status)
+        guard failure.kind == .transient, let status = failure.status, failure.retryAfter == nil else { return false }
+        return status == 408 || ((500...599).contains(status) && !(502...504).contains(status))
     }
 
     /// Pushes one change. `force`: the policy chose the local version after the server refused it with

@@ -158,10 +158,10 @@ def test_a_503_during_push_is_retried_with_backoff(server, setup, daemons):
     assert "retrying in" in d.output()
 
 
-def test_a_503_on_one_record_blocks_neither_the_others_nor_the_pull(server, setup, daemons):
+def test_a_500_on_one_record_blocks_neither_the_others_nor_the_pull(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)
-    server.fault("posts", kind="status", status=503, method="POST")   # creates fail, updates go through
+    server.fault("posts", kind="status", status=500, method="POST")   # creates fail, updates go through
     server.clear_requests()
     assert put(setup, {"id": "c1", "title": "new, refused for now"}).returncode == 0
     assert put(setup, {"id": 2, "title": "changed"}).returncode == 0
@@ -169,7 +169,7 @@ def test_a_503_on_one_record_blocks_neither_the_others_nor_the_pull(server, setu
     # The refresh goes on to pull, then counts as failed with the reason.
     def last_error():
         return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["lastError"] or ""
-    wait_for(lambda: "HTTP 503" in last_error(), what="the refresh to fail")
+    wait_for(lambda: "HTTP 500" in last_error(), what="the refresh to fail")
     assert "pushing create of c1" in last_error() and "the listing was pulled" in last_error()
     assert server.records("posts")[1]["title"] == "changed"
     log = [(r["method"], r["path"].split("?")[0]) for r in server.requests()]
@@ -177,12 +177,34 @@ def test_a_503_on_one_record_blocks_neither_the_others_nor_the_pull(server, setu
     assert "the other records' changes go on" in d.output()
     # Nothing is lost: the create stays queued with the reason, the cache shows it, and it is retried.
     entry = next(e for e in outbox_entries(setup) if e["id"] == "c1")
-    assert entry["state"] == "queued" and entry["lastStatus"] == 503
+    assert entry["state"] == "queued" and entry["lastStatus"] == 500
     doc = setup.cache_doc("posts")
     assert "c1" in doc["pending"] and any(r["id"] == "c1" for r in doc["records"])
     server.clear_fault("posts")
     wait_for(lambda: any(r["id"] == "c1" for r in server.records("posts")), timeout=20, what="the retried create")
     assert writes(server).count(("PUT", "/posts/2")) == 1
+
+
+def test_a_503_or_three_failures_in_a_row_stop_the_push(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="POST")   # the server is down for writes
+    server.clear_requests()
+    for i in range(5):
+        assert put(setup, {"id": f"n{i}", "title": "new"}).returncode == 0
+    d.wait_log("pushing create of n", timeout=10)
+    time.sleep(0.5)
+    # Each refresh asks once, not once per change: a 503 concerns the server (and the pull is skipped).
+    failed = d.output().count("refresh failed")
+    posts = writes(server).count(("POST", "/posts"))
+    assert 1 <= posts <= failed + 1, (posts, failed)
+    assert not any(r["method"] == "GET" and r["path"].split("?")[0] == "/posts" for r in server.requests())
+    server.fault("posts", kind="status", status=500, method="POST")   # failing alike, record after record
+    server.clear_requests()
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1
+    assert writes(server).count(("POST", "/posts")) == 3
+    assert "3 changes in a row failed, stopping the push" in d.output()
+    assert len(outbox_entries(setup)) == 5                               # nothing lost
 
 
 def test_server_assigned_ids_are_mapped(server, setup, daemons):
