@@ -62,6 +62,13 @@ public final class InstanceLock: Sendable {
         let lock = InstanceLock(path: path, fd: fd)
         // The mode is enforced on an existing file too (an older or hand-made one).
         _ = fchmod(fd, 0o600)
+        // Root (say, `sudo syncd --once`) leaves the file to the directory's owner, so the service's
+        // own user can still open it afterwards.
+        var directory = stat(), file = stat()
+        if geteuid() == 0, stat(stateDirectory, &directory) == 0, fstat(fd, &file) == 0,
+           file.st_uid != directory.st_uid || file.st_gid != directory.st_gid {
+            _ = fchown(fd, directory.st_uid, directory.st_gid)
+        }
         var text = Array("\(getpid())\n".utf8)
         guard ftruncate(fd, 0) == 0, retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count else {
             throw .system(SystemError("write pid to lock file \(path)"))

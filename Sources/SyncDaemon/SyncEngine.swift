@@ -41,6 +41,8 @@ public final class SyncEngine {
         let result = refreshOnce(source, progress: progress)
         guard recoverDamagedStore() else { return result }
         if case .failed(let failure) = result, failure.kind == .cancelled { return result }
+        // A cancel that came during the recovery stands: refreshOnce would clear it.
+        if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         logger.notice("\(source.name): refreshing again into the new state database")
         return refreshOnce(source, progress: progress)
     }

@@ -97,3 +97,26 @@ struct InstanceLockTests {
         rmdir(root)
     }
 }
+
+/// Needs root (make test runs it as root; make check leaves it out by name).
+@Suite("InstanceLock as root")
+struct InstanceLockRootTests {
+    /// `sudo syncd --once` must not leave a root-owned lock the service's user cannot open.
+    @Test func rootLeavesTheLockFileToTheStateDirectorysOwner() throws {
+        let root = try InstanceLockTests.temporaryDirectory()
+        let state = root + "/state"
+        #expect(mkdir(state, 0o700) == 0)
+        #expect(chown(state, 65534, 65534) == 0)  // as if the service's user owned it
+        do {
+            let lock = try InstanceLock.acquire(stateDirectory: state, userMode: false)
+            var info = stat()
+            #expect(stat(lock.path, &info) == 0)
+            #expect(info.st_uid == 65534 && info.st_gid == 65534)
+            #expect(info.st_mode & 0o777 == 0o600)
+            withExtendedLifetime(lock) {}
+        }
+        unlink(state + "/syncd.lock")
+        rmdir(state)
+        rmdir(root)
+    }
+}
