@@ -8,34 +8,40 @@ struct ControlConnectionTests {
     /// Regression for a deadlock seen in CI: the I/O thread closing a connection while the
     /// server cancels the task waiting for that close. Closing resumed the waiter under the
     /// connection's lock, while cancelling holds the task's status lock and runs the waiter's
-    /// cancellation handler, which takes the connection's lock. Each round starts both at the
-    /// same instant from two threads; a deadlock leaves the round unfinished.
-    @Test func closingWhileTheWaiterIsCancelledNeverDeadlocks() async throws {
+    /// cancellation handler, which takes the connection's lock. Each round waits until the waiter
+    /// is registered, starts the close and the cancel at the same instant from two threads, and
+    /// then needs the waiter to return: a deadlock or a lost wake-up leaves the round unfinished.
+    @Test func closingWhileTheWaiterIsCancelledNeverDeadlocksNorLosesTheWakeUp() async throws {
         let rounds = 3000
         let completed = Atomic<Int>(0)
         let finished = try await onThread { () -> Bool in
             for _ in 0..<rounds {
                 let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), privileged: true,
                                                    limits: ControlServerLimits())
-                let waiter = Task { await connection.waitUntilClosed() }
-                // Both racers spin until `go`, so the close and the cancel overlap.
+                let returned = Atomic<Bool>(false)
+                let waiter = Task {
+                    await connection.waitUntilClosed()
+                    returned.store(true, ordering: .releasing)
+                }
+                let deadline = ContinuousClock.now + .seconds(10)
+                // The waiter is registered (or the task already saw the close/cancel) before the race starts.
+                while connection.withState({ $0.closeWaiters.isEmpty }) {
+                    if ContinuousClock.now > deadline { return false }
+                    sched_yield()
+                }
                 let go = Atomic<Bool>(false)
-                let done = Atomic<Int>(0)
                 let closer = Thread {
                     while !go.load(ordering: .acquiring) {}
                     connection.withState { ControlConnection.markClosed(&$0) }
-                    done.add(1, ordering: .releasing)
                 }
                 let canceller = Thread {
                     while !go.load(ordering: .acquiring) {}
                     waiter.cancel()
-                    done.add(1, ordering: .releasing)
                 }
                 closer.start()
                 canceller.start()
                 go.store(true, ordering: .releasing)
-                let deadline = ContinuousClock.now + .seconds(10)
-                while done.load(ordering: .acquiring) < 2 {
+                while !returned.load(ordering: .acquiring) {
                     if ContinuousClock.now > deadline { return false }
                     sched_yield()
                 }
@@ -43,6 +49,6 @@ struct ControlConnectionTests {
             }
             return true
         }
-        #expect(finished, "close and cancel deadlocked after \(completed.load(ordering: .relaxed)) rounds")
+        #expect(finished, "close and cancel deadlocked or lost the wake-up after \(completed.load(ordering: .relaxed)) rounds")
     }
 }
