@@ -251,16 +251,21 @@ extension SyncEngine {
         switch head.status {
         case 200..<300:
             var newID: String?
+            var newIDIsInteger = false
             if entry.operation == .create, case .object(let object)? = try? JSONValue(parsing: answer) {
                 switch object[source.idField] {
                 case .string(let id)?: newID = id
-                case .integer(let id)?: newID = String(id)
+                case .integer(let id)?: (newID, newIDIsInteger) = (String(id), true)
                 default: break
                 }
             }
             if let newID, newID != entry.recordID {
                 logger.info("\(source.name): the server gave \(entry.recordID) the ID \(newID)")
-                do { try store.remapRecordID(source: source.name, from: entry.recordID, to: newID) } catch { throw RefreshFailure(.transient, "\(error)") }
+                do {
+                    try store.remapRecordID(source: source.name, from: entry.recordID, to: newID, newIDIsInteger: newIDIsInteger)
+                } catch {
+                    throw RefreshFailure(.transient, "\(error)")
+                }
             }
             do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.info("\(source.name): pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")

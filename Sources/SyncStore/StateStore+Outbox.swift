@@ -134,12 +134,13 @@ extension StateStore {
     }
 
     /// Maps every change of `source` to `oldID` onto the server-assigned `newID`.
-    public func remapRecordID(source: String, from oldID: String, to newID: String) throws(StoreError) {
+    public func remapRecordID(source: String, from oldID: String, to newID: String, newIDIsInteger: Bool) throws(StoreError) {
         try durableWrite("map \(oldID) to \(newID)") {
-            let statement = try database.prepare("UPDATE outbox SET record_id = ?3 WHERE source = ?1 AND record_id = ?2")
+            let statement = try database.prepare("UPDATE outbox SET record_id = ?3, id_is_integer = ?4 WHERE source = ?1 AND record_id = ?2")
             try statement.bind(1, source)
             try statement.bind(2, oldID)
             try statement.bind(3, newID)
+            try statement.bind(4, Int64(newIDIsInteger ? 1 : 0))
             try statement.step()
         }
     }

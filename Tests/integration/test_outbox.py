@@ -211,8 +211,13 @@ def test_server_assigned_ids_are_mapped(server, setup, daemons):
     writable(setup, server, version=False)
     server.options("posts", serverIds=True)
     d = start(setup, daemons)
+    # The listing lags behind the write for a while: the cache shows the server's ID, typed as the server wrote it.
+    server.fault("posts", kind="body", body=json.dumps([dict(p, version=V1) for p in POSTS]), method="GET")
     assert put(setup, {"id": "tmp", "title": "numbered by the server"}).returncode == 0
     d.wait_log("the server gave tmp the ID 1001")
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [1001], what="the mapped ID in pending")
+    server.clear_fault("posts")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="pending to empty")
     titles = {r["id"]: r["title"] for r in setup.cache_doc("posts")["records"]}
     assert titles[1001] == "numbered by the server" and "tmp" not in titles
