@@ -261,7 +261,11 @@ final class DaemonLoop {
         if let state { states[name] = state }
         // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
         let replaced: Bool
-        if case .updated = result { replaced = true } else { replaced = false }
+        switch result {
+        case .updated: replaced = true
+        case .failed(let failure): replaced = failure.listingReplaced  // pulled, but a change failed to push
+        case .unchanged: replaced = false
+        }
         if let state, replaced || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
             broadcast(watchEvent(name, state, .saved))
         }

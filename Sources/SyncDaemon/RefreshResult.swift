@@ -21,6 +21,9 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var status: Int?
     /// The server's `Retry-After`, as received.
     public var retryAfter: String?
+    /// A new listing replaced the cache before the refresh failed (a change failed to push, the pull
+    /// went through): watchers are told the cache changed.
+    public var listingReplaced = false
 
     /// Creates a failure.
     public init(_ kind: Kind, _ message: String, status: Int? = nil, retryAfter: String? = nil) {

@@ -143,6 +143,7 @@ public final class SyncEngine {
         guard let pushFailure else { return pulled }
         var failure = pushFailure
         failure.message += " (the listing was pulled; the change stays queued and is retried)"
+        if case .updated = pulled { failure.listingReplaced = true }
         return fail(source, failure, at: time)
     }
 

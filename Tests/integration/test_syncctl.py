@@ -300,8 +300,26 @@ def test_watch_text_names_each_change(writable, setup, server):
         assert first.split(" ", 1)[1] == "posts current: 2 records, 0 pending, 0 conflicts\n", first
         assert syncctl(setup, "delete", "posts", "1").returncode == 0
         line = proc.line()
-        # (records counts the server's listing here, as GetStatus does; only the event and pending matter.)
-        assert line.split(" ", 1)[1].startswith("posts local: ") and line.endswith(" records, 1 pending, 0 conflicts\n"), line
+        assert line.split(" ", 1)[1] == "posts local: 1 record, 1 pending, 0 conflicts\n", line   # the local view
+    finally:
+        proc.stop()
+
+
+def test_watch_reports_a_new_listing_even_when_a_push_failed(writable, setup, server):
+    proc = Watch(setup, "--json")
+    try:
+        assert json.loads(proc.line())["event"] == "current"
+        server.fault("posts", kind="status", status=500, method="POST")      # this record's push fails
+        r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                           input=json.dumps({"id": "x1", "title": "Local"}), capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert json.loads(proc.line())["event"] == "local"
+        server.set_records("posts", POSTS + [{"id": 5}])                      # while the listing changes
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1   # the push failed...
+        event = json.loads(proc.line())
+        assert (event["event"], event["records"]) == ("saved", 4)             # ...yet the new listing is announced
+        assert event["pending"] == 1                                          # (3 on the server and x1, pending)
+        assert event["savedAt"] == setup.cache_doc("posts")["savedAt"]
     finally:
         proc.stop()
 

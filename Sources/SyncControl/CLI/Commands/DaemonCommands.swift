@@ -67,7 +67,7 @@ public struct RefreshCommand: SyncctlCommand {
         var parts: [String] = []
         if let pages = progress.pages { parts.append("\(HumanFormat.count(pages)) \(pages == 1 ? "page" : "pages")") }
         if let bytes = progress.bytes { parts.append(HumanFormat.bytes(bytes)) }
-        if let records = progress.records { parts.append("\(HumanFormat.count(records)) records") }
+        if let records = progress.records { parts.append("\(HumanFormat.count(records)) \(records == 1 ? "record" : "records")") }
         if parts.isEmpty, let state = progress.state { parts.append(state) }
         return "\(progress.source ?? "all sources"): " + parts.joined(separator: ", ")
     }

@@ -130,7 +130,7 @@ public struct WatchCommand: SyncctlCommand {
 
     /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`.
     static func line(for event: WatchEvent, now: Timestamp) -> String {
-        "\(HumanFormat.localClock(now)) \(event.source) \(event.event): \(HumanFormat.count(event.records)) records, "
+        "\(HumanFormat.localClock(now)) \(event.source) \(event.event): \(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
             + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
     }
 }
