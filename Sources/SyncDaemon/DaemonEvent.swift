@@ -24,6 +24,9 @@ enum DaemonEvent: Sendable {
     case localChanged(source: String, state: SourceState?)
     /// A cache file changed outside a refresh (logout): tell watchers.
     case cacheChanged(WatchEvent)
+    /// The state database was found damaged and replaced by an empty one (on the worker): every
+    /// source's state is gone and must be rebuilt from its server.
+    case storeReplaced
 }
 
 /// A control request and the continuation that answers it.

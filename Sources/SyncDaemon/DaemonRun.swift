@@ -110,7 +110,7 @@ final class DaemonLoop {
         self.origin = clock.now
         self.scheduler = Scheduler(settings: SchedulerSettings(configuration))
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration)
-        self.worker = RefreshWorker(engine: engine)
+        self.worker = RefreshWorker(engine: engine, onStoreReplaced: { [input] in input.yield(.storeReplaced) })
         self.prober = try Prober()
         self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "syncd.timer"))
         // Rule 1: serve the cached copy from the first moment, from the store, before any network.
@@ -189,6 +189,14 @@ final class DaemonLoop {
             handle(request)
         case .cacheChanged(let event):
             broadcast(event)
+        case .storeReplaced:
+            // What the damaged file held is gone: forget it and rebuild every source from its server.
+            logger.notice("Rebuilding every source into the new state database")
+            for name in scheduler.sourceNames {
+                states[name] = SourceState(name: name)
+                permanentlyFailing.remove(name)
+                feed(.trigger(.reload), source: name)
+            }
         case .localChanged(let name, let state):
             if let state { states[name] = state }
             if scheduler.source(name) != nil { feed(.trigger(.localChange), source: name) }

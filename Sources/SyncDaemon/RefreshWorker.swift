@@ -15,9 +15,22 @@ final class RefreshWorker: @unchecked Sendable {
     private var engine: SyncEngine?
     private let cancellation: Mutex<CancellationFlag>
 
-    init(engine: SyncEngine) {
+    /// Called on the worker queue after a piece of work during which the engine replaced a damaged
+    /// state database (every source's stored state went with it).
+    private let onStoreReplaced: @Sendable () -> Void
+
+    init(engine: SyncEngine, onStoreReplaced: @escaping @Sendable () -> Void = {}) {
         self.engine = engine
         self.cancellation = Mutex(engine.client.cancellation)
+        self.onStoreReplaced = onStoreReplaced
+    }
+
+    /// Runs `work` and reports whether the engine's store was replaced meanwhile.
+    private func noticingReplacement<T>(_ engine: SyncEngine, _ work: () -> T) -> T {
+        let before = ObjectIdentifier(engine.store)
+        let value = work()
+        if ObjectIdentifier(engine.store) != before { onStoreReplaced() }
+        return value
     }
 
     /// Refreshes `source` and reports the result (and the source's stored state afterwards) on the worker thread.
@@ -29,11 +42,13 @@ final class RefreshWorker: @unchecked Sendable {
             }
             // At most ten progress reports a second reach the loop.
             var last = ContinuousClock.now - .seconds(1)
-            let result = engine.refresh(source) { count in
-                let now = ContinuousClock.now
-                if now - last >= .milliseconds(100) {
-                    last = now
-                    progress(count)
+            let result = noticingReplacement(engine) {
+                engine.refresh(source) { count in
+                    let now = ContinuousClock.now
+                    if now - last >= .milliseconds(100) {
+                        last = now
+                        progress(count)
+                    }
                 }
             }
             completion(result, try? engine.store.state(of: source.name, countingLocalView: true))
@@ -46,7 +61,7 @@ final class RefreshWorker: @unchecked Sendable {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
                 let value = body(engine)
-                engine?.recoverDamagedStore()
+                if let engine { noticingReplacement(engine) { engine.recoverDamagedStore() } }
                 continuation.resume(returning: value)
             }
         }

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BIN, POSTS, fill_filesystem
+from conftest import BIN, POSTS, fill_filesystem, wait_for
 
 MORE = POSTS + [{"id": i, "title": f"Post {i}", "body": "x" * 300} for i in range(3, 100)]
 
@@ -201,10 +201,13 @@ def test_damaged_database_while_the_server_fails_keeps_serving_the_cache(server,
 
 def test_daemon_replaces_a_damaged_database_without_a_restart(server, setup, daemons):
     server.set_records("posts", BIG)
+    server.set_records("users", [{"id": "u1"}])
     setup.add_source("posts", server.url("posts"))
-    setup.write_main("[Network]\nWatchLinks=no\n")
+    setup.add_source("users", server.url("users"))
+    setup.write_main("[Network]\nWatchLinks=no\nDebounceSec=200ms\n")
     d = daemons(setup)
     d.wait_log("posts: synced 2000 records", timeout=30)
+    d.wait_log("users: synced 1 record ")
     damage_database(setup.db())
     server.set_records("posts", BIG2)
     syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
@@ -217,6 +220,13 @@ def test_daemon_replaces_a_damaged_database_without_a_restart(server, setup, dae
     assert_rebuilt(setup, BIG2)
     status = json.loads(subprocess.run(syncctl + ["status", "--json"], capture_output=True, text=True, timeout=30).stdout)
     assert status["sources"][0]["records"] == 2000 and status["sources"][0]["lastError"] is None
+    # The other source's rows went with the damaged file: it is rebuilt from its server too, unasked.
+    assert "Rebuilding every source into the new state database" in d.output()
+    d.wait_log("users: synced 1 record ", count=2, timeout=10)
+    def users_rows():
+        with sqlite3.connect(setup.db()) as c:
+            return c.execute("SELECT sum(records) FROM chunks WHERE source = 'users'").fetchone()[0]
+    wait_for(lambda: users_rows() == 1, what="users rebuilt in the new database")
     assert d.proc.poll() is None
 
 
