@@ -23,14 +23,9 @@ extension SnapshotWriter {
     /// fingerprint; otherwise moves it aside for the caller to rewrite it from the store.
     public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp) throws -> Confirmation {
         let path = path(of: source)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return .missing }
-            throw SystemError("open cache file \(path)")
-        }
+        guard let (fd, opened) = try openExisting(path) else { return .missing }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SystemError("inspect \(path)") }
+        var info = opened
         if case .altered(let reason) = try verify(fd, info: info, path: path, expected: expected) {
             return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
         }

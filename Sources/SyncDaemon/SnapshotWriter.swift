@@ -85,20 +85,31 @@ public struct SnapshotWriter {
         case movedAside(movedTo: String, reason: String)
     }
 
+    /// Opens the cache file at `path` for reading and reads its status; nil when there is no file.
+    /// The caller closes the descriptor.
+    func openExisting(_ path: String) throws -> (fd: Int32, info: stat)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw SystemError("open cache file \(path)")
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = SystemError("inspect \(path)")
+            close(fd)
+            throw error
+        }
+        return (fd, info)
+    }
+
     /// Checks the cache file of `source` at startup. A file that is not a complete document of schema 1
     /// (it starts with the envelope written above and ends with its closing bracket), or, when `expected`
     /// is given, is not the file syncd wrote (see `verify`), is moved aside as `<name>.corrupt-<UTC time>`,
     /// never deleted, so nothing is lost and a human can look at it.
     public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp) throws -> Inspection {
         let path = path(of: source)
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return .missing }
-            throw SystemError("open cache file \(path)")
-        }
+        guard let (fd, info) = try openExisting(path) else { return .missing }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw SystemError("inspect \(path)") }
         let prefix = "{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),"
         let suffix = "]}\n"
         let head = readBytes(fd, at: 0, count: prefix.utf8.count)
