@@ -326,6 +326,17 @@ class Daemon:
 
 
 @pytest.fixture
+def running(server, setup, daemons):
+    """A daemon with the source "posts" (POSTS) synced and its control socket up."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+@pytest.fixture
 def notify(tmp_path):
     n = NotifySocket(tmp_path)
     yield n

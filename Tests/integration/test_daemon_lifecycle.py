@@ -175,13 +175,9 @@ def syncctl_status(setup):
                           capture_output=True, text=True, timeout=30)
 
 
-def test_a_second_syncd_on_the_same_state_exits_1_and_leaves_the_running_one_alone(server, setup, daemons):
-    server.set_records("posts", POSTS)
-    setup.add_source("posts", server.url("posts"))
-    d = daemons(setup)
-    d.wait_log("posts: synced 2 records")
+def test_a_second_syncd_on_the_same_state_exits_1_and_leaves_the_running_one_alone(server, setup, daemons, running):
+    d = running
     socket_path = setup.runtime / "io.syncd.Manager"
-    wait_for(socket_path.exists, what="control socket")
     lock = setup.state / "syncd.lock"
     assert stat.S_IMODE(lock.stat().st_mode) == 0o600
     assert lock.read_text() == f"{d.proc.pid}\n"
@@ -233,13 +229,9 @@ def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next_one(server, setu
     assert d2.stop() == 0
 
 
-def test_a_daemon_with_other_state_does_not_take_a_live_control_socket(server, setup, daemons, tmp_path):
-    server.set_records("posts", POSTS)
-    setup.add_source("posts", server.url("posts"))
-    d = daemons(setup)
-    d.wait_log("posts: synced 2 records")
+def test_a_daemon_with_other_state_does_not_take_a_live_control_socket(server, setup, daemons, running, tmp_path):
+    d = running
     socket_path = setup.runtime / "io.syncd.Manager"
-    wait_for(socket_path.exists, what="control socket")
     socket_inode = socket_path.stat().st_ino
     # A second configuration sharing only the runtime directory (a mistake): it may sync, but not take the socket.
     other = Setup(tmp_path / "other")

@@ -22,16 +22,6 @@ def syncctl(setup, *args, user=None, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env)
 
 
-@pytest.fixture
-def running(server, setup, daemons):
-    server.set_records("posts", POSTS)
-    setup.add_source("posts", server.url("posts"))
-    d = daemons(setup)
-    d.wait_log("posts: synced 2 records")
-    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
-    return d
-
-
 def test_status_json_matches_the_spec_shape(running, setup, server):
     r = syncctl(setup, "status", "--json")
     assert r.returncode == 0, r.stderr
