@@ -13,8 +13,12 @@ FUZZ_SECONDS ?= 20
 PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
 RELEASE_FLAGS = -c release --static-swift-stdlib
+# Test-only Python packages live in a virtual environment in the tree (Debian's Python is externally
+# managed, PEP 668); test recipes put it first in PATH so `python3` there has pytest and varlink.
+VENV ?= $(CURDIR)/build/venv
+TEST_PATH = $(VENV)/bin:$(PATH)
 
-.PHONY: help deps build release test check unit fuzz integration demo bench man install uninstall clean
+.PHONY: help deps build-deps build release test check unit fuzz integration demo bench man install uninstall clean
 
 help:
 	@echo "make demo         sample server + daemon + cache + syncctl status (installs what it needs)"
@@ -23,34 +27,39 @@ help:
 	@echo "make bench        benchmarks (figures go to docs/benchmarks.md)"
 	@echo "make install      release build + units + man pages into \$$DESTDIR\$$PREFIX"
 
+# Everything the tests need (Debian packages, and the Python ones in $(VENV)).
 deps:
-	.ci/install-deps
+	.ci/install-deps test
 
-build: deps
+# Only what compiling needs.
+build-deps:
+	.ci/install-deps build
+
+build: build-deps
 	$(SWIFT) build
 
-release: deps
+release: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 # Unit tests only: pure logic, SQLite files, sockets in-process; leaves out the suites that need root,
 # network namespaces or the reference Python client (make test runs everything).
-check unit:
+check unit: build
 	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) Tests/run-swift-tests --skip 'LinkMonitorTests|ControlAccessTests|ReferenceClientTests|SyncctlEndToEndTests|InstanceLockRootTests'
+	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests --skip 'LinkMonitorTests|ControlAccessTests|ReferenceClientTests|SyncctlEndToEndTests|InstanceLockRootTests'
 
 fuzz:
 	Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)
 	@if [ -x Tests/Fuzz/run-netlink-fuzz.sh ]; then Tests/Fuzz/run-netlink-fuzz.sh $(FUZZ_SECONDS); fi
 
-integration: build
-	cd Tests/integration && python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
+integration: deps build
+	cd Tests/integration && PATH="$(TEST_PATH)" python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
 
 # Everything: Swift tests (unit and the real-socket/namespace ones), fuzzing, black-box integration.
 # A hung test fails its run with a diagnosis (Tests/run-swift-tests, pytest --timeout) instead of
 # stalling CI.
-test: build
+test: deps build
 	$(SWIFT) build --build-tests
-	SWIFT=$(SWIFT) Tests/run-swift-tests
+	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 	$(MAKE) fuzz
 	$(MAKE) integration
 
