@@ -59,18 +59,24 @@ extension DaemonLoop {
         notifier.reloading()
         if loggedOut { readdSources() }
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
-        let loaded = ConfigurationDirectory.load(directory: run.configurationDirectory)
-        guard case .success(let new) = loaded else {
-            if case .failure(let errors) = loaded {
-                for problem in errors.problems { logger.error("\(problem)") }
-                // Stays in STATUS= (in front of the summary) until a reload succeeds: systemctl status must show it.
-                reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
-                lastStatusLine = statusLine()
-                notifier.ready(status: lastStatusLine)
-                return .failure(.reloadFailed(errors.problems.map(\.description).joined(separator: "; ")))
-            }
-            return .failure(.reloadFailed("invalid configuration"))
+        let loaded = ConfigurationDirectory.loadSkippingFailedSources(directory: run.configurationDirectory)
+        let loadedConfiguration: LoadedConfiguration
+        switch loaded {
+        case .success(let value):
+            loadedConfiguration = value
+        case .failure(let errors):
+            let problems = errors.problems
+            logger.configurationRejected(problems)
+            // Stays in STATUS= (in front of the summary) and in GetStatus until a reload succeeds:
+            // systemctl status and syncctl status must show it.
+            reloadFailure = problems.first.map(\.description) ?? "invalid configuration"
+            lastStatusLine = statusLine()
+            notifier.ready(status: lastStatusLine)
+            return .failure(.reloadFailed(problems.map(\.description).joined(separator: "; ")))
         }
+        let new = loadedConfiguration.configuration
+        for failed in loadedConfiguration.failedSources { logger.sourceFailed(failed) }
+        failedSources = loadedConfiguration.failedSources
         let old = configuration
         if new.daemon.account != old.daemon.account || new.daemon.stateDirectory != old.daemon.stateDirectory
             || new.daemon.cacheDirectory != old.daemon.cacheDirectory || new.daemon.controlGroup != old.daemon.controlGroup {
@@ -98,7 +104,12 @@ extension DaemonLoop {
         }
         let kept = Set(applied.sources.map(\.name))
         for name in oldSources.keys where !kept.contains(name) {
-            logger.info("\(name): removed from the configuration; its cached file stays until logout")
+            if failedSources.contains(where: { $0.name == name }) {
+                logger.warning("\(name): stopped: its .source file now has an error (see above); its cached file stays",
+                               source: name)
+            } else {
+                logger.info("\(name): removed from the configuration; its cached file stays until logout")
+            }
             scheduler.removeSource(name)
             queue.removeAll { $0 == name }
             if running == name { worker.cancel() }
@@ -106,7 +117,8 @@ extension DaemonLoop {
         reloadFailure = nil
         lastStatusLine = statusLine()
         notifier.ready(status: lastStatusLine)
-        logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))")
+        logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))"
+                      + (failedSources.isEmpty ? "" : ", \(counted(failedSources.count, "source")) not loaded"))
         return .success(())
     }
 

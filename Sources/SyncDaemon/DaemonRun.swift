@@ -15,10 +15,13 @@ public struct DaemonRun: Sendable {
     let userMode: Bool
     let logger: Logger
     let environment: [String: String]
+    /// `.source` files left out at start because of a configuration error (already logged).
+    let failedSources: [FailedSource]
 
     /// Creates the run.
     public init(configuration: Configuration, configurationDirectory: String, directories: Directories,
-                userMode: Bool, logger: Logger, environment: [String: String]) {
+                userMode: Bool, logger: Logger, environment: [String: String], failedSources: [FailedSource] = []) {
+        self.failedSources = failedSources
         self.configuration = configuration
         self.configurationDirectory = configurationDirectory
         self.directories = directories
@@ -81,8 +84,10 @@ final class DaemonLoop {
     /// Refreshes started so far, per source.
     var refreshStarts: [String: Int] = [:]
     var lastStatusLine = ""
-    /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
+    /// Why the last reload was rejected; shown in front of STATUS= and in GetStatus until a reload succeeds.
     var reloadFailure: String?
+    /// `.source` files left out because of a configuration error; GetStatus lists them.
+    var failedSources: [FailedSource]
     var stopping = false
     var loggedOut = false
     var linkMonitor: LinkMonitor?
@@ -105,6 +110,7 @@ final class DaemonLoop {
         self.run = run
         self.input = input
         self.configuration = run.configuration
+        self.failedSources = run.failedSources
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
@@ -312,7 +318,11 @@ final class DaemonLoop {
         }
         feed(.refreshFinished(outcome), source: name)
         if case .failed(let failure) = result, failure.kind != .cancelled {
-            logger.warning("\(name): refresh failed, serving the cached copy: \(failure.message); \(retryDescription(name))")
+            logger.warning("\(name): refresh failed, serving the cached copy: \(failure.message); \(retryDescription(name))",
+                           source: name, messageID: .refreshFailed)
+        } else if report.succeeded, let previous, previous.lastError != nil || previous.isStale {
+            logger.notice("\(name): refresh succeeded again, the cache is current (\(report.result))",
+                          source: name, messageID: .sourceRecovered)
         }
         saveRetryState(name)
         resolveWaiters(with: report, start: start)
@@ -453,7 +463,10 @@ final class DaemonLoop {
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }
-        return DaemonStatusSnapshot(daemon: daemon, sources: sources)
+        var snapshot = DaemonStatusSnapshot(daemon: daemon, sources: sources)
+        snapshot.failed = failedSources
+        snapshot.reloadRejected = reloadFailure
+        return snapshot
     }
 
     /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
