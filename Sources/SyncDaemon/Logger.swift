@@ -107,9 +107,16 @@ public struct Logger: Sendable {
 
     // MARK: Output
 
+    /// journald's native protocol socket (systemd-journald.service(8)).
+    static let journalSocket = "/run/systemd/journal/socket"
+
     /// Sends one entry over journald's native protocol (sd_journal_sendv(3); sd_journal_send is variadic,
     /// which Swift cannot call). False if journald refused it; the caller then writes to stderr.
     static func sendToJournal(_ fields: [String]) -> Bool {
+        // sd_journal_sendv reports success when journald's socket is missing (it drops the entry silently):
+        // only use it when the socket is there.
+        var status = stat()
+        guard stat(journalSocket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
         // One buffer holds every field; each iovec points at its slice.
         var bytes: [UInt8] = []
         var ranges: [Range<Int>] = []
