@@ -1,5 +1,4 @@
 internal import Glibc
-import SyncControl
 
 /// Who may call what on the control socket (SPEC "Control API"): root, the daemon's own user
 /// and members of `ControlGroup` may call everything; anyone else only

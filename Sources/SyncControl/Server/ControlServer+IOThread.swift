@@ -1,5 +1,4 @@
 internal import Glibc
-import SyncControl
 
 extension ControlServer {
     /// Starts the thread that does all socket I/O (detached; it reports its exit through

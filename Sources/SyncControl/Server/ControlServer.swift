@@ -1,6 +1,5 @@
 internal import Glibc
 import Synchronization
-import SyncControl
 
 /// The daemon's side of `io.syncd.Manager`: what it does with a call the control server has
 /// already framed, type-checked and permission-checked.
