@@ -62,8 +62,7 @@ final class DaemonLoop {
     let origin: ContinuousClock.Instant
     var scheduler: Scheduler
     var jitter = SystemJitter()
-    let timer: DispatchSourceTimer
-    var signalSources: [DispatchSourceSignal] = []
+    let timer: WakeupTimer
     /// Stored state of every source, refreshed after each refresh.
     var states: [String: SourceState] = [:]
     /// Sources waiting for the worker, in order; `running` is the one it works on.
@@ -118,7 +117,7 @@ final class DaemonLoop {
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration)
         self.worker = RefreshWorker(engine: engine, onStoreReplaced: { [input] in input.yield(.storeReplaced) })
         self.prober = try Prober()
-        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "syncd.timer"))
+        self.timer = try WakeupTimer { [input] in input.yield(.timer) }
         // Rule 1: serve the cached copy from the first moment, from the store, before any network.
         engine.restoreSnapshots(configuration.sources)
         let now = monotonicNow()
@@ -147,8 +146,6 @@ final class DaemonLoop {
 
     func run(_ events: AsyncStream<DaemonEvent>) async -> Int32 {
         installSignals()
-        timer.setEventHandler { [input] in input.yield(.timer) }
-        timer.resume()
         await startLinkMonitor()
         startControlServer()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
@@ -237,14 +234,13 @@ final class DaemonLoop {
     func armTimer() {
         let deadlines = [scheduler.nextDeadline(), nextProbe, nextWatchdog].compactMap { $0 }
         guard let earliest = deadlines.min() else {
-            timer.schedule(deadline: .distantFuture)
+            timer.schedule(after: nil)
             return
         }
         let delay = max(Duration.zero, earliest - monotonicNow())
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1_000_000
-        // A little leeway lets the kernel batch wakeups; timing stays well within a second.
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(50))
+        timer.schedule(after: .nanoseconds(nanoseconds))
     }
 
     // MARK: Refreshes
@@ -509,14 +505,12 @@ final class DaemonLoop {
 
     // MARK: Signals and shutdown
 
+    /// SIGTERM, SIGINT and SIGHUP arrive as events (see EventThreads.swift for why not DispatchSource).
     func installSignals() {
-        let queue = DispatchQueue(label: "syncd.signals")
-        for number in [SIGTERM, SIGINT, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [input] in input.yield(.signal(number)) }
-            source.resume()
-            signalSources.append(source)
+        do {
+            try SignalWatcher.start { [input] number in input.yield(.signal(number)) }
+        } catch {
+            logger.error("Failed to watch for signals, stop syncd with SIGKILL: \(error)")
         }
     }
 
