@@ -3,6 +3,7 @@ and is listed by `syncctl status`; a rejected reload shows until a good one; con
 error priority (`<3>` on the journal's stream); a daemon that never answers makes syncctl give up."""
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -153,3 +154,42 @@ def test_syncctl_gives_up_on_a_daemon_that_never_answers(tmp_path):
         for conn in accepted:
             conn.close()
         listener.close()
+
+
+def test_once_runs_the_good_sources_and_fails_for_a_broken_one(server, setup):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    (setup.config / "sources.d" / "broken.source").write_text("[Source]\nURL=http://localhost/x\nX-Note=fine\nBogus=1\n")
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert f"error: {setup.config}/sources.d/broken.source:4: unknown key \"Bogus\" in [Source]" in r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+    assert len(server.requests("/posts")) == 1
+
+
+def test_no_thread_asks_for_a_higher_priority(server, setup, tmp_path):
+    """No dispatch source, so libdispatch's manager thread (which asks for nice -4 and logs
+    'Failed to set thread priority … errno=13' when unprivileged) never starts."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    trace = tmp_path / "trace"
+    env = dict(os.environ)
+    env.pop("JOURNAL_STREAM", None)
+    env.pop("NOTIFY_SOCKET", None)
+    proc = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=setpriority", "-o", str(trace),
+                             str(BIN / "syncd"), "--config-dir", str(setup.config)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        wait_for(lambda: setup.cache_file("posts").exists(), timeout=20, what="the first refresh")
+        wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+        assert syncctl(setup, "reload").returncode == 0      # exercises the signal-free control path too
+        os.kill(proc.pid, 0)
+    finally:
+        # Stop syncd itself (strace's child); strace then exits with it.
+        children = open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()
+        for child in children:
+            os.kill(int(child), signal.SIGTERM)
+        proc.wait(timeout=20)
+    calls = trace.read_text().splitlines()
+    assert calls, "strace saw the worker threads start"
+    assert not [c for c in calls if "setpriority(PRIO_PROCESS, 0, -" in c], calls
