@@ -1,4 +1,4 @@
-"""The long-running daemon: readiness, status, reload, stop (SPEC "systemd", rule 1)."""
+"""The long-running daemon: readiness, status, reload, stop (syncd(8) NOTIFICATIONS, GUARANTEES 1)."""
 import json
 import signal
 import stat
