@@ -138,8 +138,7 @@ public struct Logger: Sendable {
             guard let base = buffer.baseAddress else { return }
             var offset = 0
             while offset < buffer.count {
-                let n = write(2, base + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
+                let n = retryingEINTR { write(2, base + offset, buffer.count - offset) }
                 if n <= 0 { return }
                 offset += n
             }

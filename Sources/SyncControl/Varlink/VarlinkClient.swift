@@ -56,13 +56,7 @@ public final class VarlinkClient {
         self.path = path
         self.timeout = timeout
         framer = VarlinkFramer(maxMessageSize: maxReplySize)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity, !path.isEmpty else { throw .connect(path: path, code: ENAMETOOLONG) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-        }
+        guard let address = UnixSocketAddress(path: path) else { throw .connect(path: path, code: ENAMETOOLONG) }
         let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else { throw .connect(path: path, code: errno) }
         if let timeout {
@@ -70,13 +64,7 @@ public final class VarlinkClient {
             var value = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
             _ = setsockopt(socketFD, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
         }
-        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + path.utf8.count + 1)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                retrying { connect(socketFD, pointer, length) }
-            }
-        }
-        guard result == 0 else {
+        guard address.connect(socketFD) == 0 else {
             let code = errno
             close(socketFD)
             if let timeout, code == EAGAIN || code == EINPROGRESS { throw .timedOut(path: path, seconds: timeout) }
@@ -97,7 +85,7 @@ public final class VarlinkClient {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
-                retrying { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+                retryingEINTR { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
             }
             guard written > 0 else {
                 if errno == EPIPE || errno == ECONNRESET { throw .disconnected }
@@ -131,7 +119,7 @@ public final class VarlinkClient {
                 throw .protocolViolation("reply larger than \(error.limit) bytes")
             }
             try waitForInput()
-            let count = chunk.withUnsafeMutableBytes { raw in retrying { recv(fd, raw.baseAddress, raw.count, 0) } }
+            let count = chunk.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
             if count == 0 { throw .disconnected }
             guard count > 0 else {
                 if errno == ECONNRESET { throw .disconnected }
@@ -194,13 +182,4 @@ public final class VarlinkClient {
 public enum StreamingError<BodyError: Error>: Error {
     case client(VarlinkClientError)
     case body(BodyError)
-}
-
-/// Retries a system call while it fails with EINTR; returns its result.
-func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result < 0 && errno == EINTR { continue }
-        return result
-    }
 }
