@@ -101,3 +101,14 @@ struct PrintableTextTests {
         #expect(PrintableText.escapingInvalidUTF8([0x61, 0xFF, 0x62] + Array("é".utf8) + [0xC3]) == "a\\xffbé\\xc3")
     }
 }
+
+@Suite("LoadedConfiguration order")
+struct LoadedConfigurationOrderTests {
+    @Test("a failed source's problems are in line order, syntax problems included")
+    func problemsByLine() throws {
+        let loaded = try LoadedConfigurationTests.load(sources: [
+            ("sources.d/a.source", "[Source]\nURL=gopher://h/\nTimeoutSec=soon\nnot an assignment\n"),
+        ]).get()
+        #expect(loaded.failedSources.first?.problems.map(\.location.line) == [2, 3, 4])
+    }
+}

@@ -71,7 +71,9 @@ extension Configuration {
             let before = parser.problemCount
             let namesBefore = Set(parser.sourceNames.keys)
             parser.parseSource(file)
-            let problems = parser.problems(since: before)
+            // By line, as --check-config reports them (syntax problems are found before the keys' values).
+            let problems = parser.problems(since: before).enumerated()
+                .sorted { ($0.element.location.line, $0.offset) < ($1.element.location.line, $1.offset) }.map(\.element)
             guard !problems.isEmpty else { continue }
             // A file with a problem never runs, even when the problem (an unknown key, say) did not stop its parse.
             parser.configuration.sources.removeAll { $0.location.file == file.path }
