@@ -9,7 +9,7 @@ struct DaemonStatusSummaryTests {
         let daemon = DaemonStatusSnapshot.Daemon(version: "1.0.0", account: "default", online: true, links: "routable",
                                                  reachable: nil, uptimeSec: 1)
         let posts = DaemonStatusSnapshot.Source(
-            name: "posts", url: "http://h/posts", state: "idle", records: 2, pending: 0, conflicts: 0, lastSuccess: nil,
+            name: "posts", url: "http://h/posts", state: .idle, records: 2, pending: 0, conflicts: 0, lastSuccess: nil,
             lastAttempt: nil, lastError: nil, stale: false, attempt: 0, nextAttempt: nil)
         var snapshot = DaemonStatusSnapshot(daemon: daemon, sources: [posts])
         #expect(snapshot.summary == "Online; 1 source up to date")
