@@ -90,13 +90,20 @@ extension DaemonLoop {
             let first: @Sendable (Bool) -> Void = { finished in
                 if decided.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: finished) }
             }
+            // The deadline on a timer thread, not Task.sleep: sleeping would start libdispatch's manager thread
+            // and its "Failed to set thread priority" line (EventThreads.swift).
+            let timer = try? WakeupTimer { first(false) }
+            timer?.schedule(after: deadline - ContinuousClock.now)
             Task(executorPreference: DaemonExecutor.shared) {
                 await work()
                 first(true)
+                timer?.cancel()
             }
-            Task(executorPreference: DaemonExecutor.shared) {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                first(false)
+            if timer == nil {
+                Task(executorPreference: DaemonExecutor.shared) {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    first(false)
+                }
             }
         }
     }
