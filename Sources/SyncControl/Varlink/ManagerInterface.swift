@@ -229,6 +229,10 @@ public enum ManagerInterface {
         # The daemon could not read or write its state or cache.
         error StorageFailure (reason: string)
 
+        # The connection was refused before any call: the caller's share of
+        # control connections is in use (sent at once, then the socket closes).
+        error TooManyConnections (reason: string)
+
         """
 
     /// The interface definition of `org.varlink.service` (https://varlink.org/Service).

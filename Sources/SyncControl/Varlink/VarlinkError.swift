@@ -64,6 +64,8 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
     case pendingChanges(count: Int)
     /// The daemon could not read or write its state.
     case storageFailure(reason: String)
+    /// The daemon refused the connection: the caller's share of control connections is used up.
+    case tooManyConnections(reason: String)
 
     /// The interface these errors belong to.
     public static let interface = "io.syncd.Manager"
@@ -81,6 +83,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case .reloadFailed: member = "ReloadFailed"
         case .pendingChanges: member = "PendingChanges"
         case .storageFailure: member = "StorageFailure"
+        case .tooManyConnections: member = "TooManyConnections"
         }
         return ManagerError.interface + "." + member
     }
@@ -93,7 +96,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case .noSuchOutboxEntry(let seq): return ["seq": .integer(seq)]
         case .invalidParameter(let parameter, let reason): return ["parameter": .string(parameter), "reason": .string(reason)]
         case .refreshFailed(let source, let reason): return ["source": .string(source), "reason": .string(reason)]
-        case .reloadFailed(let reason), .storageFailure(let reason): return ["reason": .string(reason)]
+        case .reloadFailed(let reason), .storageFailure(let reason), .tooManyConnections(let reason): return ["reason": .string(reason)]
         case .pendingChanges(let count): return ["count": .int(count)]
         }
     }
@@ -112,6 +115,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case "io.syncd.Manager.ReloadFailed": self = .reloadFailed(reason: text("reason"))
         case "io.syncd.Manager.PendingChanges": self = .pendingChanges(count: Int(parameters["count"]?.integerValue ?? 0))
         case "io.syncd.Manager.StorageFailure": self = .storageFailure(reason: text("reason"))
+        case "io.syncd.Manager.TooManyConnections": self = .tooManyConnections(reason: text("reason"))
         default: return nil
         }
     }
