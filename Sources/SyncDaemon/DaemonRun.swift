@@ -278,7 +278,7 @@ final class DaemonLoop {
             broadcast(watchEvent(name, state, .saved))
         }
         let outcome: RefreshOutcome
-        var report = SourceRefreshReport(source: name, succeeded: false, result: "failed", records: states[name]?.recordCount ?? 0, error: nil)
+        var report = SourceRefreshReport(source: name, succeeded: false, result: "failed", records: states[name]?.cachedRecordCount ?? 0, error: nil)
         switch result {
         case .updated:
             outcome = .success
@@ -448,7 +448,7 @@ final class DaemonLoop {
                 return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
             }
             return DaemonStatusSnapshot.Source(
-                name: source.name, url: source.url, state: name, records: state.localRecordCount, pending: state.pendingCount,
+                name: source.name, url: source.url, state: name, records: state.cachedRecordCount, pending: state.pendingCount,
                 conflicts: state.conflictCount,
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
@@ -469,7 +469,7 @@ final class DaemonLoop {
 
     /// The `Watch` reply telling that `source` is now as `state` says.
     func watchEvent(_ source: String, _ state: SourceState, _ kind: WatchEvent.Kind) -> WatchEvent {
-        WatchEvent(source: source, records: Int64(state.localRecordCount), pending: Int64(state.pendingCount),
+        WatchEvent(source: source, records: Int64(state.cachedRecordCount), pending: Int64(state.pendingCount),
                    conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
     }
 

@@ -19,7 +19,10 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
         self.code = code
     }
 
-    public var description: String { "Failed to \(operation): \(String(cString: strerror(code)))" }
+    public var description: String { "Failed to \(operation): \(reason)" }
+
+    /// The `strerror(3)` text of `code`.
+    public var reason: String { String(cString: strerror(code)) }
 }
 
 /// Retries a system call while it fails with EINTR (the swift-nio habit); returns its result.
