@@ -43,13 +43,15 @@ final class ControlIOLoop {
 
     func run() {
         while !server.shared.withLock({ $0.stopRequested }) {
+            // Before the poll set is built: expired connections are closed and reaped here.
+            let timeout = closeExpired()
             var fds = [pollfd(fd: server.wakeFDs.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: server.listenerFD, events: Int16(POLLIN), revents: 0)]
             let polled = connections
             for connection in polled {
                 fds.append(pollfd(fd: connection.fd, events: interest(of: connection), revents: 0))
             }
-            let ready = poll(&fds, nfds_t(fds.count), closeExpired())
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
                 server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).description), stopping control server")
