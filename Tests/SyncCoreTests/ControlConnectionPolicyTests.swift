@@ -54,7 +54,7 @@ import SyncCore
 
     @Test func refusalReasonsSayWhatHappened() {
         #expect(ControlConnectionPolicy.Refusal.perUserLimit(limit: 16).reason
-                == "this user already holds 16 control connections, the most one unprivileged user may; close some")
+                == "this user already holds 16 control connections, the most one unprivileged user may")
         #expect(ControlConnectionPolicy.Refusal.full(limit: 256).reason == "all 256 control connections are in use")
         #expect(ControlConnectionPolicy.Refusal.unprivilegedShareUsed(limit: 192).reason.hasPrefix(
             "unprivileged users hold all 192 control connections open to them"))

@@ -100,8 +100,8 @@ def test_idle_connections_of_one_user_never_lock_root_out_and_are_closed_after_t
             r = syncctl(setup, "status", prefix=NOBODY)
             assert r.returncode == 3, (r.stdout, r.stderr)
             assert r.stderr == ("syncctl: syncd refused the connection: this user already holds 16 control connections, "
-                                "the most one unprivileged user may; close some; try again once other clients have "
-                                "closed theirs\n"), r.stderr
+                                "the most one unprivileged user may. Try again when fewer are open (idle ones are closed "
+                                "within a minute)\n"), r.stderr
             assert "did it stop or restart" not in r.stderr
 
             # Logged once for the user, with the reason, however many were refused.

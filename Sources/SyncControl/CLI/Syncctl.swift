@@ -128,7 +128,7 @@ public enum Syncctl {
                     + "'syncctl logout --discard-pending' erases them"
             case .storageFailure(let reason): return "syncd could not read or write its data: \(reason)"
             case .tooManyConnections(let reason):
-                return "syncd refused the connection: \(reason); try again once other clients have closed theirs"
+                return "syncd refused the connection: \(reason). Try again when fewer are open (idle ones are closed within a minute)"
             }
         }
         if let error = VarlinkServiceError(name: name, parameters: parameters) {

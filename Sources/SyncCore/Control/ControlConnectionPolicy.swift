@@ -47,7 +47,7 @@ public struct ControlConnectionPolicy: Sendable, Equatable {
                 return "unprivileged users hold all \(limit) control connections open to them (the rest are reserved for root, "
                     + "the daemon's user and the control group)"
             case .perUserLimit(let limit):
-                return "this user already holds \(limit) control connections, the most one unprivileged user may; close some"
+                return "this user already holds \(limit) control connections, the most one unprivileged user may"
             }
         }
     }
