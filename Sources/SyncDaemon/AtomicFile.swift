@@ -63,7 +63,7 @@ public struct AtomicFileWriter {
 
     /// The new file replaced the old one, but flushing the directory failed: the replacement may not survive
     /// a power cut. Carries what `write` would have returned.
-    public struct DirectoryNotFlushed: Error, CustomStringConvertible {
+    public struct DirectoryNotFlushed: FailureReason {
         /// Bytes written.
         public let size: Int
         /// Their XXH64 hash.
@@ -72,6 +72,7 @@ public struct AtomicFileWriter {
         public let cause: SystemError
 
         public var description: String { cause.description }
+        public var reason: String { cause.reason }
     }
 }
 

@@ -2,7 +2,7 @@ internal import Glibc
 import SyncCore
 import SyncStore
 
-/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (SPEC "The cache other apps read").
+/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (syncd(8) DESCRIPTION).
 /// Nothing else writes the cache folder.
 public struct SnapshotWriter {
     /// The schema version written into every file.
@@ -38,13 +38,14 @@ public struct SnapshotWriter {
     }
 
     /// The new file is in place, but its folder could not be flushed (`AtomicFileWriter.DirectoryNotFlushed`).
-    public struct NotFlushed: Error, CustomStringConvertible {
+    public struct NotFlushed: FailureReason {
         /// The file that replaced the previous copy.
         public let published: Published
         /// The failed flush.
         public let cause: SystemError
 
         public var description: String { cause.description }
+        public var reason: String { cause.reason }
     }
 
     /// Writes the whole document for `source` from the store, atomically, mode 0640; returns the

@@ -104,8 +104,8 @@ def test_a_failed_folder_flush_says_the_new_copy_is_in_place(server, setup):
                         "-e", "inject=fsync:error=EIO", str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 1, r.stderr
-    assert (f"posts: Replaced cache file {setup.cache_file('posts')} with 99 records, but failed to flush its folder to "
-            "disk (Input/output error): the new copy is in place and apps read it, yet the replacement may not survive "
+    assert (f"posts: Replaced cache file {setup.cache_file('posts')} with 99 records, but failed to flush directory {folder}: "
+            "Input/output error: the new copy is in place and apps read it, yet the replacement may not survive "
             "a power cut\n") in r.stderr, r.stderr
     assert "keeping the previous copy" not in r.stderr
     assert setup.cache_doc("posts")["records"] == MORE and setup.leftovers() == []

@@ -1,5 +1,4 @@
 import Synchronization
-import SyncControl
 import SyncCore
 
 /// One client connection. The I/O thread owns the socket; handler tasks only queue output
