@@ -53,7 +53,11 @@ public struct DaemonRun: Sendable {
 final class DaemonLoop {
     let run: DaemonRun
     let input: AsyncStream<DaemonEvent>.Continuation
-    var configuration: Configuration
+    var configuration: Configuration {
+        didSet { sourcesByName = Dictionary(configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }) }
+    }
+    /// The configured sources by name (O(1) lookups per refresh).
+    var sourcesByName: [String: SourceConfiguration] = [:]
     let logger: Logger
     let notifier: Notifier
     let worker: RefreshWorker
@@ -73,6 +77,10 @@ final class DaemonLoop {
     var linkState = "routable"
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
+    /// When STATUS= was last rebuilt, and when the next rebuild is due if something changed since: at most
+    /// one rebuild (O(sources)) a second, however many events arrive (docs/benchmarks.md, "Scale in sources").
+    var statusSentAt: MonotonicInstant?
+    var statusDue: MonotonicInstant?
     var lastStatusLine = ""
     /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
     var reloadFailure: String?
@@ -96,6 +104,7 @@ final class DaemonLoop {
         self.run = run
         self.input = input
         self.configuration = run.configuration
+        self.sourcesByName = Dictionary(run.configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
@@ -229,20 +238,29 @@ final class DaemonLoop {
         }
     }
 
-    /// After each event: re-arm the timer, keep STATUS= current (rebuilt only when something changed).
+    /// After each event: keep STATUS= current (rebuilt when something changed, at most once a second),
+    /// re-arm the timer.
     func afterEvent() {
-        armTimer()
-        guard statusDirty else { return }
-        statusDirty = false
-        let line = statusLine()
-        if line != lastStatusLine {
-            lastStatusLine = line
-            notifier.status(line)
+        if statusDirty {
+            let now = monotonicNow()
+            if let sent = statusSentAt, now < sent + .seconds(1) {
+                statusDue = sent + .seconds(1)
+            } else {
+                statusDirty = false
+                statusDue = nil
+                statusSentAt = now
+                let line = statusLine()
+                if line != lastStatusLine {
+                    lastStatusLine = line
+                    notifier.status(line)
+                }
+            }
         }
+        armTimer()
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog].compactMap { $0 }
+        let deadlines = [core.nextDeadline, nextWatchdog, statusDue].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(deadline: .distantFuture)
             return
