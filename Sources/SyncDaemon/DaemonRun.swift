@@ -77,6 +77,7 @@ final class DaemonLoop {
     var linkState = "routable"
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
+    static let statusEveryEventLimit = 100
     /// When STATUS= was last rebuilt, and when the next rebuild is due if something changed since: at most
     /// one rebuild (O(sources)) a second, however many events arrive (docs/benchmarks.md, "Scale in sources").
     var statusSentAt: MonotonicInstant?
@@ -238,12 +239,13 @@ final class DaemonLoop {
         }
     }
 
-    /// After each event: keep STATUS= current (rebuilt when something changed, at most once a second),
-    /// re-arm the timer.
+    /// After each event: keep STATUS= current, re-arm the timer. The line summarises every source: with
+    /// up to `statusEveryEventLimit` sources it is rebuilt after every change (each state shows), beyond
+    /// that at most once a second, so per-event work does not grow with the number of sources.
     func afterEvent() {
         if statusDirty {
             let now = monotonicNow()
-            if let sent = statusSentAt, now < sent + .seconds(1) {
+            if configuration.sources.count > Self.statusEveryEventLimit, let sent = statusSentAt, now < sent + .seconds(1) {
                 statusDue = sent + .seconds(1)
             } else {
                 statusDirty = false
