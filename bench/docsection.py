@@ -6,7 +6,8 @@ def put_section(section, path="docs/benchmarks.md"):
     start = doc.find(title)
     if start >= 0:
         end = doc.find("\n## ", start + 5)
-        doc = doc[:start] + section + (doc[end + 1:] if end >= 0 else "")
+        # One blank line between this section and the next.
+        doc = doc[:start] + section.rstrip("\n") + ("\n\n" + doc[end + 1:] if end >= 0 else "\n")
     else:
         doc = doc.rstrip("\n") + "\n\n" + section
     open(path, "w").write(doc)

@@ -41,9 +41,9 @@ Measured $(date -u +%F) over $DURATION s after the startup refreshes:
 | resident memory (VmRSS) | $((rss / 1024)) MiB | — |
 | refreshes logged in the window and before it | ${requests} | 2 (startup) |
 
-The daemon sleeps in one dispatch timer armed for the next deadline (the next periodic refresh, 15 min
-away); the link monitor and the control socket each block in poll(2) on their own thread.
-Remaining wakeups: libdispatch's 1 Hz workqueue monitor (see \"Idle cost: where the wakeups come from\").
+The daemon sleeps in poll(2) on its timer thread until the next deadline (the next periodic refresh, 15 min
+away); the link monitor and the control socket each block in poll(2) on their own thread. Nothing
+else wakes up (the 1 Hz libdispatch monitor the first measurement showed is gone; see below).
 "
 python3 - "$section" <<'PY'
 import sys

@@ -102,7 +102,7 @@ extension DaemonLoop {
         case .put(let source, _), .delete(let source, _), .resolve(let source, _, _): sourceName = source
         case .retry, .drop: sourceName = nil
         }
-        let config = sourceName.flatMap { name in configuration.sources.first { $0.name == name } }
+        let config = sourceName.flatMap { sourcesByName[$0] }
         if let sourceName, config == nil {
             return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
         }

@@ -9,7 +9,7 @@ extension DaemonLoop {
 
     /// Runs the ticket on the worker with a cancellation flag of its own.
     func startRefresh(_ ticket: RefreshTicket) {
-        guard let source = configuration.sources.first(where: { $0.name == ticket.source }) else {
+        guard let source = sourcesByName[ticket.source] else {
             // The core only issues tickets for configured sources; answer it anyway so nothing waits.
             input.yield(.refreshed(ticket, .failed(RefreshFailure(.cancelled, "source no longer configured")), nil))
             return

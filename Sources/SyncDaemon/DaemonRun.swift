@@ -56,7 +56,11 @@ public struct DaemonRun: Sendable {
 final class DaemonLoop {
     let run: DaemonRun
     let input: AsyncStream<DaemonEvent>.Continuation
-    var configuration: Configuration
+    var configuration: Configuration {
+        didSet { sourcesByName = Dictionary(configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }) }
+    }
+    /// The configured sources by name (O(1) lookups per refresh).
+    var sourcesByName: [String: SourceConfiguration] = [:]
     let logger: Logger
     let notifier: Notifier
     let worker: RefreshWorker
@@ -75,6 +79,11 @@ final class DaemonLoop {
     var linkState = "routable"
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
+    static let statusEveryEventLimit = 100
+    /// When STATUS= was last rebuilt, and when the next rebuild is due if something changed since: at most
+    /// one rebuild (O(sources)) a second, however many events arrive (docs/benchmarks.md, "Scale in sources").
+    var statusSentAt: MonotonicInstant?
+    var statusDue: MonotonicInstant?
     var lastStatusLine = ""
     /// Why the last reload was rejected; shown in front of STATUS= and in GetStatus until a reload succeeds.
     var reloadFailure: String?
@@ -101,6 +110,7 @@ final class DaemonLoop {
         self.input = input
         self.configuration = run.configuration
         self.failedSources = run.failedSources
+        self.sourcesByName = Dictionary(run.configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
@@ -232,20 +242,30 @@ final class DaemonLoop {
         }
     }
 
-    /// After each event: re-arm the timer, keep STATUS= current (rebuilt only when something changed).
+    /// After each event: keep STATUS= current, re-arm the timer. The line summarises every source: with
+    /// up to `statusEveryEventLimit` sources it is rebuilt after every change (each state shows), beyond
+    /// that at most once a second, so per-event work does not grow with the number of sources.
     func afterEvent() {
-        armTimer()
-        guard statusDirty else { return }
-        statusDirty = false
-        let line = statusLine()
-        if line != lastStatusLine {
-            lastStatusLine = line
-            notifier.status(line)
+        if statusDirty {
+            let now = monotonicNow()
+            if configuration.sources.count > Self.statusEveryEventLimit, let sent = statusSentAt, now < sent + .seconds(1) {
+                statusDue = sent + .seconds(1)
+            } else {
+                statusDirty = false
+                statusDue = nil
+                statusSentAt = now
+                let line = statusLine()
+                if line != lastStatusLine {
+                    lastStatusLine = line
+                    notifier.status(line)
+                }
+            }
         }
+        armTimer()
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog].compactMap { $0 }
+        let deadlines = [core.nextDeadline, nextWatchdog, statusDue].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)
             return

@@ -52,8 +52,12 @@ public final class InstanceLock: Sendable {
         }
         let path = stateDirectory + "/syncd.lock"
         // O_NOFOLLOW: the state directory is ours, a symlink planted there is not followed.
-        let fd = retryingEINTR { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-        guard fd >= 0 else { throw .system(SystemError("open lock file \(path)")) }
+        let fd: Int32
+        do {
+            fd = try systemCall("open lock file \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        } catch {
+            throw .system(error)
+        }
         guard retryingEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
             let code = errno
             defer { close(fd) }

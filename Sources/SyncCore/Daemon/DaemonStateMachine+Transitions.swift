@@ -166,7 +166,7 @@ extension DaemonStateMachine {
 
     /// Probes run only while some source is failing or the daemon is offline; never while all is healthy.
     mutating func scheduleProbe<J: JitterSource>(at now: MonotonicInstant, jitter: inout J) {
-        let needed = probeInterval > .zero && (!online || !failingSources.isEmpty)
+        let needed = probeInterval > .zero && (!online || hasFailingSource)
         if !needed {
             nextProbe = nil
         } else if nextProbe == nil && !probing {

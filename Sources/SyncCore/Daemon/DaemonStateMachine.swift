@@ -98,10 +98,15 @@ public struct DaemonStateMachine: Sendable {
 
     /// Sources a reachability probe may help: failing for a reason the network could cure.
     public var failingSources: [String] {
-        unhealthy.filter { name in
-            guard !permanentlyFailing.contains(name), let status = scheduler.status(of: name) else { return false }
-            return status.state == .backoff || status.state == .error || stale.contains(name)
-        }.sorted()
+        unhealthy.filter(isFailing).sorted()
+    }
+
+    /// Whether some source is failing: stops at the first one (called after every input).
+    var hasFailingSource: Bool { unhealthy.contains(where: isFailing) }
+
+    private func isFailing(_ name: String) -> Bool {
+        guard !permanentlyFailing.contains(name), let status = scheduler.status(of: name) else { return false }
+        return status.state == .backoff || status.state == .error || stale.contains(name)
     }
 
     /// Handles one input at `now`; returns what the loop must do, in order.

@@ -26,7 +26,7 @@ extension JSONValue {
         case .bool(let value): out += value ? "true" : "false"
         case .integer(let value): out += String(value)
         case .number(let value): out += JSONValue.text(of: value)
-        case .string(let value): out += JSONText.quoted(value)
+        case .string(let value): JSONText.appendQuoted(value, to: &out)
         case .array(let elements):
             guard !elements.isEmpty else { out += "[]"; return }
             out += "["
@@ -43,7 +43,7 @@ extension JSONValue {
             for (position, member) in object.enumerated() {
                 if position > 0 { out += "," }
                 newline(&out, style, indent + 1)
-                out += JSONText.quoted(member.key)
+                JSONText.appendQuoted(member.key, to: &out)
                 out += style == .pretty ? ": " : ":"
                 member.value.write(to: &out, style: style, indent: indent + 1)
             }

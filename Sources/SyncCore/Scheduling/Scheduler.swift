@@ -12,6 +12,8 @@ public struct Scheduler: Sendable {
     /// The link monitor's last verdict, applied to sources added later.
     public private(set) var isOnline: Bool = true
     private var sources: [String: SourceScheduler] = [:]
+    /// Every source's next deadline: `.tick` and `nextDeadline()` touch only the sources that are due.
+    private var deadlines = DeadlineQueue()
 
     /// An empty scheduler.
     public init(settings: SchedulerSettings = SchedulerSettings()) {
@@ -33,18 +35,23 @@ public struct Scheduler: Sendable {
             _ = source.handle(.linkState(online: false), at: now, jitter: &noJitter)
         }
         sources[name] = source
+        deadlines.set(name, source.nextDeadline())
     }
 
     /// Removes a source; a refresh of it that ends later is ignored.
     public mutating func removeSource(_ name: String) {
         sources[name] = nil
+        deadlines.set(name, nil)
     }
 
     /// Replaces the timing rules of every source (on reload); they apply from
     /// each source's next decision, already scheduled deadlines stay.
     public mutating func updateSettings(_ settings: SchedulerSettings) {
         self.settings = settings
-        for name in sources.keys { sources[name]?.settings = settings }
+        for name in sources.keys {
+            sources[name]?.settings = settings
+            deadlines.set(name, sources[name]?.nextDeadline())
+        }
     }
 
     /// Feeds an event at `now`.
@@ -67,18 +74,22 @@ public struct Scheduler: Sendable {
             isOnline = online
             targets = sourceNames
         case .tick:
-            targets = sourceNames
+            // Only the sources whose deadline passed: a tick of any other source changes nothing.
+            targets = deadlines.popDue(at: now)
         }
         var actions: [SchedulerAction] = []
         for name in targets {
-            actions += sources[name]?.handle(event, at: now, jitter: &jitter) ?? []
+            guard var source = sources[name] else { continue }
+            actions += source.handle(event, at: now, jitter: &jitter)
+            sources[name] = source
+            deadlines.set(name, source.nextDeadline())
         }
         return actions
     }
 
-    /// The earliest instant any source needs `.tick`; nil if none does.
+    /// The earliest instant any source needs `.tick`; nil if none does. O(1).
     public func nextDeadline() -> MonotonicInstant? {
-        sources.values.compactMap { $0.nextDeadline() }.min()
+        deadlines.earliest
     }
 
     /// One source's scheduler, for inspection.
