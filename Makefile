@@ -21,7 +21,7 @@ VENV ?= $(CURDIR)/build/venv
 TEST_PATH = $(VENV)/bin:$(PATH)
 
 .PHONY: help deps build-deps build release test check unit fuzz integration demo bench man install install-files \
-	uninstall deb deb-deps clean
+	uninstall deb deb-deps contributor-check clean
 
 help:
 	@echo "make demo         sample server + daemon + cache + syncctl status (installs what it needs)"
@@ -66,6 +66,13 @@ test: deps build
 	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 	$(MAKE) fuzz
 	$(MAKE) integration
+	$(MAKE) contributor-check
+
+# The tests that run something as another user or boot systemd, from this checkout as if it lay below
+# a 0700 directory on a machine with syncd installed (simulated in a mount namespace; see the script).
+contributor-check: deps build
+	$(SWIFT) build --build-tests
+	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) PYTEST_TIMEOUT=$(PYTEST_TIMEOUT) .ci/contributor-machine
 
 demo: build
 	config/demo/run-demo
