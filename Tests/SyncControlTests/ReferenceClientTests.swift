@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-import SyncControl
-@testable import SyncDaemon
+@testable import SyncControl
 
 /// The reference Python implementation (`pip install varlink`) against our server: a client
 /// nobody here wrote. It fetches GetInterfaceDescription first and parses our IDL.

@@ -8,7 +8,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
     public let code: Int32
 
     /// Creates an error from errno as it is now.
-    init(_ operation: String) {
+    public init(_ operation: String) {
         self.operation = operation
         self.code = errno
     }
@@ -24,7 +24,7 @@ public struct SystemError: Error, Sendable, CustomStringConvertible {
 
 /// Retries a system call while it fails with EINTR (the swift-nio habit); returns its result.
 @discardableResult
-func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
+public func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
     while true {
         let result = call()
         if result < 0 && errno == EINTR { continue }
