@@ -91,10 +91,13 @@ man:
 # unit runs as, so `systemctl enable --now syncd` works right away.  Nothing is enabled or started.
 install: release man
 	$(MAKE) install-files
-	if [ -z "$(DESTDIR)" ]; then \
+	if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERSDIR)/syncd.conf; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		echo "make install: start syncd with: systemctl enable --now syncd"; \
+	elif [ -z "$(DESTDIR)" ]; then \
+		echo "make install: no systemd-sysusers here; create the system user and group syncd" \
+		     "(home /var/lib/syncd) before starting syncd.service"; \
 	fi
 
 # Copies what `make release` and `make man` built (debian/rules uses this without rebuilding).
@@ -138,7 +141,8 @@ uninstall:
 # The Debian package: packaging/debian becomes debian/ of a copy of the tree in build/deb, and
 # dpkg-buildpackage (debhelper, dh) builds it from the release binaries built here.  The packages
 # land in build/ (syncd_VERSION_ARCH.deb and its -dbgsym); lintian must report no errors.
-DEB_VERSION = $(shell dpkg-parsechangelog -l packaging/debian/changelog -S Version 2>/dev/null)
+# (read with sed: dpkg-parsechangelog may not be installed yet when make parses this file)
+DEB_VERSION = $(shell awk -F'[()]' 'NR == 1 { print $$2 }' packaging/debian/changelog)
 DEB_TREE = build/deb/syncd-$(DEB_VERSION)
 deb-deps:
 	.ci/install-deps deb
