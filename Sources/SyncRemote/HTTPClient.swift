@@ -1,11 +1,10 @@
 internal import CCurl
 internal import CShim
 import Synchronization
+import SyncCore
 
 /// The `User-Agent` syncd sends.
 public let syncdUserAgent = "syncd/\(syncdVersion)"
-/// The version of this build.
-public let syncdVersion = "1.0.0"
 
 private let curlInitialised: Bool = {
     curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -252,7 +251,7 @@ private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in
         transfer.head.headers.removeAll()
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        let value = line[line.index(after: colon)...].trimmed()
         if transfer.head.headers.count < 256 { transfer.head.headers.append((name: String(name), value: value)) }
     }
     return length
@@ -281,14 +280,5 @@ struct BodyReader {
         }
         offset += n
         return n
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters(in set: String) -> String {
-        var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice.removeFirst() }
-        while let last = slice.last, set.contains(last) { slice.removeLast() }
-        return String(slice)
     }
 }

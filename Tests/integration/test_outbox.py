@@ -1,4 +1,4 @@
-"""Local changes (SPEC "Local changes", issue 5) against the test server's json-server-like API:
+"""Local changes (docs/local-changes.md) against the test server's json-server-like API:
 durable outbox, push before pull, ordering, parking, retries, conflicts under each policy, crashes, full disk."""
 import json
 import os
