@@ -11,9 +11,11 @@ How the host is kept out of it:
     /var/lib/syncd, /var/cache/syncd, the test user's home) lands in <tmp>/upper, never on the host; a
     checkout in a home directory stays visible (and what a test builds there lands in the upper layer);
   - the mask layer holds overlayfs whiteouts (character devices 0/0) for /etc/syncd, /var/lib/syncd,
-    /var/cache/syncd and /usr/sbin/policy-rc.d: whatever a contributor's machine holds there (an
-    installed syncd's configuration, state and cache; a container's policy-rc.d that forbids starting
-    services) is invisible, so every test starts from no syncd at all. The syncd user may or may not
+    /var/cache/syncd, /usr/sbin/policy-rc.d and the host's enabled services (the .wants folders of
+    /etc/systemd/system): whatever a contributor's machine holds there (an installed syncd's
+    configuration, state and cache; a container's policy-rc.d that forbids starting services; an
+    nginx that would compete for the host's ports) is invisible, so every test starts from no syncd
+    at all. The syncd user may or may not
     exist on the host; the tests look it up instead of assuming either;
   - tmpfs on /run and /tmp (systemd's sockets, PrivateTmp=);
   - /proc/sys and /sys read-only (as container managers do), so neither systemd nor
@@ -42,8 +44,11 @@ import pytest
 
 from conftest import wait_for
 
-# What the namespaced systemd must never see of the host.
-HIDDEN = ["/etc/syncd", "/var/lib/syncd", "/var/cache/syncd", "/usr/sbin/policy-rc.d"]
+# What the namespaced systemd must never see of the host: syncd's own paths, a container's policy-rc.d,
+# and the services the host's admin enabled (nginx, PostgreSQL, …): the namespace shares the host's
+# network, so a second copy would fight the host's over its ports, fail and leave systemd degraded.
+HIDDEN = ["/etc/syncd", "/var/lib/syncd", "/var/cache/syncd", "/usr/sbin/policy-rc.d"] + \
+    [f"/etc/systemd/system/{target}.target.wants" for target in ("multi-user", "graphical", "sockets", "timers")]
 HOST_PATHS = ["/usr/bin/syncd", "/usr/bin/syncctl", "/usr/lib/systemd/system/syncd.service",
               "/lib/systemd/system/syncd.service", "/usr/lib/sysusers.d/syncd.conf", "/etc/syncd",
               "/var/lib/syncd", "/var/cache/syncd", "/home/syncdtest", "/usr/sbin/policy-rc.d"]
