@@ -48,8 +48,9 @@ extension SyncEngine {
         }
         let body = Array(JSONValue.object(record).serialized(.compact).utf8)
         guard body.count <= 1 << 20 else { throw .invalidRecord("the record is larger than 1 MiB") }
-        let onServer = serverRecord(source: source.name, id: id)
-        let known = (try? store.outbox(source: source.name))?.contains { $0.recordID == id && $0.state == .sent } ?? false
+        // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
+        let onServer = try serverRecord(source: source.name, id: id)
+        let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == id && $0.state == .sent }
         try queue(source, id: id, isInteger: isInteger, operation: onServer != nil || known ? .update : .create,
                   body: body, baseVersion: onServer?.version)
         return id
@@ -58,8 +59,8 @@ extension SyncEngine {
     /// Queues the removal of a record durably and republishes the cache file.
     public func delete(id: String, from source: SourceConfiguration) throws(LocalChangeError) {
         guard source.writable else { throw .notWritable(source.name) }
-        let onServer = serverRecord(source: source.name, id: id)
-        let pending = (try? store.outbox(source: source.name))?.last { $0.recordID == id }
+        let onServer = try serverRecord(source: source.name, id: id)
+        let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == id }
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
             throw .noSuchRecord(source: source.name, id: id)
         }
@@ -80,11 +81,17 @@ extension SyncEngine {
         republish(source.name)
     }
 
-    /// The record as the last listing had it.
-    func serverRecord(source: String, id: String) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
+    /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".
+    func serverRecord(source: String, id: String) throws(LocalChangeError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
-        _ = try? store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) }
+        _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
         return found
+    }
+
+    /// Runs a store read; its failure becomes `.storage` with what was being read, so it is never mistaken
+    /// for "not found".
+    func reading<T>(_ what: String, _ body: () throws -> T) throws(LocalChangeError) -> T {
+        do { return try body() } catch { throw .storage("Failed to read \(what): \(failureReason(error)); nothing was changed") }
     }
 
     /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
@@ -101,14 +108,18 @@ extension SyncEngine {
 
     /// `syncctl outbox --retry SEQ`: a parked change goes back in the queue.
     public func retryOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
-        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
+            throw .noSuchOutboxEntry(seq)
+        }
         do { try store.requeue(seq) } catch { throw .storage("\(error)") }
         return entry.source
     }
 
     /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
     public func dropOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
-        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
+            throw .noSuchOutboxEntry(seq)
+        }
         do {
             try store.removeOutboxEntry(seq)
             if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
@@ -122,11 +133,11 @@ extension SyncEngine {
 
     /// `syncctl resolve SOURCE ID --keep local|remote`.
     public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(LocalChangeError) {
-        let entries = (try? store.outbox(source: source.name)) ?? []
+        let entries = try reading("the outbox") { try store.outbox(source: source.name) }
         guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
             throw .noConflict(source: source.name, id: id)
         }
-        let remote = (try? store.conflicts(source: source.name))?.first { $0.recordID == id }
+        let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID == id }
         do {
             if keepLocal {
                 // Made again against the server's current version: it goes out as is at the next push.
@@ -382,7 +393,7 @@ extension SyncEngine {
         var changed = false
         do {
             for entry in try store.outbox(source: source.name) where entry.state == .sent {
-                let present = serverRecord(source: source.name, id: entry.recordID) != nil
+                let present = try serverRecord(source: source.name, id: entry.recordID) != nil
                 let confirmed = entry.operation == .delete ? !present : present
                 logger.debug("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(confirmed ? "confirmed" : "not yet shown") by the listing")
                 if confirmed || entry.unconfirmed >= 2 {

@@ -1,5 +1,6 @@
 internal import CSQLite
 internal import Glibc
+import SyncCore
 
 /// What the store remembers about one source between refreshes.
 public struct SourceState: Sendable, Equatable {
@@ -39,8 +40,32 @@ public struct SourceState: Sendable, Equatable {
     /// (never written, or written before the fingerprint columns existed).
     public var snapshotFingerprint: SnapshotFingerprint?
 
+    /// Records in the cache file as syncd last wrote it; nil before the first write (or when written by a
+    /// syncd that did not count them).
+    public var snapshotRecordCount: Int?
+
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
+
+    /// Records in the cache file apps read: the local view, unless a failed write left the file behind the
+    /// store, then what the file holds (0 when it was never written; the local view when a file written by
+    /// an older syncd was not counted).
+    public var cachedRecordCount: Int {
+        guard snapshotDirty else { return localRecordCount }
+        if let snapshotRecordCount { return snapshotRecordCount }
+        return snapshotFingerprint == nil ? 0 : localRecordCount
+    }
+
+    /// Records of the store's view not yet written to the cache file (a write failed); nil when the file is current.
+    public var unwrittenRecordCount: Int? { snapshotDirty ? localRecordCount : nil }
+
+    /// "2 cached records; 5 records not yet written to the cache file" (the second part only while the store is
+    /// ahead of the file): how messages count what apps read.
+    public var cacheFileSummary: String {
+        let held = "\(cachedRecordCount) cached \(cachedRecordCount == 1 ? "record" : "records")"
+        guard let unwritten = unwrittenRecordCount else { return held }
+        return held + "; \(counted(unwritten, "record")) not yet written to the cache file"
+    }
 
     /// An empty state for a source never synced.
     public init(name: String) {
@@ -105,12 +130,32 @@ public final class StateStore {
             default:
                 throw StoreError.corrupt(path: path, reason: "unknown schema version \(version) (this syncd knows \(StateStore.schemaVersion))")
             }
-        } catch let error as SQLiteError {
-            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .corrupt(path: path, reason: "\(error)")
+            throw StateStore.openError(error, path: path)
+        }
+    }
+
+    /// Opens the database at `path` for reading only (control reads: `List`, `Get`, outbox and conflict
+    /// listings): no schema is created or migrated and no write can happen through it. A missing file or one
+    /// of another schema version is an error; the daemon's own connection creates and migrates it.
+    public init(readingFrom path: String) throws(StoreError) {
+        do {
+            database = try Database(path: path, readOnly: true)
+            let version = try database.integerPragma("user_version")
+            guard version == StateStore.schemaVersion else {
+                throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
+            }
+        } catch {
+            throw StateStore.openError(error, path: path)
+        }
+    }
+
+    /// What an operation on `path` failed with, as a store error: damage and unknown schemas as `.corrupt`.
+    static func openError(_ error: any Error, path: String) -> StoreError {
+        switch error {
+        case let error as SQLiteError: error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
+        case let error as StoreError: error
+        default: .corrupt(path: path, reason: "\(error)")
         }
     }
 
@@ -181,6 +226,9 @@ public final class StateStore {
         ("sources", "snapshot_inode", "INTEGER"),
         ("sources", "snapshot_ctime_ns", "INTEGER"),
         ("sources", "snapshot_hash", "INTEGER"),
+        // Records in the cache file as syncd last wrote it; NULL until then. While `snapshot_dirty` is set the
+        // store is ahead of the file, and this is what apps read (docs/architecture.md, "The cache file").
+        ("sources", "snapshot_records", "INTEGER"),
     ]
 
     /// Adds the columns of `addedColumns` a file lacks, in one transaction, keeping every row.
@@ -213,12 +261,8 @@ public final class StateStore {
             if statement.int64(0) != 4 {
                 throw StoreError.corrupt(path: path, reason: "tables are missing")
             }
-        } catch let error as SQLiteError {
-            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .corrupt(path: path, reason: "\(error)")
+            throw StateStore.openError(error, path: path)
         }
     }
 
@@ -251,7 +295,7 @@ public final class StateStore {
             let statement = try database.prepare("""
                 SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
                        record_count, snapshot_dirty, retry_state,
-                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash FROM sources WHERE name = ?1
+                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash, snapshot_records FROM sources WHERE name = ?1
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
@@ -272,6 +316,7 @@ public final class StateStore {
                         size: statement.int64(10), inode: UInt64(bitPattern: statement.int64(11)),
                         changeTime: statement.int64(12), hash: UInt64(bitPattern: statement.int64(13)))
                 }
+                if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
             }
             let counts = try database.prepare("""
                 SELECT count(DISTINCT CASE WHEN state != 'conflict' THEN record_id END),
@@ -361,19 +406,22 @@ public final class StateStore {
         }
     }
 
-    /// Records that the cache file of `source` matches the store and looks like `fingerprint`
-    /// (after writing or confirming it); clears the dirty mark.
-    public func recordSnapshot(source: String, _ fingerprint: SnapshotFingerprint) throws(StoreError) {
+    /// Records that the cache file of `source` looks like `fingerprint` (after writing or confirming it) and,
+    /// when `records` is given, holds that many records (a confirmation leaves the count as it was). Clears the
+    /// dirty mark unless `dirty` says the file must be written again (it is in place but not durable).
+    public func recordSnapshot(source: String, _ fingerprint: SnapshotFingerprint, records: Int? = nil, dirty: Bool = false) throws(StoreError) {
         try write("record cache file of \(source)") {
             let statement = try database.prepare("""
-                UPDATE sources SET snapshot_dirty = 0, snapshot_size = ?2, snapshot_inode = ?3,
-                    snapshot_ctime_ns = ?4, snapshot_hash = ?5 WHERE name = ?1
+                UPDATE sources SET snapshot_dirty = ?7, snapshot_size = ?2, snapshot_inode = ?3,
+                    snapshot_ctime_ns = ?4, snapshot_hash = ?5, snapshot_records = coalesce(?6, snapshot_records) WHERE name = ?1
                 """)
             try statement.bind(1, source)
             try statement.bind(2, fingerprint.size)
             try statement.bind(3, Int64(bitPattern: fingerprint.inode))
             try statement.bind(4, fingerprint.changeTime)
             try statement.bind(5, Int64(bitPattern: fingerprint.hash))
+            try statement.bind(6, records.map(Int64.init))
+            try statement.bind(7, dirty ? 1 : 0)
             try statement.step()
         }
     }

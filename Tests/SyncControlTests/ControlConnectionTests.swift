@@ -17,13 +17,15 @@ struct ControlConnectionTests {
         let finished = try await onThread { () -> Bool in
             for _ in 0..<rounds {
                 let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), privileged: true,
-                                                   limits: ControlServerLimits())
+                                                   limits: ControlServerLimits(), now: .zero)
                 let returned = Atomic<Bool>(false)
                 let waiter = Task {
                     await connection.waitUntilClosed()
                     returned.store(true, ordering: .releasing)
                 }
-                let deadline = ContinuousClock.now + .seconds(10)
+                // Generous: the waiter resumes on the cooperative pool, which other suites running in
+                // parallel may keep busy for seconds on a loaded 2-core machine; a deadlock never returns.
+                let deadline = ContinuousClock.now + .seconds(60)
                 // The waiter is registered (or the task already saw the close/cancel) before the race starts.
                 while connection.withState({ $0.closeWaiters.isEmpty }) {
                     if ContinuousClock.now > deadline { return false }

@@ -42,29 +42,8 @@ public enum VarlinkServiceError: VarlinkErrorConvertible, Equatable {
     }
 }
 
-/// The errors of `io.syncd.Manager` (see `ManagerInterface.description`).
-public enum ManagerError: VarlinkErrorConvertible, Equatable {
-    /// The caller is neither root, the daemon's user, nor a member of `ControlGroup`.
-    case permissionDenied
-    /// No source of this name is configured.
-    case noSuchSource(source: String)
-    /// The source has no record with this ID.
-    case noSuchRecord(source: String, id: String)
-    /// The source is not `Writable=yes`.
-    case notWritable(source: String)
-    /// No outbox entry has this sequence number.
-    case noSuchOutboxEntry(seq: Int64)
-    /// A parameter is well-typed but its value is not acceptable.
-    case invalidParameter(parameter: String, reason: String)
-    /// A refresh (waited for) failed.
-    case refreshFailed(source: String, reason: String)
-    /// The new configuration was rejected; the old one stays.
-    case reloadFailed(reason: String)
-    /// Logging out would discard this many queued local changes.
-    case pendingChanges(count: Int)
-    /// The daemon could not read or write its state.
-    case storageFailure(reason: String)
-
+/// The errors of `io.syncd.Manager` as Varlink errors (the cases: `ManagerError` in SyncCore).
+extension ManagerError: VarlinkErrorConvertible {
     /// The interface these errors belong to.
     public static let interface = "io.syncd.Manager"
 
@@ -81,6 +60,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case .reloadFailed: member = "ReloadFailed"
         case .pendingChanges: member = "PendingChanges"
         case .storageFailure: member = "StorageFailure"
+        case .tooManyConnections: member = "TooManyConnections"
         }
         return ManagerError.interface + "." + member
     }
@@ -93,7 +73,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case .noSuchOutboxEntry(let seq): return ["seq": .integer(seq)]
         case .invalidParameter(let parameter, let reason): return ["parameter": .string(parameter), "reason": .string(reason)]
         case .refreshFailed(let source, let reason): return ["source": .string(source), "reason": .string(reason)]
-        case .reloadFailed(let reason), .storageFailure(let reason): return ["reason": .string(reason)]
+        case .reloadFailed(let reason), .storageFailure(let reason), .tooManyConnections(let reason): return ["reason": .string(reason)]
         case .pendingChanges(let count): return ["count": .int(count)]
         }
     }
@@ -112,6 +92,7 @@ public enum ManagerError: VarlinkErrorConvertible, Equatable {
         case "io.syncd.Manager.ReloadFailed": self = .reloadFailed(reason: text("reason"))
         case "io.syncd.Manager.PendingChanges": self = .pendingChanges(count: Int(parameters["count"]?.integerValue ?? 0))
         case "io.syncd.Manager.StorageFailure": self = .storageFailure(reason: text("reason"))
+        case "io.syncd.Manager.TooManyConnections": self = .tooManyConnections(reason: text("reason"))
         default: return nil
         }
     }
