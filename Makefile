@@ -5,6 +5,8 @@ BINDIR = $(PREFIX)/bin
 MANDIR = $(PREFIX)/share/man
 # systemd reads units from /usr/lib/systemd for PREFIX=/usr, else from $(PREFIX)/lib/systemd.
 SYSTEMDDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/systemd,$(PREFIX)/lib/systemd)
+SYSTEMUNITDIR ?= $(SYSTEMDDIR)/system
+USERUNITDIR ?= $(SYSTEMDDIR)/user
 SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
 # syncd reads /etc/syncd whatever the prefix, so the examples go there too (they never overwrite a file).
 SYSCONFDIR ?= /etc
@@ -18,7 +20,8 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 VENV ?= $(CURDIR)/build/venv
 TEST_PATH = $(VENV)/bin:$(PATH)
 
-.PHONY: help deps build-deps build release test check unit fuzz integration demo bench man install uninstall clean
+.PHONY: help deps build-deps build release test check unit fuzz integration demo bench man install install-files \
+	uninstall deb deb-deps contributor-check clean
 
 help:
 	@echo "make demo         sample server + daemon + cache + syncctl status (installs what it needs)"
@@ -26,6 +29,7 @@ help:
 	@echo "make check        quick: unit tests only"
 	@echo "make bench        benchmarks (figures go to docs/benchmarks.md)"
 	@echo "make install      release build + units + man pages into \$$DESTDIR\$$PREFIX"
+	@echo "make deb          build/syncd_VERSION_ARCH.deb (then: sudo apt install ./build/syncd_*.deb)"
 
 # Everything the tests need (Debian packages, and the Python ones in $(VENV)).
 deps:
@@ -63,6 +67,13 @@ test: deps build
 	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 	$(MAKE) fuzz
 	$(MAKE) integration
+	$(MAKE) contributor-check
+
+# The tests that run something as another user or boot systemd, from this checkout as if it lay below
+# a 0700 directory on a machine with syncd installed (simulated in a mount namespace; see the script).
+contributor-check: deps build
+	$(SWIFT) build --build-tests
+	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) PYTEST_TIMEOUT=$(PYTEST_TIMEOUT) .ci/contributor-machine
 
 demo: build
 	config/demo/run-demo
@@ -77,7 +88,21 @@ man:
 		name=$$(basename $$page .md); scdoc < $$page > build/man/$$name; \
 	done
 
+# Without DESTDIR this installs onto the running system: systemd-sysusers then creates the user the
+# unit runs as, so `systemctl enable --now syncd` works right away.  Nothing is enabled or started.
 install: release man
+	$(MAKE) install-files
+	if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
+		systemd-sysusers $(SYSUSERSDIR)/syncd.conf; \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		echo "make install: start syncd with: systemctl enable --now syncd"; \
+	elif [ -z "$(DESTDIR)" ]; then \
+		echo "make install: no systemd-sysusers here; create the system user and group syncd" \
+		     "(home /var/lib/syncd) before starting syncd.service"; \
+	fi
+
+# Copies what `make release` and `make man` built (debian/rules uses this without rebuilding).
+install-files:
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 .build/release/syncd .build/release/syncctl $(DESTDIR)$(BINDIR)/
 # Every page `make man` rendered goes into the man<section> directory its suffix names.
@@ -87,26 +112,51 @@ install: release man
 	install -d $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d
 	install -m 0644 config/syncd.conf $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example
 	install -m 0644 config/sources.d/posts.source.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/
-	if [ -d packaging/systemd ]; then \
-		install -d $(DESTDIR)$(SYSTEMDDIR)/system $(DESTDIR)$(SYSTEMDDIR)/user $(DESTDIR)$(SYSUSERSDIR); \
-		mkdir -p build/systemd; \
-		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.service > build/systemd/syncd.service; \
-		sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.user.service > build/systemd/syncd.user.service; \
-		install -m 0644 build/systemd/syncd.service $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service; \
-		install -m 0644 build/systemd/syncd.user.service $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service; \
-		install -m 0644 packaging/systemd/syncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/syncd.conf; \
-	fi
-	if [ -f packaging/completion/syncctl.bash ]; then \
-		install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions; \
-		install -m 0644 packaging/completion/syncctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl; \
-	fi
+	install -d $(DESTDIR)$(SYSTEMUNITDIR) $(DESTDIR)$(USERUNITDIR) $(DESTDIR)$(SYSUSERSDIR) build/systemd
+	sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.service > build/systemd/syncd.service
+	sed 's|@BINDIR@|$(BINDIR)|g' packaging/systemd/syncd.user.service > build/systemd/syncd.user.service
+	install -m 0644 build/systemd/syncd.service $(DESTDIR)$(SYSTEMUNITDIR)/syncd.service
+	install -m 0644 build/systemd/syncd.user.service $(DESTDIR)$(USERUNITDIR)/syncd.service
+	install -m 0644 packaging/systemd/syncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/syncd.conf
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 0644 packaging/completion/syncctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl
 
+# Without DESTDIR this first stops and disables the system service (enabled by the admin after
+# `make install`).  State, cache, configuration and the user stay; the message says how to remove them.
 uninstall:
+	if [ -z "$(DESTDIR)" ] && [ -d /run/systemd/system ] && [ -f $(SYSTEMUNITDIR)/syncd.service ]; then \
+		systemctl disable --now syncd.service; \
+	fi
 	rm -f $(DESTDIR)$(BINDIR)/syncd $(DESTDIR)$(BINDIR)/syncctl
 	rm -f $(DESTDIR)$(MANDIR)/man1/syncctl.1 $(DESTDIR)$(MANDIR)/man5/syncd.conf.5 $(DESTDIR)$(MANDIR)/man8/syncd.8
-	rm -f $(DESTDIR)$(SYSTEMDDIR)/system/syncd.service $(DESTDIR)$(SYSTEMDDIR)/user/syncd.service
+	rm -f $(DESTDIR)$(SYSTEMUNITDIR)/syncd.service $(DESTDIR)$(USERUNITDIR)/syncd.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/syncd.conf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl
 	rm -f $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/posts.source.example
+	if [ -z "$(DESTDIR)" ]; then \
+		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		echo "make uninstall: users who enabled their own instance stop it with: systemctl --user disable --now syncd"; \
+		echo "make uninstall: kept /etc/syncd, /var/lib/syncd, /var/cache/syncd and the user syncd;" \
+		     "remove them with: rm -rf /etc/syncd /var/lib/syncd /var/cache/syncd && userdel syncd"; \
+	fi
+
+# The Debian package: packaging/debian becomes debian/ of a copy of the tree in build/deb, and
+# dpkg-buildpackage (debhelper, dh) builds it from the release binaries built here.  The packages
+# land in build/ (syncd_VERSION_ARCH.deb and its -dbgsym); lintian must report no errors.
+# (read with sed: dpkg-parsechangelog may not be installed yet when make parses this file)
+DEB_VERSION = $(shell awk -F'[()]' 'NR == 1 { print $$2 }' packaging/debian/changelog)
+DEB_TREE = build/deb/syncd-$(DEB_VERSION)
+deb-deps:
+	.ci/install-deps deb
+
+deb: deb-deps release
+	rm -rf build/deb build/syncd_*.deb build/syncd-dbgsym_*.deb
+	mkdir -p $(DEB_TREE)
+	cp -a Package.swift Sources Makefile .ci config docs packaging README.md LICENSE $(DEB_TREE)/
+	cp -a packaging/debian $(DEB_TREE)/debian
+	cd $(DEB_TREE) && SYNCD_PREBUILT=$(CURDIR)/.build/release dpkg-buildpackage -b -us -uc
+	mv build/deb/syncd_$(DEB_VERSION)_*.deb build/deb/syncd-dbgsym_$(DEB_VERSION)_*.deb build/
+	lintian --fail-on error build/syncd_$(DEB_VERSION)_*.deb build/syncd-dbgsym_$(DEB_VERSION)_*.deb
+	@ls build/syncd_$(DEB_VERSION)_*.deb
 
 clean:
 	rm -rf .build build

@@ -3,11 +3,12 @@ import Synchronization
 
 /// Runs a program to completion and returns its exit status and output.
 func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                stdin: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+                stdin: String? = nil, directory: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     if let environment { process.environment = environment }
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let out = Pipe(), err = Pipe(), input = Pipe()
     process.standardOutput = out
     process.standardError = err

@@ -76,11 +76,20 @@ struct ControlAccessTests {
         }))
         """#
 
+    /// Runs the script as `nobody` with Debian's python3 on the fixture's socket. Everything it needs is
+    /// reachable by nobody wherever the checkout lies: the interpreter is the system's, the script is an
+    /// argument, the socket's folder is made by the fixture in /tmp (0755) and is also its working
+    /// directory (the test runner's may lie below a 0700 home).
+    static func runAsNobody(_ fixture: ControlServerFixture) throws -> (status: Int32, stdout: String, stderr: String) {
+        try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", unprivilegedScript, fixture.path],
+                       directory: fixture.directory)
+    }
+
     @Test  // needs root to run a client as nobody: make test runs as root; make check leaves this suite out
     func unprivilegedPeerMayOnlyReadStatus() async throws {
         let fixture = try ControlServerFixture(policy: AccessPolicy(controlGroup: "syncd-test-no-such-group"))
         let result = try await onThread {
-            try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", ControlAccessTests.unprivilegedScript, fixture.path])
+            try ControlAccessTests.runAsNobody(fixture)
         }
         await fixture.stop()
         #expect(result.status == 0, "\(result.stderr)")
@@ -99,7 +108,7 @@ struct ControlAccessTests {
         // nobody's primary group is nogroup on Debian.
         let fixture = try ControlServerFixture(policy: AccessPolicy(controlGroup: "nogroup"))
         let result = try await onThread {
-            try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", ControlAccessTests.unprivilegedScript, fixture.path])
+            try ControlAccessTests.runAsNobody(fixture)
         }
         await fixture.stop()
         let output = try JSONValue(parsing: result.stdout)

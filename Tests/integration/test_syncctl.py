@@ -3,23 +3,53 @@ a client nobody here wrote (the reference Python varlink implementation), logout
 import json
 import os
 import queue
+import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from conftest import BIN, POSTS, wait_for
 
 
-def syncctl(setup, *args, user=None, env=None):
-    cmd = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
+def syncctl(setup, *args, user=None, env=None, bin_dir=BIN):
+    cmd = [str(bin_dir / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
+    cwd = None
     if user:
         cmd = ["runuser", "-u", user, "--"] + cmd
+        cwd = bin_dir
     full_env = dict(os.environ, NO_COLOR="1")
     full_env.update(env or {})
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env, cwd=cwd)
+
+
+@pytest.fixture
+def shared(setup):
+    """A folder for running syncctl as "nobody": made for the test in /tmp (mode 0755), holding a copy
+    of syncctl with the shared libraries it loads from outside the system's library folders (the Swift
+    runtime of a debug build) and the daemon's runtime folder; removed afterwards. The checkout and
+    pytest's temporary folders may lie below directories nobody cannot enter (a clone under /root or
+    in a 0700 home), and a test never widens the permissions of directories it did not create."""
+    folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
+    try:
+        os.chmod(folder, 0o755)
+        shutil.copy2(BIN / "syncctl", folder / "syncctl")
+        ldd = subprocess.run(["ldd", str(BIN / "syncctl")], capture_output=True, text=True, check=True).stdout
+        for library in re.findall(r"=> (/\S+)", ldd):
+            if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
+                shutil.copy2(library, folder)     # found through the binary's RUNPATH $ORIGIN
+        for entry in folder.iterdir():
+            os.chmod(entry, 0o755)
+        setup.runtime = folder / "run"
+        setup.write_main()
+        yield folder
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_status_json_matches_the_spec_shape(running, setup, server):
@@ -197,29 +227,20 @@ def test_usage_errors_and_unreachable_daemon(setup):
     assert "cannot connect to" in r.stderr and "Is syncd running?" in r.stderr
 
 
-def test_unprivileged_user_may_read_status_only(running, setup):
-    # Let "nobody" reach the socket through pytest's private temporary folders.
-    path = setup.runtime
-    while str(path) != "/":
-        os.chmod(path, os.stat(path).st_mode | 0o111)
-        path = path.parent
-    r = syncctl(setup, "status", user="nobody")
+def test_unprivileged_user_may_read_status_only(shared, running, setup):
+    r = syncctl(setup, "status", user="nobody", bin_dir=shared)
     assert r.returncode == 0, r.stderr
     for args in (("refresh", "posts"), ("list", "posts"), ("get", "posts", "1"), ("logout",), ("reload",)):
-        r = syncctl(setup, *args, user="nobody")
+        r = syncctl(setup, *args, user="nobody", bin_dir=shared)
         assert r.returncode == 1, args
         assert "permission denied" in r.stderr.lower(), r.stderr
     assert setup.cache_doc("posts")["records"] == POSTS
 
 
-def test_a_socket_closed_to_the_user_is_explained(running, setup):
-    # The runtime folder stays 0700 for root: "nobody" cannot even reach the socket.
-    path = setup.runtime.parent
-    while str(path) != "/":
-        os.chmod(path, os.stat(path).st_mode | 0o111)
-        path = path.parent
+def test_a_socket_closed_to_the_user_is_explained(shared, running, setup):
+    # The daemon's runtime folder (made for this test) closed to others: "nobody" cannot reach the socket.
     os.chmod(setup.runtime, 0o700)
-    r = syncctl(setup, "status", user="nobody")
+    r = syncctl(setup, "status", user="nobody", bin_dir=shared)
     assert r.returncode == 3
     assert "Permission denied" in r.stderr and "check their permissions" in r.stderr
     assert "Is syncd running?" not in r.stderr

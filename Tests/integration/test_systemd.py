@@ -1,194 +1,24 @@
 """The shipped system unit under a real systemd (252 here), booted in its own namespaces.
 
-How the host is kept out of it:
-
-* `make install PREFIX=/usr DESTDIR=<tmp>/root` runs on the host and writes only below the test's temp
-  directory (and the tree's own build/ folder).
-* systemd boots with `unshare --cgroup --pid --fork --mount --mount-proc --uts`. Before it is exec'd,
-  a shell inside the new mount namespace (private propagation, so nothing leaks back) mounts:
-  - overlayfs on /usr, /etc and /var: the lower layers are the installed tree over the host's own
-    directories (`lowerdir=<tmp>/root/usr:/usr`), the upper layers are temp directories, so the
-    namespace sees a system with syncd installed and every write (passwd, machine-id, journal,
-    /var/lib/syncd, /var/cache/syncd) lands in <tmp>/upper, never in the host's /usr, /etc, /var;
-  - tmpfs on /run, /tmp and /home (systemd's sockets, PrivateTmp=, the test user's home);
-  - /proc/sys and /sys read-only (as container managers do), so neither systemd nor
-    systemd-sysctl.service can change the host kernel's settings; `container=syncd-test` tells
-    systemd it runs in a container, so it skips module loading and the like;
-  - a fresh cgroup2 hierarchy whose root is a cgroup made for this test (joined before unsharing the
-    cgroup namespace), so systemd's slices and scopes live below it and not in the host's tree.
-* Teardown kills that systemd (PID 1 of the namespace, by its host PID), which takes every process of
-  the namespace and with them the mount namespace and its mounts; then the test's cgroup is removed.
-  The test checks that the host's view of syncd's paths and user is the same afterwards.
+`make install PREFIX=/usr DESTDIR=<tmp>/root` runs on the host and writes only below the test's temp
+directory (and the tree's own build/ folder); that tree is the top layer of the namespaced systemd's
+/usr, /etc and /var (namespaced_systemd.py says how the host is kept out, and checks it afterwards).
 
 The daemon runs with the unit's full hardening, so this also proves that the Swift binary, libcurl,
 SQLite and Dispatch work under MemoryDenyWriteExecute=, SystemCallFilter= and the Protect* family.
 Nothing is skipped: if systemd cannot boot, the test fails with its console log.
 """
 import json
-import os
-import pwd
 import re
-import signal
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import POSTS, ROOT, wait_for
+from namespaced_systemd import NamespacedSystemd, host_unchanged  # noqa: F401 (a fixture)
 
 SOCKET = "/run/syncd/io.syncd.Manager"
-HOST_PATHS = ["/usr/bin/syncd", "/usr/bin/syncctl", "/usr/lib/systemd/system/syncd.service",
-              "/usr/lib/sysusers.d/syncd.conf", "/etc/syncd", "/var/lib/syncd", "/var/cache/syncd", "/home/syncdtest"]
-
-BOOT = r"""
-set -eu
-for d in usr etc var; do
-    lower=/$d
-    if [ -d "$DEST/$d" ]; then lower="$DEST/$d:/$d"; fi
-    mount -t overlay overlay -o "lowerdir=$lower,upperdir=$WORK/upper/$d,workdir=$WORK/work/$d" /$d
-done
-mount -t tmpfs -o mode=0755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=0755 tmpfs /home
-mount --bind /proc/sys /proc/sys
-mount -o remount,bind,ro /proc/sys
-umount -R /sys/fs/cgroup 2>/dev/null || true
-mount --bind /sys /sys
-mount -o remount,bind,ro /sys
-mount -t cgroup2 cgroup2 /sys/fs/cgroup
-exec /lib/systemd/systemd --system --log-target=console
-"""
-
-
-def cgroup2_base():
-    """Where this process's cgroup2 directory is: the cgroup2 mount point plus our path in it."""
-    mount = None
-    with open("/proc/self/mountinfo") as info:
-        for line in info:
-            fields = line.split()
-            fstype = fields[fields.index("-") + 1]
-            if fstype == "cgroup2":
-                mount = fields[4]
-                break
-    if mount is None:
-        pytest.fail("no cgroup2 hierarchy is mounted; the namespaced systemd needs one")
-    own = next((line.split(":", 2)[2].strip() for line in Path("/proc/self/cgroup").read_text().splitlines()
-                if line.startswith("0::")), "/")
-    return Path(mount + own)
-
-
-def remove_cgroup(path, timeout=10.0):
-    """rmdir a cgroup tree bottom-up, waiting for killed processes to leave it."""
-    deadline = time.monotonic() + timeout
-    while path.exists():
-        try:
-            for directory in sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-                directory.rmdir()
-            path.rmdir()
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
-def host_view():
-    """What the host sees of syncd: its paths and its user. Must not change because of the test."""
-    paths = {p: os.path.lexists(p) for p in HOST_PATHS}
-    users = {}
-    for name in ("syncd", "syncdtest"):
-        try:
-            users[name] = pwd.getpwnam(name).pw_uid
-        except KeyError:
-            users[name] = None
-    return paths, users
-
-
-class NamespacedSystemd:
-    def __init__(self, workdir, dest):
-        self.workdir = Path(workdir)
-        for layer in ("upper", "work"):
-            for d in ("usr", "etc", "var"):
-                (self.workdir / layer / d).mkdir(parents=True)
-        self.log_path = self.workdir / "systemd-console.log"
-        self.cgroup = cgroup2_base() / f"syncd-test-{os.getpid()}-{time.monotonic_ns()}"
-        self.cgroup.mkdir()
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "container": "syncd-test",
-               "DEST": str(dest), "WORK": str(self.workdir), "BOOT": BOOT, "CGROUP": str(self.cgroup)}
-        # The shell joins the test's cgroup first, so the new cgroup namespace is rooted there.
-        command = ('echo $$ > "$CGROUP/cgroup.procs" && exec unshare --cgroup --pid --fork --mount '
-                   '--mount-proc --uts --propagation private sh -c "$BOOT"')
-        with open(self.log_path, "w") as log:
-            self.proc = subprocess.Popen(["sh", "-c", command], stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, env=env)
-        self.pid = None
-        try:
-            self.pid = wait_for(self._find_systemd, timeout=15, what="the namespaced systemd to start")
-            wait_for(self._booted, timeout=90, what="the namespaced systemd to finish booting")
-        except AssertionError as error:
-            self.close()
-            pytest.fail(f"systemd did not boot in the namespace: {error}\n{self.console()}")
-
-    def console(self):
-        return self.log_path.read_text(errors="replace")[-6000:]
-
-    def _find_systemd(self):
-        """The host PID of the namespace's PID 1: the child of `unshare --fork` once it exec'd systemd."""
-        if self.proc.poll() is not None:
-            raise AssertionError(f"unshare exited with {self.proc.returncode}")
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                stat = (entry / "stat").read_text()
-                parent = int(stat.rsplit(")", 1)[1].split()[1])
-                if parent == self.proc.pid and (entry / "exe").resolve().name == "systemd":
-                    return int(entry.name)
-            except (OSError, ValueError, IndexError):
-                pass
-        return None
-
-    def _booted(self):
-        state = self.run("systemctl", "is-system-running", check=False).stdout.strip()
-        if state == "degraded":
-            failed = self.run("systemctl", "--failed", "--no-legend", check=False).stdout
-            raise AssertionError(f"systemd is degraded; failed units:\n{failed}")
-        return state == "running"
-
-    def run(self, *args, check=True, input=None, timeout=60):
-        """Runs a command inside the namespaces (mount, PID, UTS) of the namespaced systemd."""
-        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "SYSTEMD_PAGER": "",
-               "SYSTEMD_COLORS": "0"}
-        result = subprocess.run(["nsenter", "-t", str(self.pid), "-m", "-p", "-u", *map(str, args)],
-                                capture_output=True, text=True, input=input, env=env, timeout=timeout)
-        if check:
-            assert result.returncode == 0, f"{' '.join(map(str, args))}: exit {result.returncode}\n" \
-                                           f"{result.stdout}{result.stderr}"
-        return result
-
-    def write(self, path, text):
-        self.run("sh", "-c", 'mkdir -p "$(dirname "$1")" && cat > "$1"', "sh", path, input=text)
-
-    def show(self, unit, *properties):
-        output = self.run("systemctl", "show", unit, "-p", ",".join(properties)).stdout
-        return dict(line.split("=", 1) for line in output.splitlines() if "=" in line)
-
-    def journal(self, unit):
-        return self.run("journalctl", "-u", unit, "-o", "cat", "--no-pager").stdout
-
-    def close(self):
-        if self.pid is not None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)   # PID 1 of the namespace: takes all its processes along
-            except ProcessLookupError:
-                pass
-        if self.proc.poll() is None:
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        remove_cgroup(self.cgroup)
 
 
 @pytest.fixture(scope="module")
@@ -203,12 +33,10 @@ def installed_root(tmp_path_factory):
 
 
 @pytest.fixture
-def systemd(tmp_path, installed_root):
-    before = host_view()
+def systemd(tmp_path, installed_root, host_unchanged):
     sd = NamespacedSystemd(tmp_path / "ns", installed_root)
     yield sd
     sd.close()
-    assert host_view() == before, "the test changed the host's /usr, /etc or /var"
 
 
 def status_of(sd, pid, field):
