@@ -121,9 +121,14 @@ extension StateStore {
         return entries
     }
 
+    /// What `last_error` says while a request is out; still there after a crash, it tells that the answer was lost.
+    public static let answerPending = "sent; no answer received yet"
+
     /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards.
     public func markAttempt(_ seq: Int64) throws(StoreError) {
-        try durableWrite("count an attempt") { try run("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?1", seq) }
+        try durableWrite("count an attempt") {
+            try run("UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)' WHERE seq = ?1", seq)
+        }
     }
 
     /// The server accepted the change; it stays as an overlay until a listing shows it.

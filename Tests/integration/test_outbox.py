@@ -85,7 +85,7 @@ def test_a_lost_answer_never_creates_twice(server, setup, daemons):
     d = start(setup, daemons)
     server.fault("posts", kind="lose-answer", method="POST")
     assert put(setup, {"id": "once", "title": "x"}).returncode == 0
-    d.wait_log("posts: create of once already on the server", timeout=15)
+    d.wait_log("posts: the create of once, whose answer was lost, is on the server under its ID", timeout=15)
     assert [r["id"] for r in server.records("posts")].count("once") == 1
     assert writes(server).count(("POST", "/posts")) == 1
     post = next(r for r in server.requests() if r["method"] == "POST")
@@ -445,7 +445,21 @@ def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
 def test_deleting_what_the_server_already_removed_counts_as_done(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)
-    server.fault("posts", kind="status", status=404, method="DELETE")
+    # Removed on the server after the daemon's last listing: the DELETE meets a real 404, the listing agrees.
+    server.set_records("posts", [p for p in server.records("posts") if p["id"] != 2])
     assert syncctl(setup, "delete", "posts", "2").returncode == 0
     d.wait_log("posts: delete of 2 already removed on the server (HTTP 404)")
     assert not [e for e in outbox_entries(setup) if e["state"] == "parked"]
+
+
+def test_a_404_for_a_record_the_listing_has_parks_the_change(server, setup, daemons):
+    # The item URL is wrong (here: the server answers 404 though it still lists the record): never dropped.
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=404, method="PUT")
+    assert put(setup, {"id": 1, "title": "edited"}).returncode == 0
+    d.wait_log("posts: parked the update of 1: HTTP 404 from " + server.url("posts") + "/1, yet the server's listing has record 1")
+    parked = [e for e in outbox_entries(setup) if e["state"] == "parked"]
+    assert len(parked) == 1 and "set ItemURL=" in parked[0]["lastError"]
+    assert next(r for r in setup.cache_doc("posts")["records"] if r["id"] == 1)["title"] == "edited"
+    assert next(r for r in server.records("posts") if r["id"] == 1)["title"] == "Post 1"
