@@ -70,6 +70,17 @@ extension SyncEngine {
 
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
                        body: [UInt8]?, baseVersion: String?) throws(LocalChangeError) {
+        // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
+        // (`syncctl outbox`), and no longer holds the record's changes back.
+        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
+        for entry in parked {
+            do {
+                try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
+            } catch {
+                throw .storage("Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
+            }
+            logger.notice("\(source.name): the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
+        }
         do {
             try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
                               baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
@@ -162,7 +173,7 @@ extension SyncEngine {
         defer { if changed { republish(source.name) } }
         for entry in entries {
             guard entry.state == .queued else {
-                if entry.state == .parked || entry.state == .conflict { blocked.insert(entry.recordID) }
+                if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }
                 continue
             }
             guard !blocked.contains(entry.recordID) else { continue }

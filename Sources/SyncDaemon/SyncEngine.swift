@@ -140,9 +140,10 @@ public final class SyncEngine {
             } catch {
                 return fail(source, storeFailure(error, prefix: ""), at: now)
             }
-            confirmSent(source)
+            // Settled against this listing first, so that what it already shows is confirmed at once.
             if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
             settleNotFound(source)
+            confirmSent(source)
             do {
                 if let touched = try publishOrTouch(source, changed: !outcome.unchanged) {
                     try store.recordSnapshot(source: source.name, touched)
