@@ -86,7 +86,14 @@ final class ListingFetcher {
                 if let etag = previous.etag { request.headers.append((name: "If-None-Match", value: etag)) }
                 if let lastModified = previous.lastModified { request.headers.append((name: "If-Modified-Since", value: lastModified)) }
             }
-            let pageResult = try fetchPage(request, page: page, writer: &writer)
+            let pageResult: PageResult
+            do {
+                pageResult = try fetchPage(request, page: page, writer: &writer)
+            } catch where error.kind == .transient && clock.now >= deadline {
+                // The page's timeout was cut short by the listing's deadline: say which limit struck.
+                throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
+                                     + "after \(page - 1) pages; raise it if the server is just slow")
+            }
             switch pageResult {
             case .notModified:
                 writer?.rollback()
