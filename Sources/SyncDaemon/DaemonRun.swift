@@ -80,6 +80,8 @@ final class DaemonLoop {
     var refreshWaiters: [RefreshWaiter] = []
     /// Refreshes started so far, per source.
     var refreshStarts: [String: Int] = [:]
+    /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
+    var notices: [String: [String]] = [:]
     var lastStatusLine = ""
     /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
     var reloadFailure: String?
@@ -266,7 +268,10 @@ final class DaemonLoop {
             return
         }
         let previous = states[name]
-        if let state { states[name] = state }
+        if let state {
+            states[name] = state
+            notices[name] = state.notices
+        }
         // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
         let replaced: Bool
         switch result {
@@ -312,7 +317,9 @@ final class DaemonLoop {
         }
         feed(.refreshFinished(outcome), source: name)
         if case .failed(let failure) = result, failure.kind != .cancelled {
-            logger.warning("\(name): refresh failed, serving the cached copy: \(failure.message); \(retryDescription(name))")
+            // Only a source that once had a good listing has a cached copy to serve.
+            let serving = states[name]?.lastSuccess != nil ? "serving the cached copy" : "no cached copy yet"
+            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))")
         }
         saveRetryState(name)
         resolveWaiters(with: report, start: start)
@@ -449,7 +456,7 @@ final class DaemonLoop {
             }
             return DaemonStatusSnapshot.Source(
                 name: source.name, url: source.url, state: name, records: state.localRecordCount, pending: state.pendingCount,
-                conflicts: state.conflictCount,
+                parked: state.parkedCount, conflicts: state.conflictCount, warnings: notices[source.name] ?? [],
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }

@@ -19,7 +19,9 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
         public var state: String
         public var records: Int
         public var pending: Int
+        public var parked: Int
         public var conflicts: Int
+        public var warnings: [String]
         public var lastSuccess: String?
         public var lastAttempt: String?
         public var lastError: String?

@@ -34,6 +34,7 @@ public struct SnapshotWriter {
     @discardableResult
     public func publish(source: String, state: SourceState, store: StateStore) throws -> SnapshotFingerprint {
         let (pending, conflicts) = try store.pendingAndConflicts(source: source)
+        let parked = try store.parkedIDs(source: source)
         try prepareDirectory()
         let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
         let written = try writer.write { sink in
@@ -48,6 +49,8 @@ public struct SnapshotWriter {
             }
             // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
             try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
+            // The pending IDs whose change the server refused (`syncctl outbox`).
+            try sink.write("\"parked\":[\(parked.map(\.jsonLiteral).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
         }
         // Inode and change time as they are after the rename, which moves the change time.

@@ -14,14 +14,6 @@ extension OutboxRecord {
     }
 }
 
-extension OutboxRecord {
-    /// How `lastError` of a parked change begins once a newer change of its record superseded it.
-    static let supersededMark = "superseded by a newer change; was: "
-
-    /// A parked change a newer change of the same record superseded: kept for the record, never pushed.
-    var isSuperseded: Bool { state == .parked && (lastError ?? "").hasPrefix(OutboxRecord.supersededMark) }
-}
-
 extension SyncEngine {
     /// The creates of `source` waiting for this check (the push held them back).
     func lostCreates(of source: SourceConfiguration) -> [OutboxRecord] {

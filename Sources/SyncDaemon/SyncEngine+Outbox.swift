@@ -303,7 +303,9 @@ extension SyncEngine {
             // The policy keeps the local version: push it once more, unguarded.
             try pushOne(entry, source: source, token: token, force: true)
         case 408, 429, 500...599:
-            let message = "HTTP \(head.status) from \(what)"
+            // The server's own words, as for a parked 4xx: a 500's body often says what broke.
+            let snippet = ErrorSnippet.text(answer, limit: 300)
+            let message = "HTTP \(head.status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
             try? store.noteFailure(entry.seq, status: head.status, error: message)
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(message)",
                                  status: head.status, retryAfter: head.header("retry-after"))

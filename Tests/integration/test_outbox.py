@@ -439,7 +439,8 @@ def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
     server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}')
     assert put(setup, {"id": 2, "title": "raced", "version": V1}).returncode == 0
     d.wait_log("conflict on 2 (HTTP 412")
-    assert setup.cache_doc("posts")["conflicts"] == [2]
+    # The log line comes before the cache file is rewritten.
+    wait_for(lambda: setup.cache_doc("posts")["conflicts"] == [2], what="the conflict in the cache file")
 
 
 def test_deleting_what_the_server_already_removed_counts_as_done(server, setup, daemons):
