@@ -41,11 +41,12 @@ build: build-deps
 release: build-deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# Unit tests only: pure logic, SQLite files, sockets in-process; leaves out the suites that need root,
-# network namespaces or the reference Python client (make test runs everything).
+# Unit tests only: pure logic, SQLite files, sockets in-process. Suites that need root, network
+# namespaces, the built binaries or the reference Python client carry the `.system` trait, which
+# SYNCD_TESTS=unit turns off (make test runs everything).
 check unit: build
 	$(SWIFT) build --build-tests
-	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests --skip 'LinkMonitorTests|ControlAccessTests|ReferenceClientTests|SyncctlEndToEndTests|InstanceLockRootTests'
+	SYNCD_TESTS=unit PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 
 fuzz:
 	Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)

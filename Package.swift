@@ -21,11 +21,13 @@ let package = Package(
 
         // Pure logic: no C imports, no I/O.
         .target(name: "SyncCore"),
-        // Platform modules.
+        // Platform modules: system calls, errors and logging first, then storage, transport, control.
+        .target(name: "SyncSystem", dependencies: ["SyncCore"]),
         .target(name: "SyncStore", dependencies: ["SyncCore", "CSQLite", "CShim"]),
         .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
-        .target(name: "SyncControl", dependencies: ["SyncCore"]),
-        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncStore", "SyncRemote", "SyncControl", "CSystemd", "CShim"]),
+        // Varlink: the protocol, the client syncctl uses and the server the daemon runs.
+        .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
+        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CSystemd", "CShim"]),
         // Executables.
         .executableTarget(name: "syncd", dependencies: ["SyncDaemon"]),
         .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"]),
@@ -33,8 +35,8 @@ let package = Package(
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
-        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore"]),
-        .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncDaemon", "SyncCore"]),
+        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore", "SyncSystem"]),
+        .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncCore", "SyncSystem"]),
     ],
     swiftLanguageModes: [.v6]
 )

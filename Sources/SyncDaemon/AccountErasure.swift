@@ -1,7 +1,7 @@
 import FoundationEssentials
 import SyncCore
 
-/// Erases one account's cache folder and state (logout, SPEC rule 9).
+/// Erases one account's cache folder and state (logout, syncd(8) GUARANTEES 9).
 enum AccountErasure {
     static func erase(configuration: Configuration, run: DaemonRun) throws {
         let directories = Directories(

@@ -123,7 +123,7 @@ public enum ConfigurationDirectory {
     /// Reads at most `maximumFileSize` bytes; nil if the file does not exist.
     static func readBytes(_ path: String) -> Result<[UInt8]?, ValueError> {
         // O_NONBLOCK: a FIFO dropped into the directory must not hang the daemon.
-        let descriptor = retryingInterrupts { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
+        let descriptor = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) }
         guard descriptor >= 0 else {
             let code = errno
             return code == ENOENT ? .success(nil) : .failure(ValueError(errorDescription(code)))
@@ -140,7 +140,7 @@ public enum ConfigurationDirectory {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupts { read(descriptor, raw.baseAddress, raw.count) }
+                retryingEINTR { read(descriptor, raw.baseAddress, raw.count) }
             }
             if count < 0 { return .failure(ValueError(errorDescription(errno))) }
             if count == 0 { return .success(bytes) }
@@ -148,14 +148,6 @@ public enum ConfigurationDirectory {
             if bytes.count > maximumFileSize {
                 return .failure(ValueError("larger than 1 MiB; configuration files are limited to 1 MiB"))
             }
-        }
-    }
-
-    /// Calls `body` again while it fails with `EINTR` (swift-nio's habit).
-    static func retryingInterrupts<Value: BinaryInteger>(_ body: () -> Value) -> Value {
-        while true {
-            let value = body()
-            if value >= 0 || errno != EINTR { return value }
         }
     }
 

@@ -12,7 +12,7 @@ public enum Credentials {
             throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but $CREDENTIALS_DIRECTORY is not set; pass the token with LoadCredential=\(name):PATH in the unit")
         }
         let path = directory + "/" + name
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): \(String(cString: strerror(errno)))")
         }
@@ -20,8 +20,7 @@ public enum Credentials {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
+            let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { Glibc.read(fd, raw.baseAddress, raw.count) } }
             guard n >= 0 else {
                 throw RefreshFailure(.permanent, "Failed to read credential \(name): \(String(cString: strerror(errno)))")
             }

@@ -9,7 +9,7 @@ enum DaemonEvent: Sendable {
     case timer
     /// SIGTERM, SIGINT or SIGHUP arrived.
     case signal(Int32)
-    /// A refresh ended; `generation` tells which account it belongs to (SPEC rule 9).
+    /// A refresh ended; `generation` tells which account it belongs to (syncd(8) GUARANTEES 9).
     /// `start` numbers the source's refreshes, so a waiter is answered only by one that began after it asked.
     case refreshed(source: String, result: RefreshResult, state: SourceState?, generation: Int, start: Int)
     /// The link monitor's aggregate state changed, or a significant change happened while routable.

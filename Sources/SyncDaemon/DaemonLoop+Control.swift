@@ -159,7 +159,7 @@ extension DaemonLoop {
         }
     }
 
-    /// SPEC rule 9: cancel in-flight work, erase the account's cache folder and state; a response that
+    /// syncd(8) GUARANTEES 9: cancel in-flight work, erase the account's cache folder and state; a response that
     /// arrives afterwards belongs to an old generation and is discarded.
     func logout(discardPending: Bool, continuation: CheckedContinuation<Result<Void, ControlFailure>, Never>) {
         let pending = states.values.reduce(0) { $0 + $1.unpushedCount + $1.conflictCount }
@@ -193,8 +193,8 @@ extension DaemonLoop {
                 }
                 continuation.resume(returning: .success(()))
             } catch {
-                logger.error("Failed to log out: \(error)")
-                continuation.resume(returning: .failure(.storageFailure("Failed to erase the account's data: \(error)")))
+                logger.error("Failed to log out: \(failureReason(error))")
+                continuation.resume(returning: .failure(.storageFailure("Failed to erase the account's data: \(failureReason(error))")))
             }
         }
         states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
@@ -236,7 +236,7 @@ extension DaemonLoop {
                 feed(.linkState(online: false), source: nil)
             }
         } catch {
-            logger.warning("Failed to watch network links, assuming online: \(error)")
+            logger.warning("Failed to watch network links, assuming online: \(failureReason(error))")
             linkState = "unknown"
         }
     }

@@ -37,7 +37,7 @@ public struct DaemonRun: Sendable {
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             loop = try DaemonLoop(run: self, input: input)
         } catch {
-            logger.error("Failed to start: \(error)")
+            logger.error("Failed to start: \(failureReason(error))")
             return 1
         }
         let status = await loop.run(events)
@@ -66,7 +66,7 @@ final class DaemonLoop {
     /// Sources waiting for the worker, in order; `running` is the one it works on.
     var queue: [String] = []
     var running: String?
-    /// Bumped on logout and account change: results of older generations are discarded (SPEC rule 9).
+    /// Bumped on logout and account change: results of older generations are discarded (syncd(8) GUARANTEES 9).
     var generation = 0
     var linkState = "routable"
     var online = true
@@ -350,7 +350,7 @@ final class DaemonLoop {
                 do {
                     try engine?.store.saveRetryState(source: name, text)
                 } catch {
-                    logger.error("\(name): Failed to save retry state: \(error)")
+                    logger.error("\(name): Failed to save retry state: \(failureReason(error))")
                 }
             }
         }
@@ -497,7 +497,7 @@ final class DaemonLoop {
             controlServer = server
             controlTask = Task(executorPreference: DaemonExecutor.shared) { await server.run() }
         } catch {
-            logger.error("Failed to open the control socket, continuing without syncctl access: \(error)")
+            logger.error("Failed to open the control socket, continuing without syncctl access: \(failureReason(error))")
         }
     }
 
@@ -527,7 +527,7 @@ final class DaemonLoop {
             waiter.continuation.resume(returning: .failure(.shuttingDown))
         }
         refreshWaiters.removeAll()
-        // Save where each source's retry cycle stands, so a restart continues it (SPEC rule 7).
+        // Save where each source's retry cycle stands, so a restart continues it (syncd(8) GUARANTEES 7).
         let now = monotonicNow()
         let retryStates = scheduler.exportRetryStates(at: now)
         let names = scheduler.sourceNames

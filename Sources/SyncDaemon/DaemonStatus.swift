@@ -1,6 +1,6 @@
 import SyncCore
 
-/// Daemon-wide status, as `GetStatus` returns it (SPEC "Control API").
+/// Daemon-wide status, as `GetStatus` returns it (docs/control-api.md).
 public struct DaemonStatusSnapshot: Sendable, Equatable {
     /// Daemon part.
     public struct Daemon: Sendable, Equatable {

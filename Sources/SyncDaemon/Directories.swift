@@ -1,7 +1,7 @@
 internal import Glibc
 import SyncCore
 
-/// Where the daemon keeps its state, cache and sockets (SPEC "Configuration", `[Daemon]`).
+/// Where the daemon keeps its state, cache and sockets (syncd.conf(5), `[Daemon]`).
 public struct Directories: Sendable, Equatable {
     /// `StateDirectory`: the SQLite database, mode 0700.
     public var state: String

@@ -1,4 +1,5 @@
 internal import Glibc
+import SyncCore
 
 /// Why `InstanceLock.acquire` failed.
 public enum InstanceLockError: Error, Sendable, CustomStringConvertible {
@@ -82,15 +83,6 @@ public final class InstanceLock: Sendable {
         let count = retryingEINTR { pread(fd, &buffer, buffer.count, 0) }
         guard count > 0 else { return nil }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
-        return Int32(text.trimmingWhitespace()).flatMap { $0 > 0 ? $0 : nil }
-    }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> Substring {
-        var text = Substring(self)
-        while let last = text.last, last.isWhitespace { text.removeLast() }
-        while let first = text.first, first.isWhitespace { text.removeFirst() }
-        return text
+        return Int32(text.trimmed()).flatMap { $0 > 0 ? $0 : nil }
     }
 }

@@ -45,7 +45,7 @@ struct NetlinkSocket {
     func setReceiveQueueSize(_ bytes: Int32) {
         var size = bytes
         if setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) < 0 {
-            logger.debug("Failed to enlarge the netlink receive buffer: \(SystemError("set SO_RCVBUF").description), ignoring")
+            logger.debug("Failed to enlarge the netlink receive buffer: \(SystemError("set SO_RCVBUF").reason), ignoring")
         }
     }
 

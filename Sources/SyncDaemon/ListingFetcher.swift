@@ -4,7 +4,7 @@ import SyncRemote
 import SyncStore
 
 /// Fetches a complete listing of one source — every page — validating it while it streams and staging
-/// it in the store. The listing counts only when every page arrived and parsed (SPEC rule 2).
+/// it in the store. The listing counts only when every page arrived and parsed (syncd(8) GUARANTEES 2).
 final class ListingFetcher {
     private var totalBytes: Int64 = 0
     let source: SourceConfiguration
@@ -61,7 +61,7 @@ final class ListingFetcher {
                 writer?.rollback()
                 throw RefreshFailure(.permanent, "page \(page): refusing to request \(reason)")
             }
-            // MaxBytes bounds the whole listing, all pages together (SPEC rule 2).
+            // MaxBytes bounds the whole listing, all pages together (syncd(8) GUARANTEES 2).
             let remaining = source.maxBytes - totalBytes
             guard remaining > 0 else {
                 writer?.rollback()
@@ -270,14 +270,6 @@ enum ErrorSnippet {
     }
 }
 
-extension String {
-    func trimmed() -> String {
-        var slice = Substring(self)
-        while let c = slice.first, c.isWhitespace { slice.removeFirst() }
-        while let c = slice.last, c.isWhitespace { slice.removeLast() }
-        return String(slice)
-    }
-}
 
 /// How far a refresh got: pages started, body bytes received, records staged.
 public struct RefreshProgressCount: Sendable, Equatable {

@@ -3,7 +3,7 @@ import SyncRemote
 
 /// Reachability probes: a `HEAD` with a short timeout on its own queue and libcurl handle, so a probe
 /// never waits behind a refresh. Any HTTP answer, even an error status, means the server is reachable;
-/// a probe is only a hint that schedules a refresh, never a verdict on data (SPEC rule 5).
+/// a probe is only a hint that schedules a refresh, never a verdict on data (syncd(8) GUARANTEES 5).
 ///
 /// `@unchecked Sendable`: the client is used only on `queue`.
 final class Prober: @unchecked Sendable {

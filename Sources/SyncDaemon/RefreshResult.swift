@@ -1,7 +1,7 @@
 import SyncCore
 import SyncStore
 
-/// Why a refresh failed, classified for the scheduler (SPEC rule 7).
+/// Why a refresh failed, classified for the scheduler (syncd(8) GUARANTEES 7).
 public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     /// How the scheduler should treat the failure.
     public enum Kind: Sendable, Equatable {

@@ -19,7 +19,7 @@ extension SnapshotWriter {
     }
 
     /// A refresh confirmed that nothing changed: if the cache file of `source` is still the one described
-    /// by `expected`, moves its mtime to now (SPEC "The cache other apps read") and returns its new
+    /// by `expected`, moves its mtime to now (syncd(8) DESCRIPTION) and returns its new
     /// fingerprint; otherwise moves it aside for the caller to rewrite it from the store.
     public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp) throws -> Confirmation {
         let path = path(of: source)

@@ -2,7 +2,7 @@ internal import Glibc
 import SyncCore
 import SyncStore
 
-/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (SPEC "The cache other apps read").
+/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (syncd(8) DESCRIPTION).
 /// Nothing else writes the cache folder.
 public struct SnapshotWriter {
     /// The schema version written into every file.

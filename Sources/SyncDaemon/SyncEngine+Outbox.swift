@@ -85,7 +85,7 @@ extension SyncEngine {
             try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
                               baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
         } catch {
-            throw .storage("Failed to store the change durably, nothing was queued: \(error)")
+            throw .storage("Failed to store the change durably, nothing was queued: \(failureReason(error))")
         }
         logger.info("\(source.name): queued \(operation.rawValue) of \(id)")
         republish(source.name)
@@ -464,7 +464,7 @@ extension SyncEngine {
                 }
             }
         } catch {
-            logger.error("\(source.name): Failed to confirm pushed changes, will try at the next refresh: \(error)")
+            logger.error("\(source.name): Failed to confirm pushed changes, will try at the next refresh: \(failureReason(error))")
         }
         if changed { republish(source.name) }
     }

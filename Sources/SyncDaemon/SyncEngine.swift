@@ -83,7 +83,7 @@ public final class SyncEngine {
             return true
         } catch {
             // The closed store fails every operation; the next one tries again.
-            logger.error("Failed to replace the damaged state database \(path): \(error)")
+            logger.error("Failed to replace the damaged state database \(path): \(failureReason(error))")
             return false
         }
     }
@@ -102,7 +102,7 @@ public final class SyncEngine {
         var lostCreateIDs: Set<String>?
         do {
             let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
-            // Local changes go out first, then the listing is pulled (SPEC "Local changes").
+            // Local changes go out first, then the listing is pulled (docs/local-changes.md).
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
@@ -166,7 +166,7 @@ public final class SyncEngine {
     }
 
     /// The result of a pull after a push in which some record's change failed: the new listing is in place,
-    /// yet the refresh counts as failed, so the change is retried with backoff (SPEC rule 7) and the reason shows.
+    /// yet the refresh counts as failed, so the change is retried with backoff (syncd(8) GUARANTEES 7) and the reason shows.
     private func settle(_ source: SourceConfiguration, _ pulled: RefreshResult, pushFailure: RefreshFailure?, at time: String) -> RefreshResult {
         guard let pushFailure else { return pulled }
         var failure = pushFailure
@@ -182,7 +182,7 @@ public final class SyncEngine {
         do {
             if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }
         } catch {
-            logger.warning("Failed to checkpoint the write-ahead log, continuing: \(error)")
+            logger.warning("Failed to checkpoint the write-ahead log, continuing: \(failureReason(error))")
         }
     }
 
@@ -206,7 +206,7 @@ public final class SyncEngine {
         do {
             confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock())
         } catch {
-            throw RefreshFailure(.transient, "Failed to confirm cache file \(snapshots.path(of: source.name)): \(error)")
+            throw RefreshFailure(.transient, "Failed to confirm cache file \(snapshots.path(of: source.name)): \(failureReason(error))")
         }
         switch confirmation {
         case .touched(let fingerprint):
@@ -228,7 +228,7 @@ public final class SyncEngine {
         } catch {
             // The store keeps the new data and the dirty mark, so the next refresh or start retries the write.
             try? store.setSnapshotDirty(source: name, true)
-            throw RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy: \(error)")
+            throw RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy: \(failureReason(error))")
         }
         do {
             try store.recordSnapshot(source: name, fingerprint)
@@ -262,7 +262,7 @@ public final class SyncEngine {
                     if state.lastSuccess != nil { try publish(source.name, state: state) }
                 }
             } catch {
-                logger.error("\(source.name): Failed to restore the cache file: \(error)")
+                logger.error("\(source.name): Failed to restore the cache file: \(failureReason(error))")
             }
         }
         recoverDamagedStore()
@@ -278,7 +278,7 @@ public final class SyncEngine {
         do {
             try store.recordFailure(source: source.name, url: source.url, message: failure.message, at: time)
         } catch {
-            logger.error("\(source.name): Failed to record the failure: \(error)")
+            logger.error("\(source.name): Failed to record the failure: \(failureReason(error))")
         }
         // The caller logs the failure: it knows what happens next (a retry, or the exit status of --once).
         return .failed(failure)

@@ -1,12 +1,10 @@
 internal import CCurl
 internal import CShim
-import SyncCore
 import Synchronization
+import SyncCore
 
 /// The `User-Agent` syncd sends.
 public let syncdUserAgent = "syncd/\(syncdVersion)"
-/// The version of this build.
-public let syncdVersion = "1.0.0"
 
 private let curlInitialised: Bool = {
     curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -312,7 +310,7 @@ private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in
         transfer.head.oversizedHeaders.removeAll()
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: " \t\r\n")
+        let value = line[line.index(after: colon)...].trimmed()
         // A value syncd might store or send back (ETag, Last-Modified, Location) is bounded here, once.
         if value.utf8.count > HTTPResponseHead.maxHeaderValueBytes {
             transfer.head.oversizedHeaders.append(String(name))
@@ -355,14 +353,5 @@ struct BodyReader {
         }
         offset += n
         return n
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters(in set: String) -> String {
-        var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice.removeFirst() }
-        while let last = slice.last, set.contains(last) { slice.removeLast() }
-        return String(slice)
     }
 }

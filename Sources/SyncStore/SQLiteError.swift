@@ -1,7 +1,8 @@
 internal import CSQLite
+import SyncCore
 
 /// An error from SQLite, with the operation that failed, SQLite's result code and its message.
-public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+public struct SQLiteError: FailureReason, Sendable {
     /// SQLite's extended result code (`sqlite3_extended_errcode`).
     public let code: Int32
     /// What we were doing, e.g. "open /var/lib/syncd/default/state.db".
@@ -21,7 +22,10 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
         code == 2067 || code == 1555
     }
 
-    public var description: String { "Failed to \(operation): \(message) (SQLite code \(code))" }
+    /// "OPERATION: MESSAGE (SQLite code N)", to quote after another "Failed to …:" message.
+    public var reason: String { "\(operation): \(message) (SQLite code \(code))" }
+
+    public var description: String { "Failed to \(reason)" }
 
     init(code: Int32, operation: String, message: String) {
         self.code = code

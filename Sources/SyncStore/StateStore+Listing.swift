@@ -47,7 +47,7 @@ extension StateStore {
     }
 }
 
-/// Stages the records of one listing (SPEC rule 3): the new listing replaces the old one whole, in one
+/// Stages the records of one listing (syncd(8) GUARANTEES 3): the new listing replaces the old one whole, in one
 /// transaction; records missing from it are gone, changed ones replaced, new ones added; an ID twice is refused.
 ///
 /// Records are framed into chunks of `RecordChunk.capacity`. While the new listing matches the stored one

@@ -1,4 +1,4 @@
-/// Reads of the local view (SPEC "The cache other apps read": the server's last good listing with the
+/// Reads of the local view (syncd(8) DESCRIPTION: the server's last good listing with the
 /// pending local changes applied) for the control API's `List` and `Get`. Both walk
 /// `forEachLocalRecord`, the same merge the cache file is written from, so `syncctl list` / `get`
 /// and the file never disagree.

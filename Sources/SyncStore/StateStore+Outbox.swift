@@ -1,6 +1,6 @@
 import SyncCore
 
-/// One local change waiting to reach the server (SPEC "Local changes").
+/// One local change waiting to reach the server (docs/local-changes.md).
 public struct OutboxRecord: Sendable, Equatable {
     /// What the change does on the server.
     public enum Operation: String, Sendable {

@@ -4,9 +4,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case corrupt(path: String, reason: String)
     /// SQLite refused an operation (disk full, read-only, I/O error, …).
     case sqlite(SQLiteError)
-    /// A listing had the same ID twice (SPEC rule 3).
+    /// A listing had the same ID twice (syncd(8) GUARANTEES 3).
     case duplicateID(String, index: Int)
-    /// An empty listing would wipe a non-empty cache (SPEC rule 3, `AllowEmpty=no`).
+    /// An empty listing would wipe a non-empty cache (syncd(8) GUARANTEES 3, `AllowEmpty=no`).
     case emptyListingRefused(existing: Int)
 
     public var description: String {

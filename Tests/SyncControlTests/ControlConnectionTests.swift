@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import SyncDaemon
+@testable import SyncControl
 
 @Suite("ControlConnection")
 struct ControlConnectionTests {

@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-import SyncControl
-@testable import SyncDaemon
+@testable import SyncControl
 
 /// A ControlServer on a socket in a fresh temporary directory, served by a task.
 final class ControlServerFixture: Sendable {

@@ -1,8 +1,7 @@
 import Foundation
 import Glibc
 import Testing
-import SyncControl
-@testable import SyncDaemon
+@testable import SyncControl
 
 @Suite("ControlServer", .serialized)
 struct ControlServerTests {

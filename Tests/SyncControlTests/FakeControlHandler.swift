@@ -1,6 +1,5 @@
 import Synchronization
 import SyncControl
-import SyncDaemon
 
 /// A stand-in for the daemon's handler, for exercising ControlServer over a real socket.
 final class FakeControlHandler: ControlHandler {

@@ -32,8 +32,16 @@ struct ManagerInterfaceTests {
         #expect(ManagerInterface.description.contains("interface io.syncd.Manager\n"))
     }
 
+    @Test("the links field's comment names exactly the values the daemon sends")
+    func linksCommentNamesTheLinkStates() throws {
+        let line = try #require(ManagerInterface.description.split(separator: "\n").first { $0.contains("Link state summary") })
+        for state in LinkState.allCases { #expect(line.contains("\"\(state.rawValue)\"")) }
+        #expect(!line.contains("no-carrier"))
+        #expect(!line.contains("unknown"))
+    }
+
     @Test func statusFieldsMatchTheSpecExample() throws {
-        // The GetStatus example of SPEC "Control API", field for field.
+        // The GetStatus example of docs/control-api.md, field for field.
         let example = try JSONValue(parsing: """
             {"daemon": {"version": "1.0.0", "account": "default", "online": true,
                         "links": "routable", "reachable": true, "uptimeSec": 12},

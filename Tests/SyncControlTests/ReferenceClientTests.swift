@@ -1,12 +1,11 @@
 import Foundation
 import Glibc
 import Testing
-import SyncControl
-@testable import SyncDaemon
+@testable import SyncControl
 
 /// The reference Python implementation (`pip install varlink`) against our server: a client
 /// nobody here wrote. It fetches GetInterfaceDescription first and parses our IDL.
-@Suite("Reference Varlink client", .serialized)
+@Suite("Reference Varlink client", .serialized, .system)
 struct ReferenceClientTests {
     static let script = #"""
         import json, sys, varlink
@@ -49,7 +48,7 @@ struct ReferenceClientTests {
 
 /// Peer credentials decide: a caller running as `nobody` may only call GetStatus and
 /// org.varlink.service. The caller is a real process started with runuser(1).
-@Suite("Control access", .serialized)
+@Suite("Control access", .serialized, .system)
 struct ControlAccessTests {
     static let unprivilegedScript = #"""
         import json, socket, sys

@@ -3,7 +3,7 @@ import Testing
 import SyncControl
 
 /// Runs the built `syncctl` binary against a ControlServer with the fake handler.
-@Suite("syncctl end to end", .serialized)
+@Suite("syncctl end to end", .serialized, .system)
 struct SyncctlEndToEndTests {
     /// `syncctl` next to the test bundle in the build directory.
     static let binary: String? = {

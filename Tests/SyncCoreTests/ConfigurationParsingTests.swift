@@ -157,7 +157,7 @@ struct ConfigurationParsingTests {
         #expect(cleared?.network.interfaces == [])
     }
 
-    @Test("zero is allowed where the SPEC allows it")
+    @Test("zero is allowed where syncd.conf(5) allows it")
     func zeroes() {
         let text = "[Network]\nReachabilityIntervalSec=0\nDebounceSec=0\n[Refresh]\nRandomizedDelaySec=0\n"
         let configuration = ConfigurationFixture.configuration(main: text)

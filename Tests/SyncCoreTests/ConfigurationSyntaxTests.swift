@@ -30,7 +30,7 @@ struct ConfigurationSyntaxTests {
 
         """
 
-    @Test("the SPEC's syncd.conf block, inline comments included, gives the defaults")
+    @Test("the documented syncd.conf defaults block, inline comments included, gives the defaults")
     func specBlock() {
         #expect(ConfigurationFixture.configuration(main: Self.specExample) == .defaults)
     }

@@ -99,7 +99,7 @@ struct InstanceLockTests {
 }
 
 /// Needs root (make test runs it as root; make check leaves it out by name).
-@Suite("InstanceLock as root")
+@Suite("InstanceLock as root", .system)
 struct InstanceLockRootTests {
     /// `sudo syncd --once` must not leave a root-owned lock the service's user cannot open.
     @Test func rootLeavesTheLockFileToTheStateDirectorysOwner() throws {

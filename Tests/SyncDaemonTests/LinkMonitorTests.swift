@@ -7,7 +7,7 @@ import SyncCore
 /// Real rtnetlink in real network namespaces (ARCHITECTURE "Testing with real
 /// components → Netlink"): a daemon-side and a server-side namespace joined by a
 /// veth pair. Nothing is ever added to the root namespace. Needs root (CI is).
-@Suite("LinkMonitor", .serialized)  // needs root (network namespaces): make test runs it as root; make check leaves it out
+@Suite("LinkMonitor", .serialized, .system)  // needs root (network namespaces)
 struct LinkMonitorTests {
     @Test func followsCarrierAndAddressesInANamespace() async throws {
         let pair = try NamespacePair()

@@ -1,4 +1,4 @@
-"""SPEC rule 7 against a real server: bounded exponential backoff with jitter, Retry-After, no retry on 401."""
+"""syncd(8) GUARANTEES 7 against a real server: bounded exponential backoff with jitter, Retry-After, no retry on 401."""
 import time
 
 from conftest import POSTS, wait_for

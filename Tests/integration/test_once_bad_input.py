@@ -1,4 +1,4 @@
-"""SPEC rule 2: a bad response never replaces the cache. Each case: the previous file stays
+"""syncd(8) GUARANTEES 2: a bad response never replaces the cache. Each case: the previous file stays
 byte-for-byte, no temporary file is left, the reason is stored, and --once exits 1 with a reason line."""
 import json
 import sqlite3

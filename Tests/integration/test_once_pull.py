@@ -1,4 +1,4 @@
-"""syncd --once against real servers: the happy paths of SPEC rules 2-4 and the cache format."""
+"""syncd --once against real servers: the happy paths of syncd(8) GUARANTEES 2–4 and the cache format."""
 import json
 import os
 import stat

@@ -1,4 +1,4 @@
-"""SPEC rule 8 and startup recovery: disk faults keep the old copy; damaged own files are moved aside."""
+"""syncd(8) GUARANTEES 8 and startup recovery: disk faults keep the old copy; damaged own files are moved aside."""
 import json
 import os
 import random

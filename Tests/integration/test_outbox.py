@@ -1,4 +1,4 @@
-"""Local changes (SPEC "Local changes", issue 5) against the test server's json-server-like API:
+"""Local changes (docs/local-changes.md) against the test server's json-server-like API:
 durable outbox, push before pull, ordering, parking, retries, conflicts under each policy, crashes, full disk."""
 import json
 import os
@@ -439,7 +439,7 @@ def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
     server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}')
     assert put(setup, {"id": 2, "title": "raced", "version": V1}).returncode == 0
     d.wait_log("conflict on 2 (HTTP 412")
-    # The log line comes before the cache file is rewritten.
+    # The log line comes before the cache file that shows the conflict is published.
     wait_for(lambda: setup.cache_doc("posts")["conflicts"] == [2], what="the conflict in the cache file")
 
 

@@ -219,7 +219,7 @@ def status_of(sd, pid, field):
 def test_system_unit_runs_hardened_under_systemd(server, systemd):
     sd = systemd
     server.set_records("posts", POSTS)
-    # The first request stalls and then breaks off: READY=1 must not wait for the network (SPEC rule 1).
+    # The first request stalls and then breaks off: READY=1 must not wait for the network (syncd(8) GUARANTEES 1).
     server.fault("posts", kind="stall", seconds=3, times=1)
 
     sd.run("systemd-sysusers")

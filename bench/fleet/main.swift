@@ -12,7 +12,7 @@
 //   their own periodic refresh fails, at random times during it.
 // - A request's outcome is decided by the server state when it is sent; a
 //   failure returns after 50 ms, a success after 200 ms.
-// - Probes (the daemon's reachability probe, SPEC [Network]
+// - Probes (the daemon's reachability probe, syncd.conf(5) [Network]
 //   ReachabilityIntervalSec=30s): while a source is in backoff or error the
 //   daemon sends a HEAD every 30 s; one that succeeds feeds
 //   `.trigger(.probeRecovered)`. Probes count as server requests. Runs with

@@ -26,9 +26,8 @@ public enum ProcessInput {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { raw in retryingEINTR { read(fd, raw.baseAddress, raw.count) } }
             if count < 0 {
-                if errno == EINTR { continue }
                 throw .failed("cannot read \(name): \(VarlinkClientError.text(of: errno))")
             }
             if count == 0 { return bytes }

@@ -3,8 +3,8 @@ internal import Glibc
 /// The `syncctl` program: parse, resolve the socket, run a command, map failures to exit
 /// statuses (0 success, 1 operation failed, 2 usage, 3 daemon not reachable).
 public enum Syncctl {
-    /// Version printed by `--version`; kept in step with `syncdVersion`.
-    public static let version = "1.0.0"
+    /// Version printed by `--version`: the one version constant of the build.
+    public static let version = syncdVersion
 
     /// Exit statuses.
     public enum ExitStatus: Int32, Sendable {

@@ -62,8 +62,7 @@ public struct TerminalOutput: Sendable {
         text.withUTF8 { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 && errno == EINTR { continue }
+                let written = retryingEINTR { Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset) }
                 guard written > 0 else { return }
                 offset += written
             }

@@ -38,7 +38,7 @@ public enum ManagerInterface {
           account: string,
           # Whether some watched network link is routable.
           online: bool,
-          # Link state summary: "routable", "carrier", "no-carrier" or "unknown".
+          # Link state summary: "routable" (an allowed interface has carrier and a routable address), "carrier" (carrier, no routable address) or "none" (no allowed interface has carrier).
           links: string,
           # Result of the last reachability probe; null until a probe ran.
           reachable: ?bool,

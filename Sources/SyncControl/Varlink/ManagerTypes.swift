@@ -1,5 +1,5 @@
 /// Typed forms of the `io.syncd.Manager` reply shapes, so the daemon and `syncctl` agree
-/// on field names and types (SPEC "Control API"). Each converts to and from a `JSONObject`.
+/// on field names and types (docs/control-api.md). Each converts to and from a `JSONObject`.
 
 /// A reply field was missing or of the wrong type.
 public struct ReplyShapeError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -27,7 +27,7 @@ public struct DaemonStatus: Sendable, Equatable {
         self.uptimeSec = uptimeSec
     }
 
-    /// The object, fields in SPEC order.
+    /// The object, fields in docs/control-api.md order.
     public var json: JSONObject {
         ["version": .string(version), "account": .string(account), "online": .bool(online), "links": .string(links),
          "reachable": .bool(reachable), "uptimeSec": .integer(uptimeSec)]
@@ -84,7 +84,7 @@ public struct SourceStatus: Sendable, Equatable {
         self.nextAttempt = nextAttempt
     }
 
-    /// The object, fields in SPEC order.
+    /// The object, fields in docs/control-api.md order.
     public var json: JSONObject {
         ["name": .string(name), "url": .string(url), "state": .string(state), "records": .integer(records),
          "pending": .integer(pending), "parked": .integer(parked), "conflicts": .integer(conflicts),

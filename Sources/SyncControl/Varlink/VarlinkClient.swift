@@ -43,22 +43,10 @@ public final class VarlinkClient {
     public init(path: String, maxReplySize: Int = 64 << 20) throws(VarlinkClientError) {
         self.path = path
         framer = VarlinkFramer(maxMessageSize: maxReplySize)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity, !path.isEmpty else { throw .connect(path: path, code: ENAMETOOLONG) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-        }
+        guard let address = UnixSocketAddress(path: path) else { throw .connect(path: path, code: ENAMETOOLONG) }
         let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else { throw .connect(path: path, code: errno) }
-        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + path.utf8.count + 1)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                retrying { connect(socketFD, pointer, length) }
-            }
-        }
-        guard result == 0 else {
+        guard address.connect(socketFD) == 0 else {
             let code = errno
             close(socketFD)
             throw .connect(path: path, code: code)
@@ -78,7 +66,7 @@ public final class VarlinkClient {
         var offset = 0
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes { raw in
-                retrying { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+                retryingEINTR { Glibc.send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
             }
             guard written > 0 else {
                 if errno == EPIPE || errno == ECONNRESET { throw .disconnected }
@@ -110,7 +98,7 @@ public final class VarlinkClient {
             } catch {
                 throw .protocolViolation("reply larger than \(error.limit) bytes")
             }
-            let count = chunk.withUnsafeMutableBytes { raw in retrying { recv(fd, raw.baseAddress, raw.count, 0) } }
+            let count = chunk.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
             if count == 0 { throw .disconnected }
             guard count > 0 else {
                 if errno == ECONNRESET { throw .disconnected }
@@ -156,13 +144,4 @@ public final class VarlinkClient {
 public enum StreamingError<BodyError: Error>: Error {
     case client(VarlinkClientError)
     case body(BodyError)
-}
-
-/// Retries a system call while it fails with EINTR; returns its result.
-func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result < 0 && errno == EINTR { continue }
-        return result
-    }
 }

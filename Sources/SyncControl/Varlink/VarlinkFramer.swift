@@ -4,7 +4,7 @@
 /// its NUL). A message that grows past `maxMessageSize` bytes without a NUL is refused with
 /// `.messageTooLarge`; the connection should then be closed, since the stream cannot be resynchronised.
 public struct VarlinkFramer: Sendable {
-    /// The framer refuses a message longer than this (1 MiB by default, SPEC "Security defaults").
+    /// The framer refuses a message longer than this (1 MiB by default, syncd(8) SECURITY).
     public let maxMessageSize: Int
     private var buffer: [UInt8] = []
     /// Where the next message starts in `buffer`.

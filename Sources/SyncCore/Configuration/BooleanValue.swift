@@ -1,6 +1,6 @@
-// Booleans as the SPEC (and systemd's parse_boolean()) spell them.
+// Booleans as syncd.conf(5) (and systemd's parse_boolean()) spell them.
 
-/// Parses booleans as the SPEC lists them.
+/// Parses booleans as syncd.conf(5) lists them.
 public enum BooleanValue {
     /// Parses `yes`/`no`, `true`/`false`, `on`/`off`, `1`/`0`, in any letter case.
     ///

@@ -1,4 +1,4 @@
-// The configuration model: plain values with the defaults of SPEC.md
+// The configuration model: plain values with the defaults of syncd.conf(5)
 // ("Configuration"). Parsing lives in Configuration+Parsing.swift.
 
 /// How conflicting local and remote changes to one record are settled.

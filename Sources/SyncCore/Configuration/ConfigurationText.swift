@@ -4,15 +4,12 @@
 enum ConfigurationText {
     /// Spaces and tabs: the only whitespace inside a configuration line.
     static func isBlank(_ character: Character) -> Bool {
-        character == " " || character == "\t"
+        character.isBlank
     }
 
     /// The text without leading and trailing spaces and tabs.
     static func trimmed(_ text: some StringProtocol) -> String {
-        var slice = Substring(text)
-        while let first = slice.first, isBlank(first) { slice = slice.dropFirst() }
-        while let last = slice.last, isBlank(last) { slice = slice.dropLast() }
-        return String(slice)
+        text.trimmed(where: \.isBlank)
     }
 
     /// Whether the text consists of 1...`maximumLength` ASCII characters from

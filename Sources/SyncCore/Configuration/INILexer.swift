@@ -3,7 +3,7 @@
 //
 // Decisions, documented in syncd.conf(5):
 // - `#` and `;` start a comment at the start of a line (after blanks), or
-//   inside a line when preceded by a space or tab, so that the SPEC's
+//   inside a line when preceded by a space or tab, so that syncd.conf(5)'s
 //   `Account=default   # whose data…` works. A `#` or `;` with no blank
 //   before it is part of the value (`http://h/p#frag`, `a;b`).
 // - A line ending in `\` (after removing an inline comment) continues on the

@@ -64,7 +64,7 @@ public enum LinkHeader {
     private static func take(_ s: inout ArraySlice<Unicode.Scalar>, while predicate: (Unicode.Scalar) -> Bool) -> String {
         var out = String.UnicodeScalarView()
         while let c = s.first, predicate(c) { out.append(c); s.removeFirst() }
-        return String(out).trimmingTrailingWhitespace()
+        return String(out).trimmingTrailing(where: \.isBlank)
     }
 
     private static func quoted(_ s: inout ArraySlice<Unicode.Scalar>) -> String {
@@ -86,13 +86,5 @@ public enum LinkHeader {
             if c == "," && !inQuotes { return }
             s.removeFirst()
         }
-    }
-}
-
-extension String {
-    fileprivate func trimmingTrailingWhitespace() -> String {
-        var s = Substring(self)
-        while let last = s.last, last == " " || last == "\t" { s.removeLast() }
-        return String(s)
     }
 }

@@ -3,7 +3,7 @@
 /// Why `RecordScanner` rejected a listing, and the byte offset at which it noticed.
 ///
 /// Any error means the whole listing is unusable: the caller must discard the
-/// records it has staged and keep the previous copy (SPEC "Refresh rules" 2).
+/// records it has staged and keep the previous copy (syncd(8) GUARANTEES 2).
 public struct JSONScanError: Error, Equatable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: Equatable, Sendable {

@@ -17,7 +17,7 @@ public enum LinkState: String, Hashable, Sendable, CaseIterable {
 
 /// A significant change in link state, as reported by ``LinkStateTracker/apply(_:)``.
 ///
-/// SPEC rule 5: these are hints. The daemon schedules a debounced refresh when
+/// syncd(8) GUARANTEES 5: these are hints. The daemon schedules a debounced refresh when
 /// ``schedulesRefresh`` is true and goes offline when the new state is not
 /// ``LinkState/routable``; only a real request decides whether data is good.
 public enum LinkChange: Hashable, Sendable {

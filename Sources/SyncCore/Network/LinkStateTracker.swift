@@ -1,5 +1,5 @@
 // Applies rtnetlink messages to a table of interfaces, addresses and default
-// routes and derives the aggregate LinkState (SPEC "[Network]").
+// routes and derives the aggregate LinkState (syncd.conf(5) [Network]).
 
 /// Keeps the kernel's view of links, addresses and default routes, as told by
 /// rtnetlink dumps and notifications, and derives the aggregate ``LinkState``.

@@ -1,11 +1,11 @@
 // Retry delays: exponential backoff with full jitter, bounded by
-// [InitialDelaySec, MaxDelaySec] (SPEC refresh rule 7).
+// [InitialDelaySec, MaxDelaySec] (syncd(8) GUARANTEES 7).
 //
 // "Full jitter" (Brooker, "Exponential Backoff And Jitter", AWS Architecture
 // Blog, 2015) draws each delay uniformly from the whole window up to the
 // exponential ceiling instead of adding a little noise to the ceiling; it
 // decorrelates clients that failed together, which is what spreads a fleet's
-// retries after an outage. The SPEC also asks for InitialDelaySec as the
+// retries after an outage. syncd(8) GUARANTEES 7 also asks for InitialDelaySec as the
 // floor, so the window starts there instead of at zero.
 
 /// The retry-delay formula.

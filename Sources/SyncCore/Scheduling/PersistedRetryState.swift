@@ -1,4 +1,4 @@
-// Retry state that survives a daemon restart (SPEC refresh rule 7: "Retry
+// Retry state that survives a daemon restart (syncd(8) GUARANTEES 7: "Retry
 // state and a server's Retry-After survive a restart of the daemon").
 //
 // Monotonic instants mean nothing after a restart (the origin moves, and

@@ -21,7 +21,7 @@ public enum RetryAfter {
     ///   - headerValue: the field value.
     ///   - now: the current wall-clock time in seconds since 1970-01-01T00:00:00Z.
     public static func parse(_ headerValue: String, now: Int64) -> Duration? {
-        let value = headerValue.trimmingOWS()
+        let value = headerValue.trimmed(where: \.isBlank)
         if let seconds = delaySeconds(value) {
             return .seconds(max(0, seconds))
         }
@@ -146,15 +146,5 @@ public enum RetryAfter {
 
     private static func floorDivide(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : (a - b + 1) / b
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs (HTTP's OWS, RFC 9110 §5.6.3).
-    fileprivate func trimmingOWS() -> String {
-        let isOWS: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        guard let start = firstIndex(where: { !isOWS($0) }),
-              let end = lastIndex(where: { !isOWS($0) }) else { return "" }
-        return String(self[start...end])
     }
 }

@@ -27,7 +27,7 @@ public enum TriggerKind: String, CaseIterable, Hashable, Sendable {
     }
 
     /// Whether this trigger abandons a running backoff cycle and starts a new
-    /// one (SPEC rule 7: "a network change restarts a backoff cycle early").
+    /// one (syncd(8) GUARANTEES 7: "a network change restarts a backoff cycle early").
     /// A probe that sees the server again, a reload and a user's request do too;
     /// a periodic or start-up trigger leaves a backoff schedule alone (after a
     /// restart, the restored schedule is kept).
@@ -95,7 +95,7 @@ public enum SchedulerAction: Hashable, Sendable {
     case startRefresh(source: String)
 }
 
-/// The state names `GetStatus` shows (SPEC "Control API").
+/// The state names `GetStatus` shows (docs/control-api.md).
 public enum SourceStateName: String, CaseIterable, Hashable, Sendable {
     /// Healthy, or waiting for a refresh that was asked for.
     case idle

@@ -1,5 +1,5 @@
 // The scheduler's own view of the configuration ([Network] DebounceSec,
-// [Refresh], [Retry] in SPEC.md). The daemon fills it from the parsed
+// [Refresh], [Retry] in syncd.conf(5)). The daemon fills it from the parsed
 // configuration; keeping it separate lets SyncCore's scheduler be written and
 // tested without the configuration types.
 
@@ -27,7 +27,7 @@ public struct SchedulerSettings: Equatable, Hashable, Sendable {
     /// broken or hostile header cannot park a source for years.
     public var retryAfterCap: Duration
 
-    /// The SPEC defaults: debounce 2 s, interval 15 min, randomized delay 30 s,
+    /// The syncd.conf(5) defaults: debounce 2 s, interval 15 min, randomized delay 30 s,
     /// initial delay 1 s, max delay 5 min, 8 attempts, Retry-After capped at 24 h;
     /// `maxDebounceWait` nil means `defaultMaxDebounceWait(for: debounce)`.
     public init(

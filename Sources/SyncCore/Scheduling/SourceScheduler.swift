@@ -1,4 +1,4 @@
-// One source's refresh scheduling as a pure state machine (SPEC refresh rules
+// One source's refresh scheduling as a pure state machine (syncd(8) GUARANTEES
 // 5, 6 and 7). It reads no clock and does no I/O: the daemon feeds it events
 // stamped with the monotonic time, performs the actions it returns, and sleeps
 // until `nextDeadline()`. All transitions are in `step(_:now:jitter:)`, one

@@ -1,5 +1,4 @@
 import Synchronization
-import SyncControl
 
 /// One client connection. The I/O thread owns the socket; handler tasks only queue output
 /// through `ReplySink`, under the connection's lock.

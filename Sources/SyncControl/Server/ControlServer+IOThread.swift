@@ -1,5 +1,4 @@
 internal import Glibc
-import SyncControl
 
 extension ControlServer {
     /// Starts the thread that does all socket I/O (detached; it reports its exit through
@@ -18,7 +17,7 @@ extension ControlServer {
         } else {
             // No thread, no server: release the loop and let run() return.
             let loop = Unmanaged<ControlIOLoop>.fromOpaque(context).takeRetainedValue()
-            logger?.error("Failed to start control socket thread: \(SystemError("create thread", code: status).description)")
+            logger?.error("Failed to start control socket thread: \(SystemError("create thread", code: status).reason)")
             loop.shutDown()
         }
     }
@@ -48,7 +47,7 @@ final class ControlIOLoop {
             let ready = poll(&fds, nfds_t(fds.count), -1)
             if ready < 0 {
                 if errno == EINTR { continue }
-                server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).description), stopping control server")
+                server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).reason), stopping control server")
                 break
             }
             if fds[0].revents != 0 { drainWakePipe() }
@@ -88,12 +87,12 @@ final class ControlIOLoop {
                 case EAGAIN, EWOULDBLOCK: return
                 default:
                     // EMFILE and friends: leave the client in the backlog, try on the next event.
-                    server.logger?.warning("Failed to accept control connection: \(SystemError("accept", code: errno).description), ignoring")
+                    server.logger?.warning("Failed to accept control connection: \(SystemError("accept", code: errno).reason), ignoring")
                     return
                 }
             }
             guard setNonBlockingCloseOnExec(fd) else {
-                server.logger?.warning("Failed to set up control connection: \(SystemError("fcntl", code: errno).description), closing it")
+                server.logger?.warning("Failed to set up control connection: \(SystemError("fcntl", code: errno).reason), closing it")
                 close(fd)
                 continue
             }

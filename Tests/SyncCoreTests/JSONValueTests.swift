@@ -1,5 +1,5 @@
 import Testing
-@testable import SyncControl
+@testable import SyncCore
 
 @Suite("JSONValue")
 struct JSONValueTests {

@@ -1,4 +1,3 @@
-import SyncCore
 
 /// How to lay out serialised JSON.
 public enum JSONStyle: Sendable, Equatable {

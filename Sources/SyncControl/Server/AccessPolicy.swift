@@ -1,7 +1,6 @@
 internal import Glibc
-import SyncControl
 
-/// Who may call what on the control socket (SPEC "Control API"): root, the daemon's own user
+/// Who may call what on the control socket (docs/control-api.md): root, the daemon's own user
 /// and members of `ControlGroup` may call everything; anyone else only
 /// `io.syncd.Manager.GetStatus` and `org.varlink.service.*`.
 public struct AccessPolicy: Sendable, Equatable {

@@ -44,8 +44,7 @@ public struct Logger: Sendable {
         bytes.withUnsafeMutableBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if n < 0 && errno == EINTR { continue }
+                let n = retryingEINTR { write(2, buffer.baseAddress! + offset, buffer.count - offset) }
                 if n <= 0 { return }
                 offset += n
             }

@@ -1,6 +1,5 @@
 internal import Glibc
 import Synchronization
-import SyncControl
 
 /// The daemon's side of `io.syncd.Manager`: what it does with a call the control server has
 /// already framed, type-checked and permission-checked.
@@ -41,7 +40,7 @@ public struct ControlServiceInfo: Sendable, Equatable {
     }
 }
 
-/// Bounds that keep one client from hurting the others or the daemon (SPEC "Security defaults").
+/// Bounds that keep one client from hurting the others or the daemon (syncd(8) SECURITY).
 public struct ControlServerLimits: Sendable, Equatable {
     /// Largest call accepted (a message with no NUL by then is refused and the client dropped).
     public var maxMessageSize: Int
@@ -95,17 +94,12 @@ public final class ControlServer: Sendable {
     /// The parent directory must exist.
     public static func listen(path: String, handler: some ControlHandler, policy: AccessPolicy, info: ControlServiceInfo,
                               limits: ControlServerLimits = ControlServerLimits(), logger: Logger? = nil) throws(SystemError) -> ControlServer {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard !path.isEmpty, path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw SystemError("bind control socket \(path)", code: ENAMETOOLONG)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: path.utf8) }
+        guard let address = UnixSocketAddress(path: path) else { throw SystemError("bind control socket \(path)", code: ENAMETOOLONG) }
 
         var existing = stat()
         if lstat(path, &existing) == 0, existing.st_mode & S_IFMT == S_IFSOCK {
             // Someone still serves it (another syncd): taking the path would leave that one unreachable.
-            guard !acceptsConnections(&address) else {
+            guard !acceptsConnections(address) else {
                 throw SystemError("bind control socket \(path) (another process is still serving it)", code: EADDRINUSE)
             }
             // A socket left by a previous run (nothing else unlinks it after a crash).
@@ -115,11 +109,7 @@ public final class ControlServer: Sendable {
         guard fd >= 0 else { throw SystemError("create control socket") }
         var succeeded = false
         defer { if !succeeded { close(fd) } }
-        let length = socklen_t(MemoryLayout.offset(of: \sockaddr_un.sun_path)! + path.utf8.count + 1)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        guard bound == 0 else { throw SystemError("bind control socket \(path)") }
+        guard address.bind(fd) == 0 else { throw SystemError("bind control socket \(path)") }
         guard chmod(path, 0o666) == 0 else {
             let error = SystemError("set mode of control socket \(path)")
             unlink(path)
@@ -233,16 +223,11 @@ public final class ControlServer: Sendable {
 /// Whether something listens on the Unix socket at `address`: a connection is accepted, or the backlog is
 /// full (`EAGAIN`). `ECONNREFUSED` (a socket file nobody listens on, left by a crash) and any other failure
 /// count as "no": such a file is replaced, as before. The corresponding C call is `connect(2)`.
-private func acceptsConnections(_ address: inout sockaddr_un) -> Bool {
+private func acceptsConnections(_ address: UnixSocketAddress) -> Bool {
     let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     guard fd >= 0 else { return false }
     defer { close(fd) }
-    let result = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            retryingEINTR { connect(fd, pointer, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-    }
-    return result == 0 || errno == EAGAIN || errno == EINPROGRESS
+    return address.connect(fd) == 0 || errno == EAGAIN || errno == EINPROGRESS
 }
 
 /// Makes `fd` non-blocking and close-on-exec (`pipe2`/`accept4` need _GNU_SOURCE, which the

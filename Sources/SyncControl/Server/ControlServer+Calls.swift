@@ -1,4 +1,3 @@
-import SyncControl
 
 extension ControlIOLoop {
     /// Handles one complete message: answers `org.varlink.service` itself, checks and
