@@ -89,7 +89,7 @@ final class ListingFetcher {
             let pageResult: PageResult
             do {
                 pageResult = try fetchPage(request, page: page, writer: &writer)
-            } catch where error.kind == .transient && clock.now >= deadline {
+            } catch where error.kind == .transient && request.timeout < source.timeout && deadline - clock.now < .milliseconds(100) {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")

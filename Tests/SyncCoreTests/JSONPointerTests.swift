@@ -1,5 +1,5 @@
 import Testing
-@testable import SyncControl
+@testable import SyncCore
 
 @Suite("JSONValue.value(at:): RFC 6901 evaluation")
 struct JSONPointerTests {

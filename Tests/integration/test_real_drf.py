@@ -139,8 +139,9 @@ def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons)
     parked = [e for e in outbox(setup) if e["state"] == "parked"]
     assert len(parked) == 1 and "Ensure this field has no more than 40 characters" in parked[0]["lastError"]
     assert server.rows() == []
-    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
-    assert (status["parked"], status["pending"]) == (1, 0)
+    # The status follows once the refresh that parked it has ended.
+    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (1, 0),
+             what="one parked, none pending in the status")
     assert cached(setup)["parked"] == ["draft"] and cached(setup)["pending"] == ["draft"]
     assert "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout
     assert put(setup, {"id": "draft", "title": "fixed"}).returncode == 0
@@ -150,8 +151,8 @@ def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons)
                        timeout=20, what="the corrected create confirmed by the listing")
     assert [e["state"] for e in entries] == ["parked"]
     assert entries[0]["lastError"].startswith("superseded by a newer change; was: HTTP 400")
-    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
-    assert (status["parked"], status["pending"]) == (0, 0)
+    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (0, 0),
+             what="nothing parked or pending in the status")
     assert cached(setup)["parked"] == []
 
 
