@@ -464,3 +464,27 @@ def test_a_404_for_a_record_the_listing_has_parks_the_change(server, setup, daem
     assert len(parked) == 1 and "set ItemURL=" in parked[0]["lastError"]
     assert next(r for r in setup.cache_doc("posts")["records"] if r["id"] == 1)["title"] == "edited"
     assert next(r for r in server.records("posts") if r["id"] == 1)["title"] == "Post 1"
+
+
+def test_a_307_on_a_put_resends_it_with_its_body(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("old", kind="redirect", status=307, to="/posts/1")
+    setup.add_source("posts", server.url("posts"), Writable="yes", ItemURL=server.url("old") + "?id={id}")
+    assert syncctl(setup, "reload").returncode == 0
+    assert put(setup, {"id": 1, "title": "moved"}).returncode == 0
+    wait_for(lambda: server.records("posts")[0]["title"] == "moved", what="the redirected PUT")
+    puts = [r for r in server.requests() if r["method"] == "PUT"]
+    assert [r["path"] for r in puts] == ["/old?id=1", "/posts/1"]
+    assert json.loads(puts[1]["body"]) == {"id": 1, "title": "moved"}
+
+
+def test_a_303_on_a_put_parks_it(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="redirect", status=303, to="/elsewhere", method="PUT")
+    assert put(setup, {"id": 1, "title": "not taken"}).returncode == 0
+    d.wait_log("posts: HTTP 303 See Other from PUT " + server.url("posts") + "/1 to /elsewhere: the server did not take the PUT")
+    wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
+    assert server.records("posts")[0]["title"] == "Post 1"
+    assert not [r for r in server.requests() if r["path"] == "/elsewhere"]

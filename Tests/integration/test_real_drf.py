@@ -193,3 +193,22 @@ def test_a_404_from_a_wrong_item_url_parks_the_change_naming_it(drf, setup, daem
     assert len(parked) == 1 and "set ItemURL=" in parked[0]["lastError"]
     assert server.rows()[0]["title"] == "note 1"
     assert next(r for r in cached(setup)["records"] if r["id"] == 1)["title"] == "edited"
+
+
+def test_a_crash_during_a_create_does_not_make_it_twice(drf, setup, daemons):
+    server = drf(create_delay=3)
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server)
+    d = run(setup, daemons)
+    assert put(setup, {"id": "crash-1", "title": "during a crash"}).returncode == 0
+    # The POST has reached Django (the row is committed, the answer is 3 s away): kill syncd now.
+    wait_for(lambda: [r["title"] for r in server.rows()] == ["note 1", "during a crash"], timeout=20, what="the row on the server")
+    d.proc.kill()
+    d.proc.wait()
+    again = daemons(setup)
+    again.wait_log("notes: the create of crash-1, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "during a crash")]
+    assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
