@@ -30,6 +30,8 @@ final class ListingFetcher {
     /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
     /// large to keep); the engine logs each once per source and shows it in the status.
     var notices: [String] = []
+    /// How many pages the last `fetch` received.
+    private(set) var pagesFetched = 0
 
     /// What the server said.
     enum Result {
@@ -99,6 +101,7 @@ final class ListingFetcher {
                 writer?.rollback()
                 return .notModified
             case .page(let head, let document):
+                pagesFetched = page
                 if page == 1 { firstHead = head }
                 let pageURL = head.effectiveURL.isEmpty ? url : head.effectiveURL
                 let next: String?
@@ -184,11 +187,6 @@ final class ListingFetcher {
                                      + "each page is read whole to find the next one: ask the server for smaller pages")
             }
             return .page(head, document: keptAll ? try? JSONValue(parsing: kept) : nil)
-        } catch HTTPError.rejected(StoreError.duplicateID(let id, let index)) where page > 1 {
-            writer = stagedWriter
-            writer?.rollback()
-            throw RefreshFailure(.transient, "\(where_)record \(index) repeats ID \"\(id)\" of an earlier page: the collection most likely "
-                                 + "changed on the server while it was being paged; retrying")
         } catch let error as HTTPError {
             writer = stagedWriter
             writer?.rollback()

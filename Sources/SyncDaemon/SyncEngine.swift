@@ -100,6 +100,7 @@ public final class SyncEngine {
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<String>?
+        var pages = 1
         do {
             let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
@@ -108,8 +109,10 @@ public final class SyncEngine {
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
             let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress)
-            defer { note(fetcher.notices, of: source) }
             fetched = try fetcher.fetch(previous: previous)
+            pages = fetcher.pagesFetched
+            // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
+            if case .listing = fetched { note(fetcher.notices, of: source) }
         } catch {
             return fail(source, error, at: now)
         }
@@ -137,6 +140,10 @@ public final class SyncEngine {
             let outcome: ListingOutcome
             do {
                 outcome = try writer.commit(ListingMetadata(url: source.url, etag: etag, lastModified: lastModified, time: now, allowEmpty: source.allowEmpty))
+            } catch .duplicateID(let id, let index) where pages > 1 {
+                // Records shift between pages when the collection changes during the listing; a new try sees it settled.
+                return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
+                                                   + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {
                 return fail(source, storeFailure(error, prefix: ""), at: now)
             }
