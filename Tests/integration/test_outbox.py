@@ -131,7 +131,9 @@ def test_a_422_parks_one_change_while_another_goes_through(server, setup, daemon
     assert "bad" in doc["pending"] and any(r["id"] == "bad" for r in doc["records"])
     # A person acts: retry (the server now accepts it) or drop.
     server.clear_fault("posts")
-    assert syncctl(setup, "outbox", "--retry", str(parked[0]["seq"])).returncode == 0
+    r = syncctl(setup, "outbox", "--retry", str(parked[0]["seq"]))
+    assert r.returncode == 0
+    assert r.stdout == f"Queued outbox entry {parked[0]['seq']} again; it is pushed at the next refresh.\n"
     wait_for(lambda: any(r["id"] == "bad" for r in server.records("posts")), what="the retried change")
 
 
@@ -142,7 +144,9 @@ def test_drop_a_parked_change(server, setup, daemons):
     assert put(setup, {"id": 1, "title": "rejected"}).returncode == 0
     wait_for(lambda: any(e["state"] == "parked" for e in outbox_entries(setup)), what="a parked change")
     seq = outbox_entries(setup)[0]["seq"]
-    assert syncctl(setup, "outbox", "--drop", str(seq)).returncode == 0
+    r = syncctl(setup, "outbox", "--drop", str(seq))
+    assert r.returncode == 0
+    assert r.stdout == f"Dropped outbox entry {seq}; the cache shows the server's version of its record again.\n"
     assert outbox_entries(setup) == []
     assert setup.cache_doc("posts")["records"][0]["title"] == "Post 1"
     assert syncctl(setup, "outbox", "--drop", "999").returncode == 1
@@ -276,7 +280,10 @@ def test_conflict_manual_keeps_both_until_resolved(server, setup, daemons, keep)
     title_row = next(l for l in side_by_side.splitlines() if "title" in l)
     assert title_row.startswith("* title") and '"local edit"' in title_row and '"server edit"' in title_row
     assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["conflicts"] == 1
-    assert syncctl(setup, "resolve", "posts", "1", "--keep", keep).returncode == 0
+    r = syncctl(setup, "resolve", "posts", "1", "--keep", keep)
+    assert r.returncode == 0
+    assert r.stdout == ("Resolved 1 of posts keeping the local version; it is pushed at the next refresh.\n" if keep == "local"
+                        else "Resolved 1 of posts keeping the server's version; the local change is dropped.\n")
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     expected = "local edit" if keep == "local" else "server edit"
     assert server.records("posts")[0]["title"] == expected
