@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import SyncControl
 import SyncCore
 import SyncStore
@@ -8,6 +9,8 @@ import SyncStore
 /// separate queue, so a long refresh never blocks `List` or `Get`.
 struct DaemonControlHandler: ControlHandler {
     let input: AsyncStream<DaemonEvent>.Continuation
+    /// Numbers the requests the core answers later (unique for the daemon's lifetime).
+    let requestIDs = RequestCounter()
     /// `STATE/<account>/state.db`.
     let databasePath: String
     // Serial: a concurrent queue would run on libdispatch's non-overcommit pool (see DaemonExecutor).
@@ -16,7 +19,10 @@ struct DaemonControlHandler: ControlHandler {
     func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
         switch request {
         case .getStatus:
-            let snapshot = await withCheckedContinuation { input.yield(.request(.status($0))) }
+            guard let snapshot = await ask(refused: nil, { .status($0) }) else {
+                _ = reply.fail(ManagerError.stopping)
+                return
+            }
             _ = reply.finish(snapshot.managerStatus.json)
         case .refresh(let source, let wait):
             // With `more`, progress (pages, bytes, records) streams while the refresh runs.
@@ -26,22 +32,20 @@ struct DaemonControlHandler: ControlHandler {
                     if !reply.progress(update.json) { break }
                 }
             }()
-            let result = await withCheckedContinuation {
-                input.yield(.request(.refresh(source: source, wait: wait, progress: wait && context.more ? sink : nil, $0)))
-            }
+            let id = requestIDs.next()
+            let result = await waiting(for: id) { .refresh(id, source: source, wait: wait, progress: wait && context.more ? sink : nil, $0) }
             sink.finish()
             await streamed
             switch result {
-            case .failure(let failure):
-                _ = reply.fail(failure.managerError)
-            case .success(let reports):
-                answer(reports, source: source, wait: wait, reply: reply, more: context.more)
+            case .failed(let failure): _ = reply.fail(failure)
+            case .refreshed(let reports): answer(reports, source: source, wait: wait, reply: reply, more: context.more)
+            case .done: answer([], source: source, wait: false, reply: reply, more: context.more)
             }
         case .list(let source, let offset, let limit):
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let page: Result<(records: [JSONValue], total: Int), ManagerError> = await read {
-                let store = try StateStore(path: path)
+                let store = try StateStore(readingFrom: path)
                 var records: [JSONValue] = []
                 // The local view, as in the cache file: the server's rows with the outbox applied.
                 let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
@@ -59,7 +63,7 @@ struct DaemonControlHandler: ControlHandler {
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let found: Result<JSONValue?, ManagerError> = await read {
-                let store = try StateStore(path: path)
+                let store = try StateStore(readingFrom: path)
                 var value: JSONValue?
                 _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
                 return value
@@ -74,22 +78,21 @@ struct DaemonControlHandler: ControlHandler {
             // bounded buffer would drop the first ones with many sources. Draining never blocks (`progress` only
             // queues), and the connection's output queue has its own bound (a client that does not read is dropped).
             let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
-            let token = await withCheckedContinuation { input.yield(.request(.watch(sink, $0))) }
+            let token = await ask(refused: 0) { .watch(sink, $0) }
             defer { input.yield(.request(.unwatch(token))) }
             for await event in events {
                 guard reply.progress(event.json) else { return }
             }
         case .logout(let discardPending):
-            let result = await withCheckedContinuation { input.yield(.request(.logout(discardPending: discardPending, $0))) }
-            switch result {
-            case .success: _ = reply.finish()
-            case .failure(let failure): _ = reply.fail(failure.managerError)
+            let id = requestIDs.next()
+            switch await waiting(for: id, { .logout(id, discardPending: discardPending, $0) }) {
+            case .failed(let failure): _ = reply.fail(failure)
+            case .done, .refreshed: _ = reply.finish()
             }
         case .reload:
-            let result = await withCheckedContinuation { input.yield(.request(.reload($0))) }
-            switch result {
+            switch await ask(refused: .failure(.stopping), { .reload($0) }) {
             case .success: _ = reply.finish()
-            case .failure(let failure): _ = reply.fail(failure.managerError)
+            case .failure(let failure): _ = reply.fail(failure)
             }
         case .put(let source, let record):
             switch await change(.put(source: source, record: record)) {
@@ -108,7 +111,7 @@ struct DaemonControlHandler: ControlHandler {
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
             let entries: Result<[JSONValue], ManagerError> = await read {
-                try StateStore(path: path).outbox(source: source).map { entry in
+                try StateStore(readingFrom: path).outbox(source: source).map { entry in
                     .object(OutboxEntry(seq: entry.seq, source: entry.source, id: entry.recordID, operation: entry.operation.rawValue,
                                         createdAt: entry.createdAt, state: entry.state.rawValue, attempts: Int64(entry.attempts),
                                         lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.lastError).json)
@@ -122,7 +125,7 @@ struct DaemonControlHandler: ControlHandler {
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
             let conflicts: Result<[JSONValue], ManagerError> = await read {
-                let store = try StateStore(path: path)
+                let store = try StateStore(readingFrom: path)
                 let local = try store.outbox(source: source).filter { $0.state == .conflict }
                 return try store.conflicts(source: source).map { conflict in
                     let mine = local.last { $0.source == conflict.source && $0.recordID == conflict.recordID }
@@ -163,14 +166,34 @@ struct DaemonControlHandler: ControlHandler {
         } else if more || source != nil, let last = outcomes.last {
             _ = reply.finish(last.json)
         } else {
-            let updated = reports.contains { $0.result == "updated" }
+            let updated = reports.contains { $0.result == .updated }
             _ = reply.finish(RefreshProgress(source: nil, state: "idle", records: Int64(reports.reduce(0) { $0 + $1.records }),
                                              result: updated ? "updated" : "unchanged").json)
         }
     }
 
     private func change(_ request: LocalChangeRequest) async -> Result<String, ManagerError> {
-        await withCheckedContinuation { input.yield(.request(.change(request, $0))) }
+        await ask(refused: .failure(.stopping)) { .change(request, $0) }
+    }
+
+    /// Hands a request to the loop and waits for its answer; `refused` when the loop no longer reads
+    /// (stopping: the request is answered at once, so no continuation is left behind).
+    private func ask<T: Sendable>(refused: T, _ make: (CheckedContinuation<T, Never>) -> ControlRequest) async -> T {
+        await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+            if case .terminated = input.yield(.request(make(continuation))) { continuation.resume(returning: refused) }
+        }
+    }
+
+    /// Like `ask` for a request the core answers later: a client that goes away cancels it (the core then
+    /// answers it, and nobody waits for ever).
+    private func waiting(for id: RequestID, _ make: (CheckedContinuation<DaemonReply, Never>) -> ControlRequest) async -> DaemonReply {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<DaemonReply, Never>) in
+                if case .terminated = input.yield(.request(make(continuation))) { continuation.resume(returning: .failed(.stopping)) }
+            }
+        } onCancel: {
+            input.yield(.cancelled(id))
+        }
     }
 
     private func finish(_ result: Result<String, ManagerError>, _ reply: ReplySink) async {
@@ -181,7 +204,10 @@ struct DaemonControlHandler: ControlHandler {
     }
 
     private func sourceExists(_ source: String, reply: ReplySink) async -> Bool {
-        let snapshot = await withCheckedContinuation { input.yield(.request(.status($0))) }
+        guard let snapshot = await ask(refused: nil, { .status($0) }) else {
+            _ = reply.fail(ManagerError.stopping)
+            return false
+        }
         if snapshot.sources.contains(where: { $0.name == source }) { return true }
         _ = reply.fail(ManagerError.noSuchSource(source: source))
         return false
@@ -193,21 +219,9 @@ struct DaemonControlHandler: ControlHandler {
                 do {
                     continuation.resume(returning: .success(try body()))
                 } catch {
-                    continuation.resume(returning: .failure(.storageFailure(reason: "\(error)")))
+                    continuation.resume(returning: .failure(.storageFailure(reason: "Failed to read the state database: \(failureReason(error))")))
                 }
             }
-        }
-    }
-}
-
-extension ControlFailure {
-    var managerError: ManagerError {
-        switch self {
-        case .noSuchSource(let name): return .noSuchSource(source: name)
-        case .reloadFailed(let reason): return .reloadFailed(reason: reason)
-        case .storageFailure(let reason): return .storageFailure(reason: reason)
-        case .pendingChanges(let count): return .pendingChanges(count: count)
-        case .shuttingDown: return .storageFailure(reason: "syncd is shutting down")
         }
     }
 }
@@ -218,7 +232,7 @@ extension DaemonStatusSnapshot {
             daemon: DaemonStatus(version: daemon.version, account: daemon.account, online: daemon.online, links: daemon.links,
                                  reachable: daemon.reachable, uptimeSec: Int64(daemon.uptimeSec)),
             sources: sources.map {
-                SourceStatus(name: $0.name, url: $0.url, state: $0.state, records: Int64($0.records), pending: Int64($0.pending),
+                SourceStatus(name: $0.name, url: $0.url, state: $0.state.rawValue, records: Int64($0.records), pending: Int64($0.pending),
                              parked: Int64($0.parked), conflicts: Int64($0.conflicts), warnings: $0.warnings, lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
                              lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
             })
@@ -227,11 +241,17 @@ extension DaemonStatusSnapshot {
 
 extension SourceRefreshReport {
     /// Why it failed, for `RefreshFailed` and the outcome's `error`.
-    var reason: String { error ?? result }
+    var reason: String { error ?? result.rawValue }
 
     /// The `Refresh` reply telling this source's outcome.
     var outcome: RefreshProgress {
-        succeeded ? RefreshProgress(source: source, state: "idle", records: Int64(records), result: result)
-            : RefreshProgress(source: source, records: Int64(records), result: result, error: reason)
+        succeeded ? RefreshProgress(source: source, state: "idle", records: Int64(records), result: result.rawValue)
+            : RefreshProgress(source: source, records: Int64(records), result: result.rawValue, error: reason)
     }
+}
+
+/// Numbers requests: a lock-free counter shared by the control handler's concurrent calls.
+final class RequestCounter: Sendable {
+    private let value = Atomic<Int>(0)
+    func next() -> RequestID { RequestID(value.add(1, ordering: .relaxed).newValue) }
 }

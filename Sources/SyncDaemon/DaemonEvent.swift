@@ -9,15 +9,18 @@ enum DaemonEvent: Sendable {
     case timer
     /// SIGTERM, SIGINT or SIGHUP arrived.
     case signal(Int32)
-    /// A refresh ended; `generation` tells which account it belongs to (syncd(8) GUARANTEES 9).
-    /// `start` numbers the source's refreshes, so a waiter is answered only by one that began after it asked.
-    case refreshed(source: String, result: RefreshResult, state: SourceState?, generation: Int, start: Int)
+    /// A refresh ended; the ticket tells which refresh (and account generation, syncd(8) GUARANTEES 9).
+    case refreshed(RefreshTicket, RefreshResult, SourceState?)
     /// The link monitor's aggregate state changed, or a significant change happened while routable.
     case links(state: String, online: Bool, significant: Bool)
     /// A reachability probe ended.
     case probed(reachable: Bool)
     /// A control client asks something.
     case request(ControlRequest)
+    /// The client of a waiting request went away.
+    case cancelled(RequestID)
+    /// Erasing the account's files for a logout ended.
+    case accountErased(RequestID, Result<Void, ManagerError>)
     /// A refresh in progress moved on.
     case refreshProgress(source: String, RefreshProgressCount)
     /// A local change was stored (on the worker); `state` is the source's state afterwards.
@@ -29,51 +32,38 @@ enum DaemonEvent: Sendable {
     case storeReplaced
 }
 
-/// A control request and the continuation that answers it.
+/// A control request and the continuation that answers it. Each continuation is resumed exactly once: by
+/// the loop, by the core's `.reply`, or (once the loop has stopped reading) with `ManagerError.stopping`.
 enum ControlRequest: Sendable {
-    case status(CheckedContinuation<DaemonStatusSnapshot, Never>)
-    case refresh(source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
-                 CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>)
-    case reload(CheckedContinuation<Result<Void, ControlFailure>, Never>)
-    case logout(discardPending: Bool, CheckedContinuation<Result<Void, ControlFailure>, Never>)
+    /// `GetStatus`; nil once the daemon is stopping.
+    case status(CheckedContinuation<DaemonStatusSnapshot?, Never>)
+    /// `Refresh`: answered by the core; `progress` receives updates while it waits.
+    case refresh(RequestID, source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
+                 CheckedContinuation<DaemonReply, Never>)
+    case reload(CheckedContinuation<Result<Void, ManagerError>, Never>)
+    case logout(RequestID, discardPending: Bool, CheckedContinuation<DaemonReply, Never>)
     /// A local change or its settling (Put, Delete, outbox retry/drop, Resolve); answers with the record's ID.
     case change(LocalChangeRequest, CheckedContinuation<Result<String, ManagerError>, Never>)
     /// Subscribes to cache changes; answers with a token for `unwatch`.
     case watch(AsyncStream<WatchEvent>.Continuation, CheckedContinuation<Int, Never>)
     case unwatch(Int)
-}
 
-/// Why a control request failed; mapped to a Varlink error by the control server.
-public enum ControlFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    case noSuchSource(String)
-    case reloadFailed(String)
-    case storageFailure(String)
-    case pendingChanges(Int)
-    case shuttingDown
-
-    public var description: String {
+    /// Answers the request with "syncd is stopping" (the loop no longer runs).
+    func refuse() {
         switch self {
-        case .noSuchSource(let name): return "no source named \"\(name)\""
-        case .reloadFailed(let reason): return "reload rejected, keeping the previous configuration: \(reason)"
-        case .storageFailure(let reason): return reason
-        case .pendingChanges(let count): return "\(count) local changes are not pushed yet"
-        case .shuttingDown: return "syncd is shutting down"
+        case .status(let continuation): continuation.resume(returning: nil)
+        case .refresh(_, _, _, let progress, let continuation):
+            progress?.finish()
+            continuation.resume(returning: .failed(.stopping))
+        case .logout(_, _, let continuation): continuation.resume(returning: .failed(.stopping))
+        case .reload(let continuation): continuation.resume(returning: .failure(.stopping))
+        case .change(_, let continuation): continuation.resume(returning: .failure(.stopping))
+        case .watch(let sink, let continuation):
+            sink.finish()
+            continuation.resume(returning: 0)
+        case .unwatch: break
         }
     }
-}
-
-/// The outcome of one source's refresh, as a control client sees it.
-public struct SourceRefreshReport: Sendable, Equatable {
-    /// Source name.
-    public var source: String
-    /// True when the refresh succeeded (updated or confirmed).
-    public var succeeded: Bool
-    /// `updated`, `unchanged`, `failed` or `cancelled`.
-    public var result: String
-    /// Records after the refresh.
-    public var records: Int
-    /// The reason, when it failed.
-    public var error: String?
 }
 
 /// What a control client wants changed locally.

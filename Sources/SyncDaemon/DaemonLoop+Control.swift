@@ -7,12 +7,15 @@ extension DaemonLoop {
         switch request {
         case .status(let continuation):
             continuation.resume(returning: snapshot())
-        case .refresh(let source, let wait, let progress, let continuation):
-            refresh(source: source, wait: wait, progress: progress, continuation: continuation)
+        case .refresh(let id, let source, let wait, let progress, let continuation):
+            pending[id] = PendingRequest(progress: progress, continuation: continuation)
+            feed(.refresh(id, source: source, wait: wait))
         case .reload(let continuation):
             continuation.resume(returning: reload())
-        case .logout(let discardPending, let continuation):
-            logout(discardPending: discardPending, continuation: continuation)
+        case .logout(let id, let discardPending, let continuation):
+            pending[id] = PendingRequest(progress: nil, continuation: continuation)
+            let changes = states.values.reduce(0) { $0 + $1.unpushedCount + $1.conflictCount }
+            feed(.logout(id, discardPending: discardPending, pendingChanges: changes))
         case .change(let change, let continuation):
             apply(change, continuation: continuation)
         case .watch(let sink, let continuation):
@@ -30,46 +33,23 @@ extension DaemonLoop {
         }
     }
 
-    /// A manual refresh: immediate, restarts a backoff cycle, tried even while offline.
-    func refresh(source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
-                 continuation: CheckedContinuation<Result<[SourceRefreshReport], ControlFailure>, Never>) {
-        if stopping {
-            progress?.finish()
-            return continuation.resume(returning: .failure(.shuttingDown))
-        }
-        if let source, scheduler.source(source) == nil {
-            progress?.finish()
-            return continuation.resume(returning: .failure(.noSuchSource(source)))
-        }
-        if loggedOut { readdSources() }
-        let names = source.map { [$0] } ?? scheduler.sourceNames
-        feed(.trigger(.manual), source: source)
-        if wait && !names.isEmpty {
-            let before = Dictionary(uniqueKeysWithValues: names.map { ($0, refreshStarts[$0, default: 0]) })
-            refreshWaiters.append(RefreshWaiter(remaining: Set(names), startedBefore: before, progress: progress, reports: [],
-                                                continuation: continuation))
-        } else {
-            progress?.finish()
-            continuation.resume(returning: .success([]))
-        }
-    }
-
     /// SIGHUP or `Reload`: parse and validate the whole configuration; swap it in whole, or keep the old one.
-    func reload() -> Result<Void, ControlFailure> {
+    /// The core learns the new source list and which sources changed.
+    func reload() -> Result<Void, ManagerError> {
+        if stopRequested != nil { return .failure(.stopping) }
         notifier.reloading()
-        if loggedOut { readdSources() }
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
-        let loaded = ConfigurationDirectory.load(directory: run.configurationDirectory)
-        guard case .success(let new) = loaded else {
-            if case .failure(let errors) = loaded {
-                for problem in errors.problems { logger.error("\(problem)") }
-                // Stays in STATUS= (in front of the summary) until a reload succeeds: systemctl status must show it.
-                reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
-                lastStatusLine = statusLine()
-                notifier.ready(status: lastStatusLine)
-                return .failure(.reloadFailed(errors.problems.map(\.description).joined(separator: "; ")))
-            }
-            return .failure(.reloadFailed("invalid configuration"))
+        let new: Configuration
+        switch ConfigurationDirectory.load(directory: run.configurationDirectory) {
+        case .success(let loaded):
+            new = loaded
+        case .failure(let errors):
+            for problem in errors.problems { logger.error("\(problem)") }
+            // Stays in STATUS= (in front of the summary) until a reload succeeds: systemctl status must show it.
+            reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
+            lastStatusLine = statusLine()
+            notifier.ready(status: lastStatusLine)
+            return .failure(.reloadFailed(reason: errors.problems.map(\.description).joined(separator: "; ")))
         }
         let old = configuration
         if new.daemon.account != old.daemon.account || new.daemon.stateDirectory != old.daemon.stateDirectory
@@ -79,30 +59,24 @@ extension DaemonLoop {
         var applied = new
         applied.daemon = old.daemon
         configuration = applied
-        scheduler.updateSettings(SchedulerSettings(applied))
         let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.name, $0) })
-        let now = monotonicNow()
+        var changed: Set<String> = []
         for source in applied.sources {
             if let previous = oldSources[source.name] {
                 if previous != source {
                     logger.info("\(source.name): configuration changed; refreshing")
-                    if running == source.name { worker.cancel() }
-                    feed(.trigger(.reload), source: source.name)
+                    changed.insert(source.name)
                 }
             } else {
                 logger.info("\(source.name): new source")
                 states[source.name] = states[source.name] ?? SourceState(name: source.name)
-                scheduler.addSource(source.name, at: now)
-                feed(.trigger(.reload), source: source.name)
             }
         }
         let kept = Set(applied.sources.map(\.name))
-        for name in oldSources.keys where !kept.contains(name) {
+        for name in oldSources.keys.sorted() where !kept.contains(name) {
             logger.info("\(name): removed from the configuration; its cached file stays until logout")
-            scheduler.removeSource(name)
-            queue.removeAll { $0 == name }
-            if running == name { worker.cancel() }
         }
+        feed(.reloaded(SourcePlan(applied, changed: changed)))
         reloadFailure = nil
         lastStatusLine = statusLine()
         notifier.ready(status: lastStatusLine)
@@ -159,28 +133,13 @@ extension DaemonLoop {
         }
     }
 
-    /// syncd(8) GUARANTEES 9: cancel in-flight work, erase the account's cache folder and state; a response that
-    /// arrives afterwards belongs to an old generation and is discarded.
-    func logout(discardPending: Bool, continuation: CheckedContinuation<Result<Void, ControlFailure>, Never>) {
-        let pending = states.values.reduce(0) { $0 + $1.unpushedCount + $1.conflictCount }
-        if pending > 0 && !discardPending {
-            return continuation.resume(returning: .failure(.pendingChanges(pending)))
-        }
-        generation += 1
-        queue.removeAll()
-        worker.cancel()
-        let names = scheduler.sourceNames
-        for name in names { scheduler.removeSource(name) }
-        for waiter in refreshWaiters {
-            waiter.progress?.finish()
-            waiter.continuation.resume(returning: .failure(.storageFailure("logged out")))
-        }
-        refreshWaiters.removeAll()
-        permanentlyFailing.removeAll()
-        loggedOut = true
+    /// The core's `.eraseAccount` after a logout (syncd(8) GUARANTEES 9): the old engine closes, the account's
+    /// cache folder and state go, a new engine opens; the core answers the request when this reports back.
+    func eraseAccount(_ id: RequestID) {
         let run = self.run
         let configuration = self.configuration
         let logger = self.logger
+        states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             do {
                 try await worker.replaceEngine(
@@ -189,23 +148,13 @@ extension DaemonLoop {
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
                 for source in configuration.sources {
                     input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil,
-                                                                event: WatchEvent.Kind.logout.rawValue)))
+                                                         event: WatchEvent.Kind.logout.rawValue)))
                 }
-                continuation.resume(returning: .success(()))
+                input.yield(.accountErased(id, .success(())))
             } catch {
                 logger.error("Failed to log out: \(failureReason(error))")
-                continuation.resume(returning: .failure(.storageFailure("Failed to erase the account's data: \(failureReason(error))")))
+                input.yield(.accountErased(id, .failure(.storageFailure(reason: "Failed to erase the account's data: \(failureReason(error))"))))
             }
-        }
-        states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
-    }
-
-    /// After a logout, sources rest until a manual refresh or a reload brings them back.
-    func readdSources() {
-        loggedOut = false
-        let now = monotonicNow()
-        for source in configuration.sources where scheduler.source(source.name) == nil {
-            scheduler.addSource(source.name, at: now)
         }
     }
 }
@@ -213,7 +162,7 @@ extension DaemonLoop {
 extension DaemonLoop {
     /// Starts watching links when `WatchLinks=yes` (rtnetlink, local and quick, so it happens before
     /// READY=1 and before the startup refresh). Without a monitor, or if netlink is refused, the daemon
-    /// assumes it is online and reports the links as "unknown": only a real request decides (rule 5).
+    /// assumes it is online and reports the links as "unknown": only a real request decides (syncd(8) GUARANTEES 5).
     func startLinkMonitor() async {
         guard configuration.network.watchLinks else {
             linkState = "unknown"
@@ -230,10 +179,9 @@ extension DaemonLoop {
             // on top of the startup one.
             skipInitialLinkReport = true
             linkState = monitor.state.rawValue
-            online = monitor.state.isOnline
-            if !online {
+            if !monitor.state.isOnline {
                 logger.notice("Offline (\(linkState)) at start; serving cached data until the network returns")
-                feed(.linkState(online: false), source: nil)
+                feed(.links(online: false, significant: false))
             }
         } catch {
             logger.warning("Failed to watch network links, assuming online: \(failureReason(error))")

@@ -16,7 +16,7 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
     public struct Source: Sendable, Equatable {
         public var name: String
         public var url: String
-        public var state: String
+        public var state: SourceStateName
         public var records: Int
         public var pending: Int
         public var parked: Int
@@ -41,8 +41,8 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
         if !daemon.online {
             return "Offline (\(daemon.links == "none" ? "no link" : "no route")); serving cached data for \(count) \(noun)"
         }
-        let syncing = sources.filter { $0.state == "syncing" }.map(\.name)
-        let failing = sources.filter { $0.stale || $0.state == "error" || $0.state == "backoff" }
+        let syncing = sources.filter { $0.state == .syncing }.map(\.name)
+        let failing = sources.filter { $0.stale || $0.state == .error || $0.state == .backoff }
         var parts: [String] = []
         if !syncing.isEmpty { parts.append("Syncing " + syncing.joined(separator: ", ")) }
         if failing.isEmpty {

@@ -8,12 +8,11 @@ import SyncStore
 /// (libcurl and SQLite block). Sources therefore refresh one after another; a slow one delays the
 /// others by at most its `TimeoutSec` per page.
 ///
-/// `@unchecked Sendable`: the engine (libcurl handle, SQLite connection) is touched only on `queue`;
-/// `cancel()` only sets an atomic flag.
+/// `@unchecked Sendable`: the engine (libcurl handle, SQLite connection) is touched only on `queue`.
+/// Each refresh carries its own cancellation flag, made by the loop for its ticket.
 final class RefreshWorker: @unchecked Sendable {
     private let queue = DispatchQueue(label: "syncd.refresh")
     private var engine: SyncEngine?
-    private let cancellation: Mutex<CancellationFlag>
 
     /// Called on the worker queue after a piece of work during which the engine replaced a damaged
     /// state database (every source's stored state went with it).
@@ -21,7 +20,6 @@ final class RefreshWorker: @unchecked Sendable {
 
     init(engine: SyncEngine, onStoreReplaced: @escaping @Sendable () -> Void = {}) {
         self.engine = engine
-        self.cancellation = Mutex(engine.client.cancellation)
         self.onStoreReplaced = onStoreReplaced
     }
 
@@ -34,7 +32,7 @@ final class RefreshWorker: @unchecked Sendable {
     }
 
     /// Refreshes `source` and reports the result (and the source's stored state afterwards) on the worker thread.
-    func refresh(_ source: SourceConfiguration, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
+    func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
                  completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
         queue.async { [self] in
             guard let engine else {
@@ -42,8 +40,8 @@ final class RefreshWorker: @unchecked Sendable {
             }
             // At most ten progress reports a second reach the loop.
             var last = ContinuousClock.now - .seconds(1)
-            let result = noticingReplacement(engine) {
-                engine.refresh(source) { count in
+            let result: RefreshResult = noticingReplacement(engine) {
+                engine.refresh(source, cancellation: cancellation) { count in
                     let now = ContinuousClock.now
                     if now - last >= .milliseconds(100) {
                         last = now
@@ -63,7 +61,7 @@ final class RefreshWorker: @unchecked Sendable {
         await withCheckedContinuation { continuation in
             queue.async { [self] in
                 let value = body(engine)
-                if let engine { noticingReplacement(engine) { engine.recoverDamagedStore() } }
+                if let engine { _ = noticingReplacement(engine) { engine.recoverDamagedStore() } }
                 continuation.resume(returning: value)
             }
         }
@@ -80,7 +78,6 @@ final class RefreshWorker: @unchecked Sendable {
                     try teardown()
                     let newEngine = try make()
                     engine = newEngine
-                    cancellation.withLock { $0 = newEngine.client.cancellation }
                     continuation.resume()
                 } catch {
                     continuation.resume(throwing: error)
@@ -88,7 +85,4 @@ final class RefreshWorker: @unchecked Sendable {
             }
         }
     }
-
-    /// Aborts the transfer in progress, if any; its refresh ends as cancelled.
-    func cancel() { cancellation.withLock { $0.cancel() } }
 }

@@ -46,7 +46,7 @@ extension SyncEngine {
     }
 
     private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>) throws -> Bool {
-        if serverRecord(source: source.name, id: entry.recordID) != nil {
+        if try serverRecord(source: source.name, id: entry.recordID) != nil {
             try store.markSent(entry.seq)
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
             return true

@@ -48,8 +48,9 @@ extension SyncEngine {
         }
         let body = Array(JSONValue.object(record).serialized(.compact).utf8)
         guard body.count <= 1 << 20 else { throw .invalidRecord("the record is larger than 1 MiB") }
-        let onServer = serverRecord(source: source.name, id: id)
-        let known = (try? store.outbox(source: source.name))?.contains { $0.recordID == id && $0.state == .sent } ?? false
+        // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
+        let onServer = try serverRecord(source: source.name, id: id)
+        let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == id && $0.state == .sent }
         try queue(source, id: id, isInteger: isInteger, operation: onServer != nil || known ? .update : .create,
                   body: body, baseVersion: onServer?.version)
         return id
@@ -58,8 +59,8 @@ extension SyncEngine {
     /// Queues the removal of a record durably and republishes the cache file.
     public func delete(id: String, from source: SourceConfiguration) throws(LocalChangeError) {
         guard source.writable else { throw .notWritable(source.name) }
-        let onServer = serverRecord(source: source.name, id: id)
-        let pending = (try? store.outbox(source: source.name))?.last { $0.recordID == id }
+        let onServer = try serverRecord(source: source.name, id: id)
+        let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == id }
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
             throw .noSuchRecord(source: source.name, id: id)
         }
@@ -91,11 +92,26 @@ extension SyncEngine {
         republish(source.name)
     }
 
-    /// The record as the last listing had it.
-    func serverRecord(source: String, id: String) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
+    /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".
+    func serverRecord(source: String, id: String) throws(LocalChangeError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
-        _ = try? store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) }
+        _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
         return found
+    }
+
+    /// Whether the latest listing has the record, for the push: a store failure fails the push (retried).
+    func listingHas(_ id: String, of source: SourceConfiguration) throws(RefreshFailure) -> Bool {
+        do {
+            return try serverRecord(source: source.name, id: id) != nil
+        } catch {
+            throw RefreshFailure(.transient, "\(error)")
+        }
+    }
+
+    /// Runs a store read; its failure becomes `.storage` with what was being read, so it is never mistaken
+    /// for "not found".
+    func reading<T>(_ what: String, _ body: () throws -> T) throws(LocalChangeError) -> T {
+        do { return try body() } catch { throw .storage("Failed to read \(what): \(failureReason(error)); nothing was changed") }
     }
 
     /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
@@ -112,14 +128,18 @@ extension SyncEngine {
 
     /// `syncctl outbox --retry SEQ`: a parked change goes back in the queue.
     public func retryOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
-        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
+            throw .noSuchOutboxEntry(seq)
+        }
         do { try store.requeue(seq) } catch { throw .storage("\(error)") }
         return entry.source
     }
 
     /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
     public func dropOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
-        guard let entry = (try? store.outbox(source: nil))?.first(where: { $0.seq == seq }) else { throw .noSuchOutboxEntry(seq) }
+        guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
+            throw .noSuchOutboxEntry(seq)
+        }
         do {
             try store.removeOutboxEntry(seq)
             if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
@@ -133,11 +153,11 @@ extension SyncEngine {
 
     /// `syncctl resolve SOURCE ID --keep local|remote`.
     public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(LocalChangeError) {
-        let entries = (try? store.outbox(source: source.name)) ?? []
+        let entries = try reading("the outbox") { try store.outbox(source: source.name) }
         guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
             throw .noConflict(source: source.name, id: id)
         }
-        let remote = (try? store.conflicts(source: source.name))?.first { $0.recordID == id }
+        let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID == id }
         do {
             if keepLocal {
                 // Made again against the server's current version: it goes out as is at the next push.
@@ -224,7 +244,7 @@ extension SyncEngine {
         if !force, entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
             let remote = try fetchRemote(itemURL, source: source, token: token)
             switch remote {
-            case .missing where serverRecord(source: source.name, id: entry.recordID) != nil:
+            case .missing where try listingHas(entry.recordID, of: source):
                 return try awaitListing(entry, source: source, url: itemURL)
             case .missing where entry.operation == .delete:
                 return try settled(entry, source: source, as: "already removed on the server")
@@ -264,6 +284,8 @@ extension SyncEngine {
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
         }
         let what = "\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))")
+        // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
+        let listed = head.status == 404 && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
         switch head.status {
         case 200..<300:
             var newID: String?
@@ -291,7 +313,7 @@ extension SyncEngine {
                 + "\(request.method); check URL= and ItemURL="
             do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.warning("\(source.name): \(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
-        case 404 where entry.operation != .create && serverRecord(source: source.name, id: entry.recordID) != nil:
+        case 404 where listed:
             try awaitListing(entry, source: source, url: itemURL)
         case 404 where entry.operation == .delete:
             try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
@@ -378,7 +400,7 @@ extension SyncEngine {
             guard let url = notFoundAnswers.removeValue(forKey: entry.seq) else { continue }
             changed = true
             do {
-                if serverRecord(source: source.name, id: entry.recordID) != nil {
+                if try serverRecord(source: source.name, id: entry.recordID) != nil {
                     try parkMisdirected(entry, source: source, status: 404, url: url)
                 } else if entry.operation == .delete {
                     try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
@@ -450,7 +472,7 @@ extension SyncEngine {
         var changed = false
         do {
             for entry in try store.outbox(source: source.name) where entry.state == .sent {
-                let present = serverRecord(source: source.name, id: entry.recordID) != nil
+                let present = try serverRecord(source: source.name, id: entry.recordID) != nil
                 let confirmed = entry.operation == .delete ? !present : present
                 logger.debug("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(confirmed ? "confirmed" : "not yet shown") by the listing")
                 if confirmed || entry.unconfirmed >= 2 {

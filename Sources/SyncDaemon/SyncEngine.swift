@@ -56,11 +56,15 @@ public final class SyncEngine {
     /// Refreshes `source` once. The previous copy stays byte-for-byte unless a complete valid listing arrived.
     /// When the refresh finds the database damaged, the database is replaced by an empty one and the source
     /// is fetched again, whole, into it: the same refresh rebuilds what the damaged file held.
-    public func refresh(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
+    /// `cancellation`, when given, is this refresh's own flag (the daemon's ticket): it replaces the client's
+    /// flag for the transfers of this refresh and is never cleared here, so a cancel that came early stands.
+    public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil,
+                        progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
+        if let cancellation { client.cancellation = cancellation }
         let result = refreshOnce(source, progress: progress)
         guard recoverDamagedStore() else { return result }
         if case .failed(let failure) = result, failure.kind == .cancelled { return result }
-        // A cancel that came during the recovery stands: refreshOnce would clear it.
+        // A cancel that came during the recovery stands.
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         logger.notice("\(source.name): refreshing again into the new state database")
         return refreshOnce(source, progress: progress)
@@ -89,7 +93,7 @@ public final class SyncEngine {
     }
 
     private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?) -> RefreshResult {
-        client.cancellation.reset()
+        if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
         let previous: SourceState
         do {

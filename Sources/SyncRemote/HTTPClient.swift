@@ -16,8 +16,9 @@ private let curlInitialised: Bool = {
 /// off the cooperative pool. One request at a time per client.
 public final class HTTPClient {
     private let handle: UnsafeMutableRawPointer
-    /// Set from any thread to abort the transfer in progress at its next progress callback.
-    public let cancellation = CancellationFlag()
+    /// Set from any thread to abort the transfer in progress at its next progress callback. Its owner may
+    /// give each piece of work a flag of its own (the daemon does, per refresh ticket).
+    public var cancellation = CancellationFlag()
 
     /// Creates a client. Fails only when libcurl cannot initialise.
     public init() throws(HTTPError) {

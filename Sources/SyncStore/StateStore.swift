@@ -109,12 +109,32 @@ public final class StateStore {
             default:
                 throw StoreError.corrupt(path: path, reason: "unknown schema version \(version) (this syncd knows \(StateStore.schemaVersion))")
             }
-        } catch let error as SQLiteError {
-            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .corrupt(path: path, reason: "\(error)")
+            throw StateStore.openError(error, path: path)
+        }
+    }
+
+    /// Opens the database at `path` for reading only (control reads: `List`, `Get`, outbox and conflict
+    /// listings): no schema is created or migrated and no write can happen through it. A missing file or one
+    /// of another schema version is an error; the daemon's own connection creates and migrates it.
+    public init(readingFrom path: String) throws(StoreError) {
+        do {
+            database = try Database(path: path, readOnly: true)
+            let version = try database.integerPragma("user_version")
+            guard version == StateStore.schemaVersion else {
+                throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
+            }
+        } catch {
+            throw StateStore.openError(error, path: path)
+        }
+    }
+
+    /// What an operation on `path` failed with, as a store error: damage and unknown schemas as `.corrupt`.
+    static func openError(_ error: any Error, path: String) -> StoreError {
+        switch error {
+        case let error as SQLiteError: error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
+        case let error as StoreError: error
+        default: .corrupt(path: path, reason: "\(error)")
         }
     }
 
@@ -217,12 +237,8 @@ public final class StateStore {
             if statement.int64(0) != 4 {
                 throw StoreError.corrupt(path: path, reason: "tables are missing")
             }
-        } catch let error as SQLiteError {
-            throw error.isCorruption ? .corrupt(path: path, reason: error.message) : .sqlite(error)
-        } catch let error as StoreError {
-            throw error
         } catch {
-            throw .corrupt(path: path, reason: "\(error)")
+            throw StateStore.openError(error, path: path)
         }
     }
 

@@ -35,12 +35,15 @@ def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
 
 
 def stop_process(proc):
-    """SIGTERM, then SIGKILL after 5 s."""
+    """SIGTERM; the daemon must be gone within 5 s (syncd(8) SIGNALS). A process that is not is killed
+    and the test FAILS: a hang on stop can never pass silently."""
     proc.terminate()
     try:
         proc.wait(5)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
+        pytest.fail(f"pid {proc.pid} did not exit within 5 s of SIGTERM (killed it)")
 
 
 def fill_filesystem(path):
@@ -313,15 +316,13 @@ class Daemon:
     def signal(self, number):
         self.proc.send_signal(number)
 
-    def stop(self, timeout=10):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+    def stop(self):
+        """SIGTERM; fails the test when the daemon is not gone within 5 s (see stop_process)."""
+        try:
+            if self.proc.poll() is None:
+                stop_process(self.proc)
+        finally:
+            self.log.close()
         return self.proc.returncode
 
 

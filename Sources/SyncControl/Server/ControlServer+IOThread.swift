@@ -234,8 +234,8 @@ final class ControlIOLoop {
         }
         connections.removeAll()
         close(server.listenerFD)
-        close(server.wakeFDs.read)
-        close(server.wakeFDs.write)
+        // The wake-up pipe stays open until the server itself goes (deinit): a task may still call wake(),
+        // and a closed fd number could by then belong to another file.
         server.removeSocketFile()
         calls.finish()
         let waiter = server.shared.withLock { state in

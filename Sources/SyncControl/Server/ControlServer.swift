@@ -148,11 +148,12 @@ public final class ControlServer: Sendable {
     }
 
     deinit {
-        // Only reached if run() never started the I/O thread (which closes these itself).
+        // Nobody can call wake() any more: the wake-up pipe goes with the server.
+        close(wakeFDs.read)
+        close(wakeFDs.write)
+        // The I/O thread closes the listener itself when it ran.
         if !shared.withLock({ $0.started }) {
             close(listenerFD)
-            close(wakeFDs.read)
-            close(wakeFDs.write)
             removeSocketFile()
         }
     }

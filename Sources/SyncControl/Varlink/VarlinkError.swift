@@ -42,29 +42,8 @@ public enum VarlinkServiceError: VarlinkErrorConvertible, Equatable {
     }
 }
 
-/// The errors of `io.syncd.Manager` (see `ManagerInterface.description`).
-public enum ManagerError: VarlinkErrorConvertible, Equatable {
-    /// The caller is neither root, the daemon's user, nor a member of `ControlGroup`.
-    case permissionDenied
-    /// No source of this name is configured.
-    case noSuchSource(source: String)
-    /// The source has no record with this ID.
-    case noSuchRecord(source: String, id: String)
-    /// The source is not `Writable=yes`.
-    case notWritable(source: String)
-    /// No outbox entry has this sequence number.
-    case noSuchOutboxEntry(seq: Int64)
-    /// A parameter is well-typed but its value is not acceptable.
-    case invalidParameter(parameter: String, reason: String)
-    /// A refresh (waited for) failed.
-    case refreshFailed(source: String, reason: String)
-    /// The new configuration was rejected; the old one stays.
-    case reloadFailed(reason: String)
-    /// Logging out would discard this many queued local changes.
-    case pendingChanges(count: Int)
-    /// The daemon could not read or write its state.
-    case storageFailure(reason: String)
-
+/// The errors of `io.syncd.Manager` as Varlink errors (the cases: `ManagerError` in SyncCore).
+extension ManagerError: VarlinkErrorConvertible {
     /// The interface these errors belong to.
     public static let interface = "io.syncd.Manager"
 

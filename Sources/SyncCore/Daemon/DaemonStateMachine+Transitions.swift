@@ -1,0 +1,185 @@
+// The transitions `DaemonStateMachine.handle` delegates to, one per input that needs more than a line.
+
+extension DaemonStateMachine {
+    /// A manual refresh: immediate, restarts a backoff cycle, tried even while offline. After a logout
+    /// the sources come back first, so `refresh NAME` finds its source.
+    mutating func refresh<J: JitterSource>(_ id: RequestID, source: String?, wait: Bool, at now: MonotonicInstant,
+                                           jitter: inout J) -> [DaemonAction] {
+        if phase == .loggedOut { readdSources(at: now) }
+        if let source, !configured.contains(source) { return [.reply(id, .failed(.noSuchSource(source: source)))] }
+        let names = source.map { [$0] } ?? sources
+        feed(.trigger(.manual), source: source, at: now, jitter: &jitter)
+        guard wait, !names.isEmpty else { return [.reply(id, .refreshed([]))] }
+        waiters.append(Waiter(id: id, firstTicket: nextTicket, remaining: Set(names)))
+        return []
+    }
+
+    /// Logout (syncd(8) GUARANTEES 9): a new generation, the running refresh cancelled, every waiter
+    /// answered, the sources resting; the loop erases the account and reports back.
+    mutating func logout(_ id: RequestID, discardPending: Bool, pendingChanges: Int) -> [DaemonAction] {
+        if pendingChanges > 0 && !discardPending { return [.reply(id, .failed(.pendingChanges(count: pendingChanges)))] }
+        var actions: [DaemonAction] = []
+        generation += 1
+        clearQueue()
+        if let running { actions.append(.cancelRefresh(running)) }
+        for name in scheduler.sourceNames { scheduler.removeSource(name) }
+        actions += failWaiters(.storageFailure(reason: "logged out while the refresh was waiting"))
+        permanentlyFailing.removeAll()
+        unhealthy.removeAll()
+        stale.removeAll()
+        phase = .loggedOut
+        pendingLogout = id
+        actions.append(.eraseAccount(id))
+        return actions
+    }
+
+    /// SIGTERM or SIGINT: one transition. The running refresh is cancelled, every waiting request fails
+    /// with a clear error, nothing new starts; the loop exits when the refresh ends or at the deadline.
+    mutating func stop(at now: MonotonicInstant) -> [DaemonAction] {
+        var actions: [DaemonAction] = []
+        clearQueue()
+        actions += failWaiters(.stopping)
+        if let pendingLogout { actions.append(.reply(pendingLogout, .failed(.stopping))) }
+        pendingLogout = nil
+        nextProbe = nil
+        guard let running else { return actions + exit() }
+        phase = .stopping(deadline: now + Self.stopGrace)
+        actions.append(.cancelRefresh(running))
+        return actions
+    }
+
+    mutating func exit() -> [DaemonAction] {
+        phase = .exited
+        running = nil
+        return [.exit]
+    }
+
+    /// A refresh ended: the scheduler learns the outcome, waiters issued before the ticket get its report.
+    mutating func finished<J: JitterSource>(_ ticket: RefreshTicket, _ finish: RefreshFinish, at now: MonotonicInstant,
+                                            jitter: inout J) -> [DaemonAction] {
+        if running == ticket { running = nil }
+        let name = ticket.source
+        guard ticket.generation == generation, scheduler.source(name) != nil else { return [.discarded(ticket)] }
+        if !finish.cancelled {
+            if case .failure(.permanent, _) = finish.outcome { permanentlyFailing.insert(name) } else { permanentlyFailing.remove(name) }
+        }
+        if finish.stale { stale.insert(name) } else { stale.remove(name) }
+        if case .failure = finish.outcome { unhealthy.insert(name) } else if !finish.stale { unhealthy.remove(name) }
+        feed(.refreshFinished(finish.outcome), source: name, at: now, jitter: &jitter)
+        return [.saveRetryState(source: name)] + report(finish.report, ticket: ticket.id)
+    }
+
+    /// A reload: settings swapped, changed and new sources refreshed, removed ones dropped; a waiter for a
+    /// removed source is told so instead of waiting for ever.
+    mutating func reload<J: JitterSource>(_ plan: SourcePlan, at now: MonotonicInstant, jitter: inout J) -> [DaemonAction] {
+        var actions: [DaemonAction] = []
+        if phase == .loggedOut { readdSources(at: now) }
+        let old = configured
+        sources = plan.sources
+        configured = Set(plan.sources)
+        probeInterval = plan.probeInterval
+        probeURL = plan.probeURL
+        scheduler.updateSettings(plan.settings)
+        for name in plan.sources {
+            if !old.contains(name) {
+                scheduler.addSource(name, at: now)
+            } else if plan.changed.contains(name), let running, running.source == name {
+                actions.append(.cancelRefresh(running))
+            }
+            if !old.contains(name) || plan.changed.contains(name) { feed(.trigger(.reload), source: name, at: now, jitter: &jitter) }
+        }
+        for name in old.subtracting(configured).sorted() {
+            scheduler.removeSource(name)
+            queued.remove(name)
+            permanentlyFailing.remove(name)
+            unhealthy.remove(name)
+            stale.remove(name)
+            if let running, running.source == name { actions.append(.cancelRefresh(running)) }
+            let removed = SourceRefreshReport(source: name, result: .cancelled, records: 0,
+                                              error: "removed from the configuration by a reload")
+            actions += report(removed, ticket: nil)
+        }
+        return actions
+    }
+
+    /// Gives `report` to every waiter for its source (a ticket counts only for waiters that asked before it
+    /// was issued; nil counts for all); answers those that are complete.
+    mutating func report(_ report: SourceRefreshReport, ticket: Int?) -> [DaemonAction] {
+        var actions: [DaemonAction] = []
+        var kept: [Waiter] = []
+        for var waiter in waiters {
+            if ticket.map({ $0 >= waiter.firstTicket }) ?? true, waiter.remaining.remove(report.source) != nil {
+                waiter.reports.append(report)
+            }
+            if waiter.remaining.isEmpty {
+                actions.append(.reply(waiter.id, .refreshed(waiter.reports.sorted { $0.source < $1.source })))
+            } else {
+                kept.append(waiter)
+            }
+        }
+        waiters = kept
+        return actions
+    }
+
+    mutating func failWaiters(_ error: ManagerError) -> [DaemonAction] {
+        defer { waiters.removeAll() }
+        return waiters.map { .reply($0.id, .failed(error)) }
+    }
+
+    /// Starts the next queued source when the worker is free.
+    mutating func startNext() -> [DaemonAction] {
+        guard running == nil, phase == .running || phase == .loggedOut else { return [] }
+        while queueHead < queue.count {
+            let name = queue[queueHead]
+            queueHead += 1
+            // Queued twice after a removal and re-adding: only the entry the set still holds counts once.
+            guard queued.remove(name) != nil, configured.contains(name) else { continue }
+            let ticket = RefreshTicket(id: nextTicket, source: name, generation: generation)
+            nextTicket += 1
+            running = ticket
+            return [.startRefresh(ticket)]
+        }
+        clearQueue()
+        return []
+    }
+
+    mutating func clearQueue() {
+        queue.removeAll(keepingCapacity: true)
+        queueHead = 0
+        queued.removeAll(keepingCapacity: true)
+    }
+
+    /// Feeds the scheduler; the sources it wants refreshed join the queue (once: a source already queued
+    /// stays where it is; one that is running is queued again, so a trigger during a refresh gets its
+    /// follow-up and a request is never dropped because an old refresh is still in flight).
+    mutating func feed<J: JitterSource>(_ event: SchedulerEvent, source: String?, at now: MonotonicInstant, jitter: inout J) {
+        for case .startRefresh(let name) in scheduler.handle(event, source: source, at: now, jitter: &jitter)
+        where queued.insert(name).inserted {
+            queue.append(name)
+        }
+    }
+
+    mutating func readdSources(at now: MonotonicInstant) {
+        phase = .running
+        for name in sources where scheduler.source(name) == nil { scheduler.addSource(name, at: now) }
+    }
+
+    /// Probes run only while some source is failing or the daemon is offline; never while all is healthy.
+    mutating func scheduleProbe<J: JitterSource>(at now: MonotonicInstant, jitter: inout J) {
+        let needed = probeInterval > .zero && (!online || !failingSources.isEmpty)
+        if !needed {
+            nextProbe = nil
+        } else if nextProbe == nil && !probing {
+            // Jittered to 0.5-1.5x so a fleet that failed together does not probe in step.
+            nextProbe = now + probeInterval * (0.5 + jitter.fraction())
+        }
+    }
+
+    mutating func startProbe() -> [DaemonAction] {
+        nextProbe = nil
+        let failing = failingSources
+        guard probeURL || !failing.isEmpty else { return [] }
+        probing = true
+        return [.probe(sources: failing)]
+    }
+}

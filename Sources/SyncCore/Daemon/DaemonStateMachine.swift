@@ -1,0 +1,181 @@
+// The daemon's core as one pure state machine (docs/architecture.md, "The daemon's core"): it owns the
+// per-source schedulers, the run queue, the running refresh ticket, the account generation, the waiting
+// requests, the failing sources, the logged-out and stopping states and the probe schedule. The loop
+// (SyncDaemon's DaemonLoop) feeds it inputs stamped with the monotonic time and performs the actions it
+// returns; it reads no clock and does no I/O, so every scenario is a unit test with a manual clock.
+
+/// The daemon's decisions. One entry point, `handle(_:at:jitter:)`, in the shape of `SourceScheduler`.
+public struct DaemonStateMachine: Sendable {
+    /// Where the daemon's life stands.
+    public enum Phase: Equatable, Sendable {
+        /// Serving and refreshing.
+        case running
+        /// Logged out: the sources rest until a manual refresh or a reload brings them back.
+        case loggedOut
+        /// Stopping: the running refresh is cancelled; `deadline` is when the loop exits whatever the
+        /// worker does (within 5 s of SIGTERM, syncd(8) SIGNALS).
+        case stopping(deadline: MonotonicInstant)
+        /// `.exit` was returned; nothing happens any more.
+        case exited
+    }
+
+    /// A `Refresh` call with `wait`, waiting for its sources.
+    struct Waiter: Sendable {
+        let id: RequestID
+        /// Tickets before this one were issued before the call and do not answer it.
+        let firstTicket: Int
+        var remaining: Set<String>
+        var reports: [SourceRefreshReport] = []
+    }
+
+    /// How long the loop may wait for a cancelled refresh before exiting anyway.
+    public static let stopGrace: Duration = .seconds(4)
+
+    /// Every source's refresh scheduling.
+    public internal(set) var scheduler: Scheduler
+    /// The configured sources, in configuration order.
+    public internal(set) var sources: [String]
+    var configured: Set<String>
+    public internal(set) var phase: Phase = .running
+    /// The refresh on the worker, if any.
+    public internal(set) var running: RefreshTicket?
+    /// Bumped by logout: results of older tickets are discarded (syncd(8) GUARANTEES 9).
+    public internal(set) var generation = 0
+    var nextTicket = 1
+    /// Sources waiting for the worker, in order (`queued` mirrors it for O(1) membership).
+    var queue: [String] = []
+    var queueHead = 0
+    var queued: Set<String> = []
+    var waiters: [Waiter] = []
+    var pendingLogout: RequestID?
+    /// Failing for a reason reachability cannot cure (401, 404, invalid data): not probed.
+    public internal(set) var permanentlyFailing: Set<String> = []
+    /// Sources whose last refresh failed or left the copy stale: the candidates for probes.
+    var unhealthy: Set<String> = []
+    /// Sources whose cached copy is stale.
+    var stale: Set<String> = []
+    /// The links' verdict.
+    public internal(set) var online = true
+    /// The last probe's verdict; nil until one ran.
+    public internal(set) var reachable: Bool?
+    var probeInterval: Duration
+    var probeURL: Bool
+    /// When the next reachability probe is due.
+    public internal(set) var nextProbe: MonotonicInstant?
+    var probing = false
+
+    /// A core for the plan's sources; `restoring` holds saved retry states by source, `stale` the sources
+    /// whose stored copy is stale (a probe may help them).
+    public init(_ plan: SourcePlan, restoring saved: [String: PersistedRetryState] = [:], stale: Set<String> = [],
+                at now: MonotonicInstant) {
+        self.stale = stale
+        unhealthy = stale
+        sources = plan.sources
+        configured = Set(plan.sources)
+        probeInterval = plan.probeInterval
+        probeURL = plan.probeURL
+        scheduler = Scheduler(settings: plan.settings)
+        for name in plan.sources { scheduler.addSource(name, restoring: saved[name], at: now) }
+    }
+
+    /// The earliest instant the core needs `.timer`; nil if none.
+    public var nextDeadline: MonotonicInstant? {
+        var deadlines = [scheduler.nextDeadline(), nextProbe].compactMap { $0 }
+        if case .stopping(let deadline) = phase { deadlines.append(deadline) }
+        return deadlines.min()
+    }
+
+    /// Whether `source` is being refreshed for the current account.
+    public func isRefreshing(_ source: String) -> Bool {
+        running?.source == source && running?.generation == generation
+    }
+
+    /// The waiting requests a progress report of `source` concerns (refreshes issued after they asked).
+    public func requests(waitingFor source: String) -> [RequestID] {
+        guard let running, running.source == source else { return [] }
+        return waiters.filter { $0.remaining.contains(source) && running.id >= $0.firstTicket }.map(\.id)
+    }
+
+    /// Sources a reachability probe may help: failing for a reason the network could cure.
+    public var failingSources: [String] {
+        unhealthy.filter { name in
+            guard !permanentlyFailing.contains(name), let status = scheduler.status(of: name) else { return false }
+            return status.state == .backoff || status.state == .error || stale.contains(name)
+        }.sorted()
+    }
+
+    /// Handles one input at `now`; returns what the loop must do, in order.
+    public mutating func handle<J: JitterSource>(_ input: DaemonInput, at now: MonotonicInstant, jitter: inout J) -> [DaemonAction] {
+        var actions: [DaemonAction] = []
+        switch (phase, input) {
+        case (.exited, _):
+            return []
+        case (.stopping, .refresh(let id, _, _)), (.stopping, .logout(let id, _, _)):
+            actions.append(.reply(id, .failed(.stopping)))
+        case (.stopping(let deadline), .timer):
+            if now >= deadline { actions += exit() }
+        case (.stopping, .refreshFinished(let ticket, _)):
+            if running == ticket { running = nil }
+            actions += exit()
+        case (.stopping, .accountErased(let id, _)):
+            actions.append(.reply(id, .failed(.stopping)))
+        case (.stopping, _):
+            break
+        case (_, .stop):
+            actions += stop(at: now)
+        case (_, .started):
+            feed(.trigger(.startup), source: nil, at: now, jitter: &jitter)
+        case (_, .timer):
+            if let due = nextProbe, due <= now, !probing { actions += startProbe() }
+            feed(.tick, source: nil, at: now, jitter: &jitter)
+        case (_, .refresh(let id, let source, let wait)):
+            actions += refresh(id, source: source, wait: wait, at: now, jitter: &jitter)
+        case (_, .logout(let id, let discardPending, let pending)):
+            actions += logout(id, discardPending: discardPending, pendingChanges: pending)
+        case (_, .accountErased(let id, let result)):
+            if pendingLogout == id { pendingLogout = nil }
+            switch result {
+            case .success: actions.append(.reply(id, .done))
+            case .failure(let error): actions.append(.reply(id, .failed(error)))
+            }
+        case (_, .cancelled(let id)):
+            if let index = waiters.firstIndex(where: { $0.id == id }) {
+                waiters.remove(at: index)
+                actions.append(.reply(id, .failed(.invalidParameter(parameter: "connection", reason: "the client went away"))))
+            }
+        case (_, .refreshFinished(let ticket, let finish)):
+            actions += finished(ticket, finish, at: now, jitter: &jitter)
+        case (_, .links(let isOnline, let significant)):
+            let was = online
+            online = isOnline
+            if was != isOnline {
+                feed(.linkState(online: isOnline), source: nil, at: now, jitter: &jitter)
+                if isOnline { feed(.trigger(.network), source: nil, at: now, jitter: &jitter) }
+            } else if isOnline && significant {
+                feed(.trigger(.network), source: nil, at: now, jitter: &jitter)
+            }
+        case (_, .probeFinished(let isReachable)):
+            probing = false
+            let was = reachable
+            reachable = isReachable
+            if isReachable && was == false {
+                actions.append(.reachableAgain)
+                for name in failingSources { feed(.trigger(.probeRecovered), source: name, at: now, jitter: &jitter) }
+            }
+        case (_, .reloaded(let plan)):
+            actions += reload(plan, at: now, jitter: &jitter)
+        case (_, .localChanged(let source)):
+            if scheduler.source(source) != nil { feed(.trigger(.localChange), source: source, at: now, jitter: &jitter) }
+        case (_, .storeReplaced):
+            permanentlyFailing.removeAll()
+            unhealthy.removeAll()
+            stale.removeAll()
+            for name in scheduler.sourceNames { feed(.trigger(.reload), source: name, at: now, jitter: &jitter) }
+        }
+        if case .stopping = phase { return actions }
+        if case .exited = phase { return actions }
+        actions += startNext()
+        scheduleProbe(at: now, jitter: &jitter)
+        return actions
+    }
+}

@@ -1,0 +1,27 @@
+/// Why a control request failed: the one error type of the control path, from the daemon's core to the
+/// Varlink reply (SyncControl maps each case to its `io.syncd.Manager` error, docs/control-api.md).
+public enum ManagerError: Error, Sendable, Equatable {
+    /// The caller is neither root, the daemon's user, nor a member of `ControlGroup`.
+    case permissionDenied
+    /// No source of this name is configured.
+    case noSuchSource(source: String)
+    /// The source has no record with this ID.
+    case noSuchRecord(source: String, id: String)
+    /// The source is not `Writable=yes`.
+    case notWritable(source: String)
+    /// No outbox entry has this sequence number.
+    case noSuchOutboxEntry(seq: Int64)
+    /// A parameter is well-typed but its value is not acceptable.
+    case invalidParameter(parameter: String, reason: String)
+    /// A refresh (waited for) failed.
+    case refreshFailed(source: String, reason: String)
+    /// The new configuration was rejected; the old one stays.
+    case reloadFailed(reason: String)
+    /// Logging out would discard this many queued local changes.
+    case pendingChanges(count: Int)
+    /// The daemon could not read or write its state.
+    case storageFailure(reason: String)
+
+    /// A refresh or request that was still waiting when the daemon began to stop.
+    public static let stopping = ManagerError.storageFailure(reason: "syncd is stopping; ask again once it runs")
+}

@@ -1,0 +1,105 @@
+import Dispatch
+import FoundationEssentials
+internal import Glibc
+import Synchronization
+import SyncControl
+import SyncCore
+
+extension DaemonLoop {
+    /// The daemon is gone this long after SIGTERM at the latest, whatever clients or the worker do
+    /// (syncd(8) SIGNALS; systemd's stop timeout is far longer).
+    static let stopBudget: Duration = .milliseconds(4_500)
+
+    /// Opens the Varlink socket before READY=1, so clients that connect early wait in the backlog.
+    /// Without it the daemon still syncs; the failure is logged.
+    func startControlServer() {
+        let directories = Directories(
+            state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
+            runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        do {
+            try Directories.create(directories.runtime, mode: 0o755)
+            let handler = DaemonControlHandler(
+                input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db")
+            let server = try ControlServer.listen(
+                path: directories.runtime + "/io.syncd.Manager", handler: handler,
+                policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup),
+                info: ControlServiceInfo(version: syncdVersion), logger: logger)
+            controlServer = server
+            controlTask = Task(executorPreference: DaemonExecutor.shared) { await server.run() }
+        } catch {
+            logger.error("Failed to open the control socket, continuing without syncctl access: \(failureReason(error))")
+        }
+    }
+
+    func installSignals() {
+        let queue = DispatchQueue(label: "syncd.signals")
+        for number in [SIGTERM, SIGINT, SIGHUP] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [input] in input.yield(.signal(number)) }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    /// After the core's `.exit`: every request still queued is refused, watchers end, the control server
+    /// and the link monitor stop, retry states are saved. Each step that waits on something outside the loop
+    /// (a handler, the worker stuck in a transfer) is bounded, so the process ends within `stopBudget` of
+    /// SIGTERM.
+    func shutdown(_ events: AsyncStream<DaemonEvent>) async {
+        let deadline = (stopRequested ?? clock.now) + Self.stopBudget
+        // From now on a control request is answered at once (its yield is refused), and those already
+        // queued are answered here: no handler waits on the loop any more.
+        input.finish()
+        for await event in events {
+            if case .request(let request) = event { request.refuse() }
+        }
+        for (_, request) in pending {
+            request.progress?.finish()
+            request.continuation.resume(returning: .failed(.stopping))
+        }
+        pending.removeAll()
+        for watcher in watchers.values { watcher.finish() }
+        watchers.removeAll()
+        timer.cancel()
+        let linkMonitor = self.linkMonitor
+        let controlTask = self.controlTask
+        controlTask?.cancel()
+        if await !finishes(before: deadline, { await linkMonitor?.stop(); await controlTask?.value }) {
+            logger.warning("Control clients or the link monitor did not finish in time; stopping anyway")
+        }
+        // Save where each source's retry cycle stands, so a restart continues it (syncd(8) GUARANTEES 7).
+        let retryStates = core.scheduler.exportRetryStates(at: monotonicNow())
+        let names = core.scheduler.sourceNames
+        let worker = self.worker
+        let saved = await finishes(before: deadline) {
+            await worker.withEngine { engine in
+                for name in names {
+                    let text = retryStates[name].flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+                    try? engine?.store.saveRetryState(source: name, text)
+                }
+            }
+        }
+        if !saved { logger.warning("The refresh in progress did not end in time; the retry state was not saved") }
+        logger.notice("Stopped")
+    }
+
+    /// Runs `work` and waits for it until `deadline`; true when it finished in time. Work that does not
+    /// finish is left behind (the process is about to exit).
+    func finishes(before deadline: ContinuousClock.Instant, _ work: @escaping @Sendable () async -> Void) async -> Bool {
+        let decided = Mutex(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let first: @Sendable (Bool) -> Void = { finished in
+                if decided.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: finished) }
+            }
+            Task(executorPreference: DaemonExecutor.shared) {
+                await work()
+                first(true)
+            }
+            Task(executorPreference: DaemonExecutor.shared) {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                first(false)
+            }
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import FoundationEssentials
+import SyncControl
+import SyncCore
+import SyncRemote
+import SyncStore
+
+extension DaemonLoop {
+    // MARK: Refreshes
+
+    /// Runs the ticket on the worker with a cancellation flag of its own.
+    func startRefresh(_ ticket: RefreshTicket) {
+        guard let source = configuration.sources.first(where: { $0.name == ticket.source }) else {
+            // The core only issues tickets for configured sources; answer it anyway so nothing waits.
+            input.yield(.refreshed(ticket, .failed(RefreshFailure(.cancelled, "source no longer configured")), nil))
+            return
+        }
+        let flag = CancellationFlag()
+        cancellations[ticket.id] = flag
+        logger.debug("\(ticket.source): refreshing \(source.url)")
+        worker.refresh(source, cancellation: flag, progress: { [input] count in
+            input.yield(.refreshProgress(source: ticket.source, count))
+        }) { [input] result, state in
+            input.yield(.refreshed(ticket, result, state))
+        }
+    }
+
+    func finishRefresh(_ ticket: RefreshTicket, result: RefreshResult, state: SourceState?) {
+        cancellations[ticket.id] = nil
+        let name = ticket.source
+        let current = ticket.generation == core.generation && core.scheduler.source(name) != nil
+        if current {
+            let previous = states[name]
+            if let state {
+                states[name] = state
+                notices[name] = state.notices
+            }
+            // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
+            let replaced: Bool
+            switch result {
+            case .updated: replaced = true
+            case .failed(let failure): replaced = failure.listingReplaced  // pulled, but a change failed to push
+            case .unchanged: replaced = false
+            }
+            if let state, replaced || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
+                broadcast(watchEvent(name, state, .saved))
+            }
+        }
+        let finish = classify(result, source: name)
+        feed(.refreshFinished(ticket, finish))
+        if current, case .failed(let failure) = result, failure.kind != .cancelled {
+            // Only a source that once had a good listing has a cached copy to serve.
+            let serving = states[name]?.lastSuccess != nil ? "serving the cached copy" : "no cached copy yet"
+            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))")
+        }
+    }
+
+    /// The engine's result as the core sees it.
+    func classify(_ result: RefreshResult, source name: String) -> RefreshFinish {
+        let records = states[name]?.recordCount ?? 0
+        let stale = states[name]?.isStale ?? false
+        switch result {
+        case .updated:
+            return RefreshFinish(outcome: .success, stale: stale, report: SourceRefreshReport(source: name, result: .updated, records: records))
+        case .unchanged:
+            return RefreshFinish(outcome: .unchanged, stale: stale, report: SourceRefreshReport(source: name, result: .unchanged, records: records))
+        case .failed(let failure):
+            switch failure.kind {
+            case .cancelled:
+                return RefreshFinish(outcome: .failure(.transient, retryAfter: nil), cancelled: true, stale: stale,
+                                     report: SourceRefreshReport(source: name, result: .cancelled, records: records, error: failure.message))
+            case .transient:
+                let retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
+                return RefreshFinish(outcome: .failure(.transient, retryAfter: retryAfter), stale: stale,
+                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
+            case .permanent:
+                return RefreshFinish(outcome: .failure(.permanent, retryAfter: nil), stale: stale,
+                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
+            }
+        }
+    }
+
+    func retryDescription(_ name: String) -> String {
+        guard let status = core.scheduler.status(of: name) else { return "source removed" }
+        switch status.state {
+        case .backoff:
+            let delay = status.nextAttempt.map { $0 - monotonicNow() } ?? .zero
+            return "retrying in \(formatDelay(delay)) (attempt \(status.attempt + 1) of \(core.scheduler.settings.maxAttempts))"
+        case .error:
+            return "not retrying until the next trigger"
+        case .offline:
+            return "offline; retrying when the network returns"
+        default:
+            return "will retry"
+        }
+    }
+
+    func saveRetryState(_ name: String) {
+        let saved = core.scheduler.source(name)?.exportRetryState(at: monotonicNow())
+        let text = saved.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        guard states[name]?.retryState != text else { return }
+        states[name]?.retryState = text
+        Task(executorPreference: DaemonExecutor.shared) { [worker, logger] in
+            await worker.withEngine { engine in
+                do {
+                    try engine?.store.saveRetryState(source: name, text)
+                } catch {
+                    logger.error("\(name): Failed to save retry state: \(failureReason(error))")
+                }
+            }
+        }
+    }
+
+    static func decodeRetryState(_ text: String?) -> PersistedRetryState? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(PersistedRetryState.self, from: Data(text.utf8))
+    }
+
+    // MARK: Network
+
+    func updateLinks(state: String, online isOnline: Bool, significant: Bool) {
+        let significant = significant && !skipInitialLinkReport
+        skipInitialLinkReport = false
+        let wasOnline = core.online
+        linkState = state
+        if wasOnline != isOnline {
+            logger.notice(isOnline ? "Network is back (\(state)); refreshing sources" : "Offline (\(state)); serving cached data")
+        } else if isOnline && significant {
+            logger.info("Network changed (\(state)); refreshing sources")
+        }
+        feed(.links(online: isOnline, significant: significant))
+        statusDirty = true
+    }
+
+    func startProbe(_ failing: [String]) {
+        let urls = configuration.network.reachabilityURL.map { [$0] }
+            ?? failing.compactMap { name in configuration.sources.first { $0.name == name }?.url }
+        prober.probe(urls: urls) { [input] isReachable in input.yield(.probed(reachable: isReachable)) }
+    }
+
+    // MARK: Status
+
+    func snapshot() -> DaemonStatusSnapshot {
+        let now = monotonicNow()
+        let wall = currentTimestamp()
+        let daemon = DaemonStatusSnapshot.Daemon(
+            version: syncdVersion, account: configuration.daemon.account, online: core.online, links: linkState,
+            reachable: core.reachable, uptimeSec: Int((now - .zero).components.seconds))
+        let sources = configuration.sources.map { source -> DaemonStatusSnapshot.Source in
+            let state = states[source.name] ?? SourceState(name: source.name)
+            let status = core.scheduler.status(of: source.name)
+            let name: SourceStateName = core.isRefreshing(source.name) ? .syncing : status?.state ?? .idle
+            let next = status?.nextAttempt.map { instant -> String in
+                let seconds = max(0, (instant - now).components.seconds)
+                return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
+            }
+            return DaemonStatusSnapshot.Source(
+                name: source.name, url: source.url, state: name, records: state.localRecordCount, pending: state.pendingCount,
+                parked: state.parkedCount, conflicts: state.conflictCount, warnings: notices[source.name] ?? [],
+                lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
+                stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
+        }
+        return DaemonStatusSnapshot(daemon: daemon, sources: sources)
+    }
+
+    /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
+    func statusLine() -> String {
+        let summary = snapshot().summary
+        guard let reloadFailure else { return summary }
+        return "Reload failed (keeping previous configuration): \(reloadFailure); \(summary)"
+    }
+
+    func broadcast(_ event: WatchEvent) {
+        for watcher in watchers.values { watcher.yield(event) }
+    }
+
+    /// The `Watch` reply telling that `source` is now as `state` says.
+    func watchEvent(_ source: String, _ state: SourceState, _ kind: WatchEvent.Kind) -> WatchEvent {
+        WatchEvent(source: source, records: Int64(state.localRecordCount), pending: Int64(state.pendingCount),
+                   conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
+    }
+}
+
+func formatDelay(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    if seconds < 10 {
+        let tenths = Int(attoseconds / 100_000_000_000_000_000)
+        return "\(seconds).\(tenths)s"
+    }
+    if seconds < 120 { return "\(seconds)s" }
+    if seconds < 7200 { return "\(seconds / 60)min" }
+    return "\(seconds / 3600)h"
+}

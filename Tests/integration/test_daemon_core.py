@@ -1,0 +1,110 @@
+"""The daemon's core against the real binary: every request answered, every stop within 5 s
+(docs/architecture.md, "The daemon's core"). One scenario per test, each once a hang or a lost answer."""
+import signal
+import subprocess
+import time
+
+from conftest import BIN, POSTS, wait_for
+
+
+def syncctl_cmd(setup, *args):
+    return [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
+
+
+def syncctl(setup, *args, timeout=30):
+    return subprocess.run(syncctl_cmd(setup, *args), capture_output=True, text=True, timeout=timeout)
+
+
+def background(setup, *args):
+    return subprocess.Popen(syncctl_cmd(setup, *args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def two_synced_sources(server, setup, daemons, **keys):
+    server.set_records("s1", [{"id": "a"}])
+    server.set_records("s2", [{"id": "b"}])
+    setup.add_source("s1", server.url("s1"), TimeoutSec="60s", **keys)
+    setup.add_source("s2", server.url("s2"), TimeoutSec="60s", **keys)
+    d = daemons(setup)
+    d.wait_log("s1: synced 1 record")
+    d.wait_log("s2: synced 1 record")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def test_sigterm_during_refresh_wait_answers_the_client_and_stops_within_5s(server, setup, daemons):
+    d = two_synced_sources(server, setup, daemons)
+    server.fault("s1", kind="stall", seconds=3)
+    server.fault("s2", kind="stall", seconds=3)
+    server.clear_requests()
+    client = background(setup, "refresh", "--wait")
+    wait_for(lambda: server.requests("/s1"), what="the slow request")
+    time.sleep(0.5)
+    start = time.monotonic()
+    d.signal(signal.SIGTERM)
+    d.proc.wait(10)
+    assert time.monotonic() - start < 5
+    assert d.proc.returncode == 0
+    out, err = client.communicate(timeout=10)
+    assert client.returncode != 0
+    assert "syncd is stopping" in err, err
+    log = d.output()
+    assert "Stopped" in log
+    # The final save ran: the refresh was cancelled in time, nothing was cut short.
+    assert "did not end in time" not in log
+    # s2 was queued behind s1 and never started: it is not left waiting either.
+    assert not server.requests("/s2")
+
+
+def test_refresh_right_after_logout_is_answered_and_the_source_does_not_stay_syncing(server, setup, daemons):
+    server.set_records("s1", [{"id": "a"}, {"id": "b"}])
+    setup.add_source("s1", server.url("s1"), TimeoutSec="60s")
+    d = daemons(setup)
+    d.wait_log("s1: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("s1", kind="stall", seconds=30, times=1)
+    server.clear_requests()
+    assert syncctl(setup, "refresh", "s1").returncode == 0
+    wait_for(lambda: server.requests("/s1"), what="the slow request")
+    r = syncctl(setup, "logout", "--discard-pending")
+    assert r.returncode == 0, r.stderr
+    r = syncctl(setup, "refresh", "--wait", timeout=20)
+    assert r.returncode == 0, r.stderr
+    status = syncctl(setup, "status", "--json")
+    assert '"state":"idle"' in status.stdout.replace(" ", ""), status.stdout
+    assert setup.cache_doc("s1")["records"] == [{"id": "a"}, {"id": "b"}]
+    assert d.stop() == 0
+
+
+def test_reload_removing_a_waited_source_answers_refresh_wait(server, setup, daemons):
+    d = two_synced_sources(server, setup, daemons)
+    server.fault("s2", kind="stall", seconds=30)
+    server.clear_requests()
+    client = background(setup, "refresh", "--wait")
+    wait_for(lambda: server.requests("/s2"), what="the slow request of s2")
+    (setup.config / "sources.d" / "s2.source").unlink()
+    r = syncctl(setup, "reload")
+    assert r.returncode == 0, r.stderr
+    out, err = client.communicate(timeout=10)
+    assert client.returncode == 1
+    assert "removed from the configuration by a reload" in err, err
+    assert d.proc.poll() is None
+    assert d.stop() == 0
+
+
+def test_refresh_by_name_after_logout_finds_the_source(server, setup, daemons):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    r = syncctl(setup, "logout")
+    assert r.returncode == 0, r.stderr
+    assert not setup.cache_file("posts").exists()
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 0, r.stderr
+    assert "no such source" not in r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+    r = syncctl(setup, "refresh", "nope")
+    assert r.returncode == 1
+    assert "nope" in r.stderr
+    assert d.stop() == 0
