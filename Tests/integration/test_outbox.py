@@ -495,3 +495,14 @@ def test_a_303_on_a_put_parks_it(server, setup, daemons):
     wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
     assert server.records("posts")[0]["title"] == "Post 1"
     assert not [r for r in server.requests() if r["path"] == "/elsewhere"]
+
+
+def test_a_5xx_answer_is_shown_like_a_4xx(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=500, method="PUT", body='{"detail":"database is locked"}')
+    assert put(setup, {"id": 1, "title": "later"}).returncode == 0
+    wait_for(lambda: any("database is locked" in (e["lastError"] or "") for e in outbox_entries(setup)), what="the 500's answer")
+    entry = outbox_entries(setup)[0]
+    assert entry["state"] == "queued" and entry["lastStatus"] == 500
+    assert entry["lastError"] == f'HTTP 500 from PUT {server.url("posts")}/1: {{"detail":"database is locked"}}'
