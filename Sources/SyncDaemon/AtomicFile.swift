@@ -53,9 +53,26 @@ public struct AtomicFileWriter {
         }
         guard renameat(directoryFD, temporary, directoryFD, name) == 0 else { throw SystemError("replace \(path)") }
         committed = true
-        // The rename is durable only once the directory is flushed.
-        guard retryingEINTR({ fsync(directoryFD) }) == 0 else { throw SystemError("flush directory \(directory)") }
+        // The rename is durable only once the directory is flushed. If that fails the new file is in place
+        // all the same: say so, so nobody reports the old copy as kept.
+        guard retryingEINTR({ fsync(directoryFD) }) == 0 else {
+            throw DirectoryNotFlushed(size: written.size, hash: written.hash, cause: SystemError("flush directory \(directory)"))
+        }
         return written
+    }
+
+    /// The new file replaced the old one, but flushing the directory failed: the replacement may not survive
+    /// a power cut. Carries what `write` would have returned.
+    public struct DirectoryNotFlushed: FailureReason {
+        /// Bytes written.
+        public let size: Int
+        /// Their XXH64 hash.
+        public let hash: UInt64
+        /// The failed `fsync(2)` of the directory.
+        public let cause: SystemError
+
+        public var description: String { cause.description }
+        public var reason: String { cause.reason }
     }
 }
 

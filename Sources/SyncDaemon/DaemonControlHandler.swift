@@ -44,20 +44,27 @@ struct DaemonControlHandler: ControlHandler {
         case .list(let source, let offset, let limit):
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
-            let page: Result<(records: [JSONValue], total: Int), ManagerError> = await read {
+            let page: Result<(records: [JSONValue], total: Int, file: SourceState), ManagerError> = await read {
                 let store = try StateStore(readingFrom: path)
                 var records: [JSONValue] = []
                 // The local view, as in the cache file: the server's rows with the outbox applied.
                 let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
                     records.append((try? JSONValue(parsing: Array(json))) ?? .null)
                 }
-                return (records, total)
+                var file = try store.state(of: source)
+                file.localRecordCount = total
+                return (records, total, file)
             }
             switch page {
             case .failure(let error): _ = reply.fail(error)
             case .success(let page):
                 let next = offset + page.records.count < page.total ? JSONValue.int(offset + page.records.count) : .null
-                _ = reply.finish(["records": .array(page.records), "total": .int(page.total), "next": next])
+                // After a failed write the file apps read is behind this view: say so (the cache truth rule,
+                // docs/architecture.md).
+                let unwritten = page.file.unwrittenRecordCount
+                _ = reply.finish(["records": .array(page.records), "total": .int(page.total), "next": next,
+                                  "cached": unwritten == nil ? .null : .int(page.file.cachedRecordCount),
+                                  "unwritten": unwritten.map { JSONValue.int($0) } ?? .null])
             }
         case .get(let source, let id):
             guard await sourceExists(source, reply: reply) else { return }

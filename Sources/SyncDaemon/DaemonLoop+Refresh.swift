@@ -56,7 +56,7 @@ extension DaemonLoop {
 
     /// The engine's result as the core sees it.
     func classify(_ result: RefreshResult, source name: String) -> RefreshFinish {
-        let records = states[name]?.recordCount ?? 0
+        let records = states[name]?.cachedRecordCount ?? 0
         let stale = states[name]?.isStale ?? false
         switch result {
         case .updated:
@@ -154,7 +154,7 @@ extension DaemonLoop {
                 return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
             }
             return DaemonStatusSnapshot.Source(
-                name: source.name, url: source.url, state: name, records: state.localRecordCount, pending: state.pendingCount,
+                name: source.name, url: source.url, state: name, records: state.cachedRecordCount, pending: state.pendingCount,
                 parked: state.parkedCount, conflicts: state.conflictCount, warnings: notices[source.name] ?? [],
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
@@ -175,7 +175,7 @@ extension DaemonLoop {
 
     /// The `Watch` reply telling that `source` is now as `state` says.
     func watchEvent(_ source: String, _ state: SourceState, _ kind: WatchEvent.Kind) -> WatchEvent {
-        WatchEvent(source: source, records: Int64(state.localRecordCount), pending: Int64(state.pendingCount),
+        WatchEvent(source: source, records: Int64(state.cachedRecordCount), pending: Int64(state.pendingCount),
                    conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
     }
 }

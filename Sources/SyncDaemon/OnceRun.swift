@@ -41,8 +41,9 @@ public struct OnceRun {
         for source in configuration.sources {
             if case .failed(let failure) = engine.refresh(source) {
                 failed += 1
-                let kept = (try? engine.store.state(of: source.name).recordCount) ?? 0
-                report("\(source.name): \(failure.message) (kept \(kept) cached records)")
+                // What the file apps read holds, not the store (docs/architecture.md, "The cache file").
+                let kept = (try? engine.store.state(of: source.name, countingLocalView: true).cacheFileSummary) ?? "0 cached records"
+                report("\(source.name): \(failure.message)" + (failure.describesCacheFile ? "" : " (kept \(kept))"))
             }
         }
         withExtendedLifetime(lock) {}

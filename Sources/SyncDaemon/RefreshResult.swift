@@ -24,6 +24,8 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     /// A new listing replaced the cache before the refresh failed (a change failed to push, the pull
     /// went through): watchers are told the cache changed.
     public var listingReplaced = false
+    /// The message already says what the cache file holds (a failed write of it), so callers do not add it again.
+    public var describesCacheFile = false
 
     /// Creates a failure.
     public init(_ kind: Kind, _ message: String, status: Int? = nil, retryAfter: String? = nil) {

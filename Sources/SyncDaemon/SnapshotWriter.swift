@@ -29,15 +29,57 @@ public struct SnapshotWriter {
         try Directories.create(directory, mode: 0o750, group: group)
     }
 
+    /// A cache file as written: what the store remembers about it.
+    public struct Published: Sendable, Equatable {
+        /// How to recognise the file later.
+        public var fingerprint: SnapshotFingerprint
+        /// Records in it.
+        public var records: Int
+    }
+
+    /// The new file is in place, but its folder could not be flushed (`AtomicFileWriter.DirectoryNotFlushed`).
+    public struct NotFlushed: FailureReason {
+        /// The file that replaced the previous copy.
+        public let published: Published
+        /// The failed flush.
+        public let cause: SystemError
+
+        public var description: String { cause.description }
+        public var reason: String { cause.reason }
+    }
+
     /// Writes the whole document for `source` from the store, atomically, mode 0640; returns the
-    /// fingerprint of the file written, for the store to remember.
+    /// fingerprint of the file written and its number of records, for the store to remember.
+    /// Throws `NotFlushed` when the file was replaced but its folder could not be flushed.
     @discardableResult
-    public func publish(source: String, state: SourceState, store: StateStore) throws -> SnapshotFingerprint {
+    public func publish(source: String, state: SourceState, store: StateStore) throws -> Published {
         let (pending, conflicts) = try store.pendingAndConflicts(source: source)
         let parked = try store.parkedIDs(source: source)
         try prepareDirectory()
         let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
-        let written = try writer.write { sink in
+        var records = 0
+        let written: (size: Int, hash: UInt64)
+        var notFlushed: SystemError?
+        do {
+            written = try write(writer, source: source, state: state, store: store, pending: pending, parked: parked,
+                                conflicts: conflicts) { records += 1 }
+        } catch let error as AtomicFileWriter.DirectoryNotFlushed {
+            written = (error.size, error.hash)
+            notFlushed = error.cause
+        }
+        // Inode and change time as they are after the rename, which moves the change time.
+        var info = stat()
+        guard stat(path(of: source), &info) == 0 else { throw SystemError("inspect \(path(of: source))") }
+        let published = Published(fingerprint: SnapshotFingerprint(info, hash: written.hash), records: records)
+        if let notFlushed { throw NotFlushed(published: published, cause: notFlushed) }
+        return published
+    }
+
+    /// Writes the document through `writer`, calling `counted` once per record.
+    private func write(_ writer: AtomicFileWriter, source: String, state: SourceState, store: StateStore,
+                       pending: [RecordID], parked: [RecordID], conflicts: [RecordID],
+                       onRecord: () -> Void) throws -> (size: Int, hash: UInt64) {
+        try writer.write { sink in
             try sink.write("{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),")
             try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
             try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
@@ -46,6 +88,7 @@ public struct SnapshotWriter {
                 try sink.write(first ? "\n" : ",\n")
                 first = false
                 try sink.write(body)
+                onRecord()
             }
             // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
             try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
@@ -53,10 +96,6 @@ public struct SnapshotWriter {
             try sink.write("\"parked\":[\(parked.map(\.jsonLiteral).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
         }
-        // Inode and change time as they are after the rename, which moves the change time.
-        var info = stat()
-        guard stat(path(of: source), &info) == 0 else { throw SystemError("inspect \(path(of: source))") }
-        return SnapshotFingerprint(info, hash: written.hash)
     }
 
     /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`); returns their names.

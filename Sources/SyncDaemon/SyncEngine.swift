@@ -123,12 +123,13 @@ public final class SyncEngine {
         switch fetched {
         case .notModified:
             settleNotFound(source)
+            let publication: Publication
             do {
                 confirmSent(source)
                 // The confirmed file's new fingerprint is stored with the success: one commit per 304.
-                let touched = try publishOrTouch(source, changed: false)
+                publication = try publishOrTouch(source, changed: false)
                 do {
-                    try store.recordUnchanged(source: source.name, at: now, snapshot: touched)
+                    try store.recordUnchanged(source: source.name, at: now, snapshot: publication.touched)
                 } catch {
                     throw storeFailure(error)
                 }
@@ -138,8 +139,10 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
             tidyWriteAheadLog()
-            logger.info("\(source.name): not modified (HTTP 304), \(counted(previous.recordCount, "record")) current")
-            return settle(source, .unchanged(count: previous.recordCount), pushFailure: pushFailure, at: now)
+            logger.info("\(source.name): not modified (HTTP 304), \(counted(previous.recordCount, "record")) current\(publication.note)")
+            let result: RefreshResult = publication.rewroteFile
+                ? .updated(ListingOutcome(count: previous.recordCount, unchanged: false)) : .unchanged(count: previous.recordCount)
+            return settle(source, result, pushFailure: pushFailure, at: now)
         case .listing(let writer, let etag, let lastModified):
             let outcome: ListingOutcome
             do {
@@ -155,8 +158,10 @@ public final class SyncEngine {
             if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
             settleNotFound(source)
             confirmSent(source)
+            let publication: Publication
             do {
-                if let touched = try publishOrTouch(source, changed: !outcome.unchanged) {
+                publication = try publishOrTouch(source, changed: !outcome.unchanged)
+                if let touched = publication.touched {
                     try store.recordSnapshot(source: source.name, touched)
                 }
             } catch let failure as StoreError {
@@ -168,8 +173,12 @@ public final class SyncEngine {
             }
             if outcome.unchanged {
                 tidyWriteAheadLog()
-                logger.info("\(source.name): listing unchanged, \(counted(outcome.count, "record")) current")
-                return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
+                logger.info("\(source.name): listing unchanged, \(counted(outcome.count, "record")) current\(publication.note)")
+                // A listing an earlier failure kept out of the cache file is news to the apps that read it.
+                guard publication.rewroteFile else {
+                    return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
+                }
+                return settle(source, .updated(ListingOutcome(count: outcome.count, unchanged: false)), pushFailure: pushFailure, at: now)
             }
             logger.info("\(source.name): synced \(counted(outcome.count, "record")) (listing changed)")
             return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
@@ -197,10 +206,38 @@ public final class SyncEngine {
         }
     }
 
+    /// What `publishOrTouch` did to the cache file.
+    enum Publication {
+        /// Only its mtime moved; the fingerprint is for the caller to record.
+        case touched(SnapshotFingerprint)
+        /// It was written from the store: new content, or a damaged or missing file restored.
+        case rewritten
+        /// It was written with content an earlier failed write had held back: news to the apps that read it.
+        case heldBackWritten
+
+        /// The fingerprint to record after a touch.
+        var touched: SnapshotFingerprint? {
+            if case .touched(let fingerprint) = self { return fingerprint }
+            return nil
+        }
+
+        /// Whether apps now read a file syncd wrote just now.
+        var rewroteFile: Bool { touched == nil }
+
+        /// What to add to the refresh's log line.
+        var note: String {
+            switch self {
+            case .touched: return ""
+            case .rewritten: return "; rewrote the cache file"
+            case .heldBackWritten: return "; wrote the cache file an earlier failure had left behind"
+            }
+        }
+    }
+
     /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its
     /// mtime, after checking that the file is still the one syncd wrote (a damaged one is moved aside and
-    /// rewritten). Returns the fingerprint of a file it only touched, for the caller to record.
-    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws -> SnapshotFingerprint? {
+    /// rewritten).
+    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws -> Publication {
         let state: SourceState
         do {
             state = try store.state(of: source.name)
@@ -211,7 +248,7 @@ public final class SyncEngine {
         // recognised, so it is rewritten once from the store.
         guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
             try publish(source.name, state: state)
-            return nil
+            return !changed && state.snapshotDirty ? .heldBackWritten : .rewritten
         }
         let confirmation: SnapshotWriter.Confirmation
         do {
@@ -221,28 +258,45 @@ public final class SyncEngine {
         }
         switch confirmation {
         case .touched(let fingerprint):
-            return fingerprint
+            return .touched(fingerprint)
         case .missing:
             try publish(source.name, state: state)
         case .movedAside(let target, let reason):
             logger.warning("\(source.name): cache file was damaged (\(reason)); moved it to \(target), rewriting it from the store")
             try publish(source.name, state: state)
         }
-        return nil
+        return .rewritten
     }
 
-    /// Writes the cache file of `name` from the store and clears its dirty mark.
+    /// Writes the cache file of `name` from the store and clears its dirty mark. Failure messages say what the
+    /// file apps read now holds (docs/architecture.md, "The cache file": the cache truth rule).
     func publish(_ name: String, state: SourceState) throws {
-        let fingerprint: SnapshotFingerprint
+        let published: SnapshotWriter.Published
         do {
-            fingerprint = try snapshots.publish(source: name, state: state, store: store)
+            published = try snapshots.publish(source: name, state: state, store: store)
+        } catch let error as SnapshotWriter.NotFlushed {
+            // The new file is in place (apps read it now) but may not survive a power cut.
+            do {
+                try store.recordSnapshot(source: name, error.published.fingerprint, records: error.published.records)
+            } catch {
+                throw storeFailure(error)
+            }
+            var failure = RefreshFailure(.transient, "Replaced cache file \(snapshots.path(of: name)) with \(counted(error.published.records, "record")), "
+                + "but failed to \(error.cause.reason): the new copy is in place and apps read it, "
+                + "yet the replacement may not survive a power cut")
+            failure.listingReplaced = true
+            failure.describesCacheFile = true
+            throw failure
         } catch {
             // The store keeps the new data and the dirty mark, so the next refresh or start retries the write.
             try? store.setSnapshotDirty(source: name, true)
-            throw RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy: \(failureReason(error))")
+            let kept = (try? store.state(of: name, countingLocalView: true)).map { " (\($0.cacheFileSummary))" } ?? ""
+            var failure = RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy\(kept): \(failureReason(error))")
+            failure.describesCacheFile = true
+            throw failure
         }
         do {
-            try store.recordSnapshot(source: name, fingerprint)
+            try store.recordSnapshot(source: name, published.fingerprint, records: published.records)
         } catch {
             throw storeFailure(error)
         }

@@ -27,6 +27,12 @@ public struct ListingOutcome: Sendable, Equatable {
     public var count: Int
     /// True when the stored listing is byte-for-byte what it was (same records, same order).
     public var unchanged: Bool
+
+    /// Creates an outcome.
+    public init(count: Int, unchanged: Bool) {
+        self.count = count
+        self.unchanged = unchanged
+    }
 }
 
 extension StateStore {

@@ -1,5 +1,6 @@
 internal import CSQLite
 internal import Glibc
+import SyncCore
 
 /// What the store remembers about one source between refreshes.
 public struct SourceState: Sendable, Equatable {
@@ -43,8 +44,32 @@ public struct SourceState: Sendable, Equatable {
     /// (never written, or written before the fingerprint columns existed).
     public var snapshotFingerprint: SnapshotFingerprint?
 
+    /// Records in the cache file as syncd last wrote it; nil before the first write (or when written by a
+    /// syncd that did not count them).
+    public var snapshotRecordCount: Int?
+
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
+
+    /// Records in the cache file apps read: the local view, unless a failed write left the file behind the
+    /// store, then what the file holds (0 when it was never written; the local view when a file written by
+    /// an older syncd was not counted).
+    public var cachedRecordCount: Int {
+        guard snapshotDirty else { return localRecordCount }
+        if let snapshotRecordCount { return snapshotRecordCount }
+        return snapshotFingerprint == nil ? 0 : localRecordCount
+    }
+
+    /// Records of the store's view not yet written to the cache file (a write failed); nil when the file is current.
+    public var unwrittenRecordCount: Int? { snapshotDirty ? localRecordCount : nil }
+
+    /// "2 cached records; 5 records not yet written to the cache file" (the second part only while the store is
+    /// ahead of the file): how messages count what apps read.
+    public var cacheFileSummary: String {
+        let held = "\(cachedRecordCount) cached \(cachedRecordCount == 1 ? "record" : "records")"
+        guard let unwritten = unwrittenRecordCount else { return held }
+        return held + "; \(counted(unwritten, "record")) not yet written to the cache file"
+    }
 
     /// An empty state for a source never synced.
     public init(name: String) {
@@ -205,6 +230,9 @@ public final class StateStore {
         ("sources", "snapshot_inode", "INTEGER"),
         ("sources", "snapshot_ctime_ns", "INTEGER"),
         ("sources", "snapshot_hash", "INTEGER"),
+        // Records in the cache file as syncd last wrote it; NULL until then. While `snapshot_dirty` is set the
+        // store is ahead of the file, and this is what apps read (docs/architecture.md, "The cache file").
+        ("sources", "snapshot_records", "INTEGER"),
     ]
 
     /// Adds the columns of `addedColumns` a file lacks, in one transaction, keeping every row.
@@ -271,7 +299,7 @@ public final class StateStore {
             let statement = try database.prepare("""
                 SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
                        record_count, snapshot_dirty, retry_state,
-                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash FROM sources WHERE name = ?1
+                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash, snapshot_records FROM sources WHERE name = ?1
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
@@ -292,6 +320,7 @@ public final class StateStore {
                         size: statement.int64(10), inode: UInt64(bitPattern: statement.int64(11)),
                         changeTime: statement.int64(12), hash: UInt64(bitPattern: statement.int64(13)))
                 }
+                if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
             }
             let counts = try database.prepare("""
                 SELECT count(DISTINCT CASE WHEN state IN ('queued', 'sent') THEN record_id END),
@@ -383,19 +412,22 @@ public final class StateStore {
         }
     }
 
-    /// Records that the cache file of `source` matches the store and looks like `fingerprint`
-    /// (after writing or confirming it); clears the dirty mark.
-    public func recordSnapshot(source: String, _ fingerprint: SnapshotFingerprint) throws(StoreError) {
+    /// Records that the cache file of `source` looks like `fingerprint` (after writing or confirming it) and,
+    /// when `records` is given, holds that many records (a confirmation leaves the count as it was). Clears the
+    /// dirty mark unless `dirty` says the file must be written again (it is in place but not durable).
+    public func recordSnapshot(source: String, _ fingerprint: SnapshotFingerprint, records: Int? = nil, dirty: Bool = false) throws(StoreError) {
         try write("record cache file of \(source)") {
             let statement = try database.prepare("""
-                UPDATE sources SET snapshot_dirty = 0, snapshot_size = ?2, snapshot_inode = ?3,
-                    snapshot_ctime_ns = ?4, snapshot_hash = ?5 WHERE name = ?1
+                UPDATE sources SET snapshot_dirty = ?7, snapshot_size = ?2, snapshot_inode = ?3,
+                    snapshot_ctime_ns = ?4, snapshot_hash = ?5, snapshot_records = coalesce(?6, snapshot_records) WHERE name = ?1
                 """)
             try statement.bind(1, source)
             try statement.bind(2, fingerprint.size)
             try statement.bind(3, Int64(bitPattern: fingerprint.inode))
             try statement.bind(4, fingerprint.changeTime)
             try statement.bind(5, Int64(bitPattern: fingerprint.hash))
+            try statement.bind(6, records.map(Int64.init))
+            try statement.bind(7, dirty ? 1 : 0)
             try statement.step()
         }
     }

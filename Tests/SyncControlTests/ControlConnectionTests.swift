@@ -17,7 +17,7 @@ struct ControlConnectionTests {
         let finished = try await onThread { () -> Bool in
             for _ in 0..<rounds {
                 let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), privileged: true,
-                                                   limits: ControlServerLimits())
+                                                   limits: ControlServerLimits(), now: .zero)
                 let returned = Atomic<Bool>(false)
                 let waiter = Task {
                     await connection.waitUntilClosed()

@@ -26,7 +26,7 @@ struct ManagerInterfaceTests {
         #expect(declared.filter { $0.hasPrefix("method ") }.count == ManagerInterface.methods.count)
         for type in ["DaemonStatus", "SourceStatus", "OutboxEntry", "Conflict"] { #expect(declared.contains("type " + type)) }
         for error in ["PermissionDenied", "NoSuchSource", "NoSuchRecord", "NotWritable", "InvalidParameter", "RefreshFailed",
-                      "ReloadFailed", "PendingChanges", "StorageFailure"] {
+                      "ReloadFailed", "PendingChanges", "StorageFailure", "TooManyConnections"] {
             #expect(declared.contains("error " + error))
         }
         #expect(ManagerInterface.description.contains("interface io.syncd.Manager\n"))
@@ -78,7 +78,7 @@ struct ManagerInterfaceTests {
         let errors: [ManagerError] = [.permissionDenied, .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
                                       .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),
                                       .refreshFailed(source: "a", reason: "r"), .reloadFailed(reason: "r"), .pendingChanges(count: 3),
-                                      .storageFailure(reason: "r")]
+                                      .storageFailure(reason: "r"), .tooManyConnections(reason: "r")]
         for error in errors {
             #expect(ManagerError(name: error.varlinkName, parameters: error.varlinkParameters) == error)
             #expect(ManagerInterface.description.contains("error " + error.varlinkName.split(separator: ".").last! + " ("))

@@ -102,6 +102,8 @@ public enum Syncctl {
         case .client(.disconnected):
             return ("syncctl: syncd closed the connection before answering; did it stop or restart? See 'journalctl -u syncd'.\n",
                     .unreachable)
+        case .client(.remote(let name, let parameters)) where name == ManagerError.tooManyConnections(reason: "").varlinkName:
+            return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .unreachable)
         case .client(.remote(let name, let parameters)):
             return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .failure)
         case .client(let error):
@@ -125,6 +127,8 @@ public enum Syncctl {
                 return "logout refused: \(count) local \(count == 1 ? "change is" : "changes are") not pushed yet; "
                     + "'syncctl logout --discard-pending' erases them"
             case .storageFailure(let reason): return "syncd could not read or write its data: \(reason)"
+            case .tooManyConnections(let reason):
+                return "syncd refused the connection: \(reason). Try again when fewer are open (idle ones are closed within a minute)"
             }
         }
         if let error = VarlinkServiceError(name: name, parameters: parameters) {

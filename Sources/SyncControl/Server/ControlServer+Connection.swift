@@ -1,4 +1,5 @@
 import Synchronization
+import SyncCore
 
 /// One client connection. The I/O thread owns the socket; handler tasks only queue output
 /// through `ReplySink`, under the connection's lock.
@@ -35,6 +36,11 @@ final class ControlConnection: Sendable {
         var closed = false
         /// Why it was dropped, for the log.
         var dropReason: String?
+        /// When the connection last made progress (connected, a call arrived or was answered, output was
+        /// written): what its timeouts count from (`ControlConnectionPolicy.deadline`).
+        var lastProgress: MonotonicInstant
+        /// A call arrived on it.
+        var hasCalled = false
         /// Tasks waiting for the connection to close, by waiter ID.
         var closeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID: UInt64 = 1
@@ -44,12 +50,12 @@ final class ControlConnection: Sendable {
         var pendingOutputCount: Int { output.count - outputOffset }
     }
 
-    init(fd: Int32, peer: PeerCredentials, privileged: Bool, limits: ControlServerLimits) {
+    init(fd: Int32, peer: PeerCredentials, privileged: Bool, limits: ControlServerLimits, now: MonotonicInstant) {
         self.fd = fd
         self.peer = peer
         self.privileged = privileged
         self.maxPendingOutput = limits.maxPendingOutput
-        self.state = Mutex(State(framer: VarlinkFramer(maxMessageSize: limits.maxMessageSize)))
+        self.state = Mutex(State(framer: VarlinkFramer(maxMessageSize: limits.maxMessageSize), lastProgress: now))
     }
 
     /// Runs `body` with the state locked, then resumes whatever waiters it released.
@@ -167,7 +173,10 @@ public struct ReplySink: Sendable {
         // Checking the call and queueing under one lock keeps replies in call order.
         let sent = connection.withState { state -> Bool in
             guard !state.closed, state.callInFlight == callID else { return false }
-            if final { state.callInFlight = nil }
+            if final {
+                state.callInFlight = nil
+                state.lastProgress = server.now()
+            }
             return oneway || connection.enqueue(bytes, in: &state)
         }
         server.wake()

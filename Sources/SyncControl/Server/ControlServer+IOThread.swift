@@ -1,4 +1,5 @@
 internal import Glibc
+import SyncCore
 
 extension ControlServer {
     /// Starts the thread that does all socket I/O (detached; it reports its exit through
@@ -29,22 +30,27 @@ final class ControlIOLoop {
     let server: ControlServer
     let calls: AsyncStream<PendingCall>.Continuation
     var connections: [ControlConnection] = []
+    /// Connections counted per peer (`ControlConnectionPolicy`).
+    var tally: ControlConnectionTally
     private var readBuffer = [UInt8](repeating: 0, count: 64 << 10)
 
     init(server: ControlServer, calls: AsyncStream<PendingCall>.Continuation) {
         self.server = server
         self.calls = calls
+        self.tally = ControlConnectionTally(policy: server.limits.connections)
     }
 
     func run() {
         while !server.shared.withLock({ $0.stopRequested }) {
+            // Before the poll set is built: expired connections are closed and reaped here.
+            let timeout = closeExpired()
             var fds = [pollfd(fd: server.wakeFDs.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: server.listenerFD, events: Int16(POLLIN), revents: 0)]
             let polled = connections
             for connection in polled {
                 fds.append(pollfd(fd: connection.fd, events: interest(of: connection), revents: 0))
             }
-            let ready = poll(&fds, nfds_t(fds.count), -1)
+            let ready = poll(&fds, nfds_t(fds.count), timeout)
             if ready < 0 {
                 if errno == EINTR { continue }
                 server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).reason), stopping control server")
@@ -96,11 +102,6 @@ final class ControlIOLoop {
                 close(fd)
                 continue
             }
-            guard connections.count < server.limits.maxConnections else {
-                server.logger?.warning("Too many control connections (\(server.limits.maxConnections)), refusing one")
-                close(fd)
-                continue
-            }
             let peer: PeerCredentials
             do throws(SystemError) {
                 peer = try PeerCredentials.of(socket: fd)
@@ -110,7 +111,15 @@ final class ControlIOLoop {
                 continue
             }
             let privileged = server.policy.isPrivileged(peer)
-            connections.append(ControlConnection(fd: fd, peer: peer, privileged: privileged, limits: server.limits))
+            if case .refused(let refusal, let log) = tally.admit(uid: peer.uid, privileged: privileged) {
+                refuseAtOnce(fd, refusal)
+                if log {
+                    server.logger?.warning("Refused control connection of \(peer): \(refusal.reason) "
+                                           + "(logged once for uid \(peer.uid) until one of its connections is accepted again)")
+                }
+                continue
+            }
+            connections.append(ControlConnection(fd: fd, peer: peer, privileged: privileged, limits: server.limits, now: server.now()))
         }
     }
 
@@ -152,6 +161,7 @@ final class ControlIOLoop {
                 }
                 if written > 0 {
                     state.outputOffset += written
+                    state.lastProgress = server.now()
                 } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
                     return
                 } else {
@@ -167,7 +177,14 @@ final class ControlIOLoop {
         while true {
             let next: Result<[UInt8]?, VarlinkFramer.MessageTooLarge> = connection.withState { state in
                 guard !state.closed, !state.closeAfterFlush, state.callInFlight == nil else { return .success(nil) }
-                do throws(VarlinkFramer.MessageTooLarge) { return .success(try state.framer.nextMessage()) } catch { return .failure(error) }
+                do throws(VarlinkFramer.MessageTooLarge) {
+                    let message = try state.framer.nextMessage()
+                    if message != nil {
+                        state.lastProgress = server.now()
+                        state.hasCalled = true
+                    }
+                    return .success(message)
+                } catch { return .failure(error) }
             }
             switch next {
             case .success(let message?):
@@ -203,8 +220,48 @@ final class ControlIOLoop {
                 server.logger?.warning("Dropped control connection of \(connection.peer): \(reason)")
             }
             close(connection.fd)
+            tally.release(uid: connection.peer.uid, privileged: connection.privileged)
             return true
         }
+    }
+
+    /// Closes the connections whose deadline (`ControlConnectionPolicy.deadline`) has passed; returns
+    /// the `poll(2)` timeout until the next deadline in milliseconds, -1 when there is none.
+    private func closeExpired() -> Int32 {
+        let now = server.now()
+        var next: MonotonicInstant?
+        for connection in connections {
+            let deadline = connection.withState { state -> (at: MonotonicInstant, timeout: ControlConnectionPolicy.Timeout)? in
+                guard !state.closed else { return nil }
+                return server.limits.connections.deadline(of: ControlConnectionPolicy.Activity(
+                    lastProgress: state.lastProgress, hasCalled: state.hasCalled, callInFlight: state.callInFlight != nil,
+                    outputPending: state.pendingOutputCount > 0, inputPending: state.framer.bufferedByteCount > 0))
+            }
+            guard let deadline else { continue }
+            if deadline.at <= now {
+                // Debug only: a local user can cause these at will, and each is the client's own doing.
+                server.logger?.debug("Closed control connection of \(connection.peer): \(deadline.timeout.reason)")
+                drop(connection, reason: nil)
+            } else if next.map({ deadline.at < $0 }) ?? true {
+                next = deadline.at
+            }
+        }
+        // Closed connections are reaped before the next poll.
+        reap()
+        guard let next else { return -1 }
+        let milliseconds = (next.nanoseconds - now.nanoseconds + 999_999) / 1_000_000
+        return Int32(clamping: milliseconds)
+    }
+
+    /// Answers a connection the policy refuses with `TooManyConnections` and closes it. The reply is a
+    /// few hundred bytes on a fresh socket, so it fits its buffer; a client that sent its call already
+    /// reads it as the answer (syncctl does), instead of finding the connection closed without a word.
+    private func refuseAtOnce(_ fd: Int32, _ refusal: ControlConnectionPolicy.Refusal) {
+        let bytes = VarlinkReply(error: ManagerError.tooManyConnections(reason: refusal.reason)).wireBytes
+        _ = bytes.withUnsafeBytes { raw in
+            retryingEINTR { send(fd, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        }
+        close(fd)
     }
 
     /// Marks a connection closed; `reap` closes its socket.
@@ -231,6 +288,7 @@ final class ControlIOLoop {
         for connection in connections {
             connection.withState { ControlConnection.markClosed(&$0) }
             close(connection.fd)
+            tally.release(uid: connection.peer.uid, privileged: connection.privileged)
         }
         connections.removeAll()
         close(server.listenerFD)

@@ -1,5 +1,6 @@
 internal import Glibc
 import Synchronization
+import SyncCore
 
 /// The daemon's side of `io.syncd.Manager`: what it does with a call the control server has
 /// already framed, type-checked and permission-checked.
@@ -47,14 +48,15 @@ public struct ControlServerLimits: Sendable, Equatable {
     /// Output queued for a client that does not read; past this the client is dropped
     /// (a single reply larger than this is still sent to a client with nothing queued).
     public var maxPendingOutput: Int
-    /// Simultaneous connections; more are accepted and closed at once.
-    public var maxConnections: Int
+    /// How many connections each kind of peer may hold and how long they may stay without a call;
+    /// a connection past these is answered `TooManyConnections` and closed at once.
+    public var connections: ControlConnectionPolicy
 
-    /// Creates limits: 1 MiB calls, 4 MiB queued output, 256 connections by default.
-    public init(maxMessageSize: Int = 1 << 20, maxPendingOutput: Int = 4 << 20, maxConnections: Int = 256) {
+    /// Creates limits: 1 MiB calls, 4 MiB queued output, and `ControlConnectionPolicy`'s defaults.
+    public init(maxMessageSize: Int = 1 << 20, maxPendingOutput: Int = 4 << 20, connections: ControlConnectionPolicy = ControlConnectionPolicy()) {
         self.maxMessageSize = maxMessageSize
         self.maxPendingOutput = maxPendingOutput
-        self.maxConnections = maxConnections
+        self.connections = connections
     }
 }
 
@@ -79,6 +81,8 @@ public final class ControlServer: Sendable {
     /// Read and write ends of the pipe that wakes the I/O thread.
     let wakeFDs: (read: Int32, write: Int32)
     let shared: Mutex<SharedState>
+    /// The origin of `now()`.
+    let origin = ContinuousClock.now
 
     /// State shared between the I/O thread and the tasks.
     struct SharedState: ~Copyable {
@@ -190,6 +194,11 @@ public final class ControlServer: Sendable {
     func requestStop() {
         shared.withLock { $0.stopRequested = true }
         wake()
+    }
+
+    /// The monotonic time connection timeouts are measured in.
+    func now() -> MonotonicInstant {
+        MonotonicInstant(offset: ContinuousClock.now - origin)
     }
 
     /// Wakes the I/O thread (a byte on the pipe; a full pipe already means "wake").

@@ -147,8 +147,10 @@ public enum ManagerInterface {
         # view: the server's listing with pending local changes applied), in the
         # file's order. offset defaults to 0, limit to 1000 and is capped at 1000.
         # total counts the local view; next is the offset of the following page,
-        # null on the last page.
-        method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int)
+        # null on the last page. unwritten is null while the cache file holds this
+        # view; after a failed write of the file it is the number of records of
+        # this view not yet written to it, and cached what the file holds.
+        method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int, cached: ?int, unwritten: ?int)
 
         # One record of the local view by ID (IDs are passed as text, also numeric
         # ones); a record removed locally is NoSuchRecord.
@@ -232,6 +234,10 @@ public enum ManagerInterface {
 
         # The daemon could not read or write its state or cache.
         error StorageFailure (reason: string)
+
+        # The connection was refused before any call: the caller's share of
+        # control connections is in use (sent at once, then the socket closes).
+        error TooManyConnections (reason: string)
 
         """
 

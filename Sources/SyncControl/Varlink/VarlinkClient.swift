@@ -56,10 +56,19 @@ public final class VarlinkClient {
 
     deinit { close(fd) }
 
-    /// Sends one call.
+    /// Sends one call. If the service already closed the connection, an answer it left before closing
+    /// (`io.syncd.Manager.TooManyConnections`, sent to a connection it refuses) is still read by the next
+    /// `readReply`, so only a connection closed without a word fails later as `.disconnected`.
     public func send(_ call: VarlinkCall) throws(VarlinkClientError) {
-        try sendRaw(call.wireBytes)
+        do {
+            try sendRaw(call.wireBytes)
+        } catch .disconnected {
+            refusedBeforeSending = true
+        }
     }
+
+    /// The service closed the connection before our call went out; `readReply` returns what it left.
+    private var refusedBeforeSending = false
 
     /// Sends raw bytes (tests use this to send malformed messages).
     public func sendRaw(_ bytes: [UInt8]) throws(VarlinkClientError) {
@@ -101,7 +110,7 @@ public final class VarlinkClient {
             let count = chunk.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
             if count == 0 { throw .disconnected }
             guard count > 0 else {
-                if errno == ECONNRESET { throw .disconnected }
+                if errno == ECONNRESET || refusedBeforeSending { throw .disconnected }
                 throw .io(operation: "receive from \(path)", code: errno)
             }
             framer.append(chunk[0..<count])

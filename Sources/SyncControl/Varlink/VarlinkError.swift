@@ -60,6 +60,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .reloadFailed: member = "ReloadFailed"
         case .pendingChanges: member = "PendingChanges"
         case .storageFailure: member = "StorageFailure"
+        case .tooManyConnections: member = "TooManyConnections"
         }
         return ManagerError.interface + "." + member
     }
@@ -72,7 +73,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .noSuchOutboxEntry(let seq): return ["seq": .integer(seq)]
         case .invalidParameter(let parameter, let reason): return ["parameter": .string(parameter), "reason": .string(reason)]
         case .refreshFailed(let source, let reason): return ["source": .string(source), "reason": .string(reason)]
-        case .reloadFailed(let reason), .storageFailure(let reason): return ["reason": .string(reason)]
+        case .reloadFailed(let reason), .storageFailure(let reason), .tooManyConnections(let reason): return ["reason": .string(reason)]
         case .pendingChanges(let count): return ["count": .int(count)]
         }
     }
@@ -91,6 +92,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case "io.syncd.Manager.ReloadFailed": self = .reloadFailed(reason: text("reason"))
         case "io.syncd.Manager.PendingChanges": self = .pendingChanges(count: Int(parameters["count"]?.integerValue ?? 0))
         case "io.syncd.Manager.StorageFailure": self = .storageFailure(reason: text("reason"))
+        case "io.syncd.Manager.TooManyConnections": self = .tooManyConnections(reason: text("reason"))
         default: return nil
         }
     }

@@ -21,6 +21,9 @@ public enum ManagerError: Error, Sendable, Equatable {
     case pendingChanges(count: Int)
     /// The daemon could not read or write its state.
     case storageFailure(reason: String)
+    /// The control server refused the connection before any call: the caller's share of control
+    /// connections is in use (docs/syncd.8.md, "Control connections").
+    case tooManyConnections(reason: String)
 
     /// A refresh or request that was still waiting when the daemon began to stop.
     public static let stopping = ManagerError.storageFailure(reason: "syncd is stopping; ask again once it runs")

@@ -38,6 +38,7 @@ public struct ListCommand: SyncctlCommand {
         let client = try context.connect()
         var records: [JSONValue] = []
         var offset = 0
+        var behind: (cached: Int64, unwritten: Int64)?
         while true {
             let page: JSONObject
             do {
@@ -45,9 +46,15 @@ public struct ListCommand: SyncctlCommand {
             } catch { throw .client(error) }
             guard let pageRecords = page["records"]?.arrayValue else { throw .failed("unexpected reply from syncd: no records") }
             records += pageRecords
+            if let unwritten = page["unwritten"]?.integerValue { behind = (page["cached"]?.integerValue ?? 0, unwritten) }
             guard let next = page["next"]?.integerValue else { break }
             guard next > offset else { throw .failed("unexpected reply from syncd: next page does not advance") }
             offset = Int(next)
+        }
+        if let behind {
+            // The records come from syncd's store; a failed write left the file apps read behind it.
+            context.output.writeError("syncctl: warning: the cache file of \(source) holds \(behind.cached) records; "
+                                      + "\(behind.unwritten) records listed here are not yet written to the cache file (see 'syncctl status')\n")
         }
         if context.globals.json != nil {
             return context.printJSON(.array(records))

@@ -1,0 +1,116 @@
+"""The cache truth rule (docs/architecture.md, "The cache file"): counts and messages describe the file apps
+read. A listing a full disk held back is reported `updated` (and Watch says `saved`) when it is finally
+written; until then status, list and messages count what the file holds; a failed folder flush after the
+rename says the new copy is in place."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import BIN, POSTS, fill_filesystem
+from test_once_storage import MORE, seed, small_cache  # noqa: F401 (small_cache is a fixture)
+from test_syncctl import Watch, syncctl
+
+HELD_BACK = "keeping the previous copy (2 cached records; 99 records not yet written to the cache file)"
+
+
+@pytest.fixture
+def patient(setup):
+    """No automatic retry during the test: only the refreshes it asks for run."""
+    setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n")
+
+
+def source_status(setup):
+    return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+
+
+@pytest.mark.parametrize("validators", [True, False], ids=["304", "identical-listing"])
+def test_a_listing_a_full_disk_held_back_is_counted_as_not_written_then_reported_updated_and_saved(
+        small_cache, patient, running, setup, server, validators):
+    if not validators:
+        server.options("posts", noValidators=True)
+    watch = Watch(setup, "--json")
+    try:
+        assert (json.loads(watch.line())["event"], setup.cache_doc("posts")["records"]) == ("current", POSTS)
+        before = setup.cache_file("posts").read_bytes()
+        filler = fill_filesystem(small_cache / "filler")
+        server.set_records("posts", MORE)
+        r = syncctl(setup, "refresh", "posts", "--wait")
+        assert r.returncode == 1
+        assert HELD_BACK in r.stderr and "No space left on device" in r.stderr, r.stderr
+        assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
+
+        # Status counts the file apps read, and says what is not in it yet.
+        status = source_status(setup)
+        assert status["records"] == 2, status
+        assert HELD_BACK in status["lastError"], status
+        assert "2 records" in syncctl(setup, "status").stdout
+        # list shows syncd's records and warns that the file does not hold them yet.
+        r = syncctl(setup, "list", "posts", "--json")
+        assert r.returncode == 0 and len(json.loads(r.stdout)) == 99
+        assert r.stderr == ("syncctl: warning: the cache file of posts holds 2 records; 99 records listed here are "
+                            "not yet written to the cache file (see 'syncctl status')\n"), r.stderr
+
+        # Space again: the server has nothing new (a 304, or the same listing), yet apps get a new file.
+        filler.unlink()
+        r = syncctl(setup, "refresh", "posts", "--wait")
+        assert (r.returncode, r.stdout, r.stderr) == (0, "posts: updated, 99 records\n", ""), r.stderr
+        event = json.loads(watch.line())                # the failed refresh sent nothing: this is the next line
+        assert (event["event"], event["records"]) == ("saved", 99), event
+        doc = setup.cache_doc("posts")
+        assert doc["records"] == MORE and event["savedAt"] == doc["savedAt"]
+        status = source_status(setup)
+        assert (status["records"], status["lastError"]) == (99, None), status
+        assert running.output().count("wrote the cache file an earlier failure had left behind") == 1
+        r = syncctl(setup, "list", "posts")
+        assert r.returncode == 0 and r.stderr == ""
+
+        # Now the file is current: a refresh that changes nothing is unchanged again, and Watch says nothing.
+        r = syncctl(setup, "refresh", "posts", "--wait")
+        assert (r.returncode, r.stdout) == (0, "posts: unchanged, 99 records\n"), r.stderr
+        server.set_records("posts", POSTS)
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        event = json.loads(watch.line())
+        assert (event["event"], event["records"]) == ("saved", 2), event
+    finally:
+        watch.stop()
+
+
+def test_once_counts_what_the_cache_file_holds_after_a_failed_write(server, setup, small_cache):
+    before = seed(server, setup)
+    filler = fill_filesystem(small_cache / "filler")
+    server.set_records("posts", MORE)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    lines = [line for line in r.stderr.splitlines() if line.startswith("posts: ")]
+    assert len(lines) == 1 and HELD_BACK in lines[0], r.stderr
+    assert "kept" not in lines[0]                       # said once, not twice
+    # Still full, the server unchanged: the next run says the same, not "kept 99 cached records".
+    r = setup.syncd("--once")
+    assert r.returncode == 1 and HELD_BACK in r.stderr, r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    filler.unlink()
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert setup.cache_doc("posts")["records"] == MORE
+
+
+def test_a_failed_folder_flush_says_the_new_copy_is_in_place(server, setup):
+    seed(server, setup)
+    server.set_records("posts", MORE)
+    folder = setup.cache / setup.account
+    # Every fsync(2) of the cache folder fails with EIO (-P: only system calls on that path are tampered with).
+    r = subprocess.run(["strace", "-f", "-qq", "-o", "/dev/null", "-P", str(folder), "-e", "trace=fsync",
+                        "-e", "inject=fsync:error=EIO", str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stderr
+    assert (f"posts: Replaced cache file {setup.cache_file('posts')} with 99 records, but failed to flush directory {folder}: "
+            "Input/output error: the new copy is in place and apps read it, yet the replacement may not survive "
+            "a power cut\n") in r.stderr, r.stderr
+    assert "keeping the previous copy" not in r.stderr
+    assert setup.cache_doc("posts")["records"] == MORE and setup.leftovers() == []
+    # The store knows the file holds the new listing: the next run confirms it (a 304) without a word.
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "posts: not modified (HTTP 304), 99 records current\n" in r.stderr and "cache file" not in r.stderr, r.stderr
+    assert setup.cache_doc("posts")["records"] == MORE

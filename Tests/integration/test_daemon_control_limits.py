@@ -1,0 +1,160 @@
+"""Hostile local users on the control socket (it is 0666 by design): one user's idle connections never
+lock root out, they are closed after the timeouts syncd(8) states, and a refused client is told why.
+
+The unprivileged side runs Debian's own /usr/bin/python3 (stdlib sockets only) as "nobody" (runuser) or as
+other unprivileged UIDs (setpriv), from a folder made for the test that those users can reach."""
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN, HERE, POSTS
+from test_syncctl import Watch
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+# Defaults of ControlConnectionPolicy, as docs/syncd.8.md states them.
+PER_USER = 16
+SHARE = 256 - 64
+CALL_TIMEOUT = 10
+IDLE_TIMEOUT = 60
+
+
+@pytest.fixture
+def reachable(setup):
+    """A runtime folder and the client script in a folder made for this test that every user can reach."""
+    folder = Path(tempfile.mkdtemp(prefix="syncd-control-limits-"))
+    os.chmod(folder, 0o755)
+    shutil.copy(HERE / "clients" / "hold_connections.py", folder / "hold_connections.py")
+    os.chmod(folder / "hold_connections.py", 0o644)
+    setup.runtime = folder / "run"
+    setup.write_main()
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def served(reachable, running):
+    """conftest's running daemon, with its socket in the reachable folder (this fixture's first argument sets it up first)."""
+    return running
+
+
+def socket_path(setup):
+    return str(setup.runtime / "io.syncd.Manager")
+
+
+def syncctl(setup, *args, prefix=()):
+    return subprocess.run([*prefix, str(BIN / "syncctl"), "--socket", socket_path(setup), *args],
+                          capture_output=True, text=True, timeout=30, env=dict(os.environ, NO_COLOR="1"))
+
+
+def start_holder(setup, folder, count, wait, prefix, callers="first"):
+    """Starts hold_connections.py as an unprivileged user."""
+    return subprocess.Popen([*prefix, SYSTEM_PYTHON, str(folder / "hold_connections.py"), socket_path(setup), str(count), str(wait),
+                             callers], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+
+
+def first_report(proc):
+    line = proc.stdout.readline()
+    assert line, proc.stderr.read()
+    return json.loads(line)
+
+
+def holder(setup, folder, count, wait, prefix, callers="first"):
+    """Starts hold_connections.py as an unprivileged user; returns the process and its first report."""
+    proc = start_holder(setup, folder, count, wait, prefix, callers)
+    return proc, first_report(proc)
+
+
+def as_uid(uid):
+    return [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+
+
+NOBODY = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", "nobody", "--"]
+
+
+def test_idle_connections_of_one_user_never_lock_root_out_and_are_closed_after_the_timeouts(served, setup, server, reachable):
+    watch = Watch(setup, "--json")                       # root's stream: it is read, so it never times out
+    try:
+        assert json.loads(watch.line())["event"] == "current"
+        proc, opened = holder(setup, reachable, 300, IDLE_TIMEOUT + 15, NOBODY)
+        try:
+            # One user gets its share, no more; each refused connection was told why, not just closed.
+            assert opened["admitted"] == PER_USER, opened
+            assert opened["refused"] == 300 - PER_USER
+            refusal = json.loads(opened["refusal"])
+            assert refusal["error"] == "io.syncd.Manager.TooManyConnections"
+            assert "already holds 16 control connections" in refusal["parameters"]["reason"]
+
+            # Root (what ExecReload= runs) is served meanwhile.
+            r = syncctl(setup, "status")
+            assert r.returncode == 0 and "posts" in r.stdout, r.stderr
+            r = syncctl(setup, "reload")
+            assert r.returncode == 0, r.stderr
+
+            # The same user's syncctl says what happened, with exit status 3 (not answering).
+            r = syncctl(setup, "status", prefix=NOBODY)
+            assert r.returncode == 3, (r.stdout, r.stderr)
+            assert r.stderr == ("syncctl: syncd refused the connection: this user already holds 16 control connections, "
+                                "the most one unprivileged user may. Try again when fewer are open (idle ones are closed "
+                                "within a minute)\n"), r.stderr
+            assert "did it stop or restart" not in r.stderr
+
+            # Logged once for the user, with the reason, however many were refused.
+            assert served.output().count("Refused control connection of") == 1, served.output()
+            assert "uid 65534" in served.output() and "already holds 16 control connections" in served.output()
+
+            out, err = proc.communicate(timeout=IDLE_TIMEOUT + 30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        closed = json.loads(out)
+        assert closed["still_open"] == 0, (closed, err)
+        # Connections that never sent a call: closed after the call timeout.
+        assert len(closed["closed_after"]) == PER_USER - 1
+        assert all(CALL_TIMEOUT - 0.5 <= t <= CALL_TIMEOUT + 3 for t in closed["closed_after"]), closed
+        # The one that called GetStatus and then went idle: closed after the idle timeout.
+        assert len(closed["caller_closed_after"]) == 1
+        assert IDLE_TIMEOUT - 0.5 <= closed["caller_closed_after"][0] <= IDLE_TIMEOUT + 3, closed
+
+        # Freed: the user is admitted again.
+        r = syncctl(setup, "status", prefix=NOBODY)
+        assert r.returncode == 0, r.stderr
+
+        # Root's Watch outlived the idle timeout and still reports the next change.
+        assert watch.proc.poll() is None
+        server.set_records("posts", POSTS + [{"id": 3}])
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        event = json.loads(watch.line())
+        assert (event["event"], event["records"]) == ("saved", 3)
+    finally:
+        watch.stop()
+
+
+def test_unprivileged_users_together_leave_a_reserve_for_root(served, setup, reachable):
+    users = SHARE // PER_USER                            # 12 users x 16 connections use up the unprivileged share
+    holders = []
+    try:
+        # Every connection makes one call, so they stay for the idle timeout, longer than this test.
+        holders = [start_holder(setup, reachable, PER_USER, 1, as_uid(61000 + index), callers="all") for index in range(users)]
+        for index, proc in enumerate(holders):
+            opened = first_report(proc)
+            assert (opened["admitted"], opened["refused"]) == (PER_USER, 0), (index, opened)
+        proc, opened = holder(setup, reachable, 1, 1, as_uid(61000 + users))
+        holders.append(proc)
+        assert (opened["admitted"], opened["refused"]) == (0, 1), opened
+        assert "reserved for root" in json.loads(opened["refusal"])["parameters"]["reason"]
+
+        # Root still gets in, and so does a call of the daemon's own kind: status, reload.
+        r = syncctl(setup, "status")
+        assert r.returncode == 0, r.stderr
+        assert syncctl(setup, "reload").returncode == 0
+        assert setup.cache_doc("posts")["records"] == POSTS
+    finally:
+        for proc in holders:
+            proc.kill()
+            proc.wait()
