@@ -22,7 +22,7 @@ let package = Package(
         // Pure logic: no C imports, no I/O.
         .target(name: "SyncCore"),
         // Platform modules: system calls, errors and logging first, then storage, transport, control.
-        .target(name: "SyncSystem", dependencies: ["SyncCore"]),
+        .target(name: "SyncSystem", dependencies: ["SyncCore", "CSystemd"]),
         .target(name: "SyncStore", dependencies: ["SyncCore", "CSQLite", "CShim"]),
         .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
         // Varlink: the protocol, the client syncctl uses and the server the daemon runs.

@@ -47,14 +47,8 @@ Remaining wakeups: libdispatch's 1 Hz workqueue monitor (see \"Idle cost: where 
 "
 python3 - "$section" <<'PY'
 import sys
-doc = open("docs/benchmarks.md").read()
 section = sys.argv[1]
-start = doc.find("## Idle cost (issue 3)")
-if start >= 0:
-    end = doc.find("\n## ", start + 5)
-    doc = doc[:start] + section + (doc[end + 1:] if end >= 0 else "")
-else:
-    doc = doc.rstrip("\n") + "\n\n" + section
-open("docs/benchmarks.md", "w").write(doc)
+sys.path.insert(0, "bench"); from docsection import put_section
+put_section(section)
 PY
 echo "$section"

@@ -14,26 +14,9 @@ mkdir -p "$WORK" "$DATA"
 [ -f "$DATA/100k.json" ] || python3 bench/make-listing.py 100000 "$DATA/100k.json"
 [ -f "$DATA/1m.json" ] || python3 bench/make-listing.py 1000000 "$DATA/1m.json"
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-NGX=$WORK/nginx; rm -rf "$NGX"; mkdir -p "$NGX"
-cat > "$NGX/nginx.conf" <<CONF
-$( [ "$(id -u)" = 0 ] && echo "user root root;" )
-daemon off; worker_processes 1; pid $NGX/nginx.pid; error_log $NGX/error.log;
-events { worker_connections 64; }
-http { access_log off; types { application/json json; } sendfile on;
-  client_body_temp_path $NGX; proxy_temp_path $NGX; fastcgi_temp_path $NGX; uwsgi_temp_path $NGX; scgi_temp_path $NGX;
-  server { listen 127.0.0.1:$PORT; root $DATA; etag on; } }
-CONF
-nginx -c "$NGX/nginx.conf" -p "$NGX" & NGINX=$!
-trap 'kill $NGINX 2>/dev/null || true' EXIT
-for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/100k.json" && break; sleep 0.1; done
-
-setup_config() {  # $1 = name, $2 = file
-    local dir=$WORK/$1
-    rm -rf "$dir"; mkdir -p "$dir/etc/sources.d"
-    printf '[Daemon]\nStateDirectory=%s/state\nCacheDirectory=%s/cache\nRuntimeDirectory=%s/run\n' "$dir" "$dir" "$dir" > "$dir/etc/syncd.conf"
-    printf '[Source]\nURL=http://127.0.0.1:%s/%s\n' "$PORT" "$2" > "$dir/etc/sources.d/posts.source"
-}
+[ -f "$DATA/300k.json" ] || python3 bench/make-listing.py 300000 "$DATA/300k.json"
+[ -f "$DATA/small.json" ] || python3 bench/make-listing.py 100 "$DATA/small.json"
+. bench/nginx.sh
 
 URL=http://127.0.0.1:$PORT/100k.json
 setup_config first 100k.json
@@ -114,13 +97,10 @@ to the write-ahead log, which every later process reads when it opens the store:
 folds the log in once it passes 1 MiB (with the earlier 8 MiB limit, back-to-back re-syncs grew from
 13 to 20 ms as the log grew).
 """
-doc = open("docs/benchmarks.md").read()
-start = doc.find("## Pull sync (issue 2)")
-if start >= 0:
-    end = doc.find("\n## ", start + 5)
-    doc = doc[:start] + section + (doc[end + 1:] if end >= 0 else "")
-else:
-    doc = doc.replace("# Benchmarks\n", "# Benchmarks\n\n" + section, 1)
-open("docs/benchmarks.md", "w").write(doc)
+sys.path.insert(0, "bench"); from docsection import put_section
+put_section(section)
 print(section)
 PY
+
+# Issue 12: disk, bytes written and memory (section "Storage" of docs/benchmarks.md).
+bench/storage.sh

@@ -39,13 +39,17 @@ extension DaemonLoop {
         if stopRequested != nil { return .failure(.stopping) }
         notifier.reloading()
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
+        // A .source file with a problem is left out (and listed as failed); syncd.conf problems refuse the reload.
         let new: Configuration
-        switch ConfigurationDirectory.load(directory: run.configurationDirectory) {
+        switch ConfigurationDirectory.loadSkippingFailedSources(directory: run.configurationDirectory) {
         case .success(let loaded):
-            new = loaded
+            new = loaded.configuration
+            for failed in loaded.failedSources { logger.sourceFailed(failed) }
+            failedSources = loaded.failedSources
         case .failure(let errors):
-            for problem in errors.problems { logger.error("\(problem)") }
-            // Stays in STATUS= (in front of the summary) until a reload succeeds: systemctl status must show it.
+            logger.configurationRejected(errors.problems)
+            // Stays in STATUS= (in front of the summary) and in GetStatus until a reload succeeds:
+            // systemctl status and syncctl status must show it.
             reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
             lastStatusLine = statusLine()
             notifier.ready(status: lastStatusLine)
@@ -74,13 +78,19 @@ extension DaemonLoop {
         }
         let kept = Set(applied.sources.map(\.name))
         for name in oldSources.keys.sorted() where !kept.contains(name) {
-            logger.info("\(name): removed from the configuration; its cached file stays until logout")
+            if failedSources.contains(where: { $0.name == name }) {
+                logger.warning("\(name): stopped: its .source file now has an error (see above); its cached file stays",
+                               source: name)
+            } else {
+                logger.info("\(name): removed from the configuration; its cached file stays until logout")
+            }
         }
         feed(.reloaded(SourcePlan(applied, changed: changed)))
         reloadFailure = nil
         lastStatusLine = statusLine()
         notifier.ready(status: lastStatusLine)
-        logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))")
+        logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))"
+                      + (failedSources.isEmpty ? "" : ", \(counted(failedSources.count, "source")) not loaded"))
         return .success(())
     }
 

@@ -31,14 +31,12 @@ extension DaemonLoop {
         }
     }
 
+    /// SIGTERM, SIGINT and SIGHUP arrive as events (see EventThreads.swift for why not DispatchSource).
     func installSignals() {
-        let queue = DispatchQueue(label: "syncd.signals")
-        for number in [SIGTERM, SIGINT, SIGHUP] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler { [input] in input.yield(.signal(number)) }
-            source.resume()
-            signalSources.append(source)
+        do {
+            try SignalWatcher.start { [input] number in input.yield(.signal(number)) }
+        } catch {
+            logger.error("Failed to watch for signals, stop syncd with SIGKILL: \(failureReason(error))")
         }
     }
 
@@ -92,13 +90,20 @@ extension DaemonLoop {
             let first: @Sendable (Bool) -> Void = { finished in
                 if decided.withLock({ done in defer { done = true }; return !done }) { continuation.resume(returning: finished) }
             }
+            // The deadline on a timer thread, not Task.sleep: sleeping would start libdispatch's manager thread
+            // and its "Failed to set thread priority" line (EventThreads.swift).
+            let timer = try? WakeupTimer { first(false) }
+            timer?.schedule(after: deadline - ContinuousClock.now)
             Task(executorPreference: DaemonExecutor.shared) {
                 await work()
                 first(true)
+                timer?.cancel()
             }
-            Task(executorPreference: DaemonExecutor.shared) {
-                try? await Task.sleep(until: deadline, clock: .continuous)
-                first(false)
+            if timer == nil {
+                Task(executorPreference: DaemonExecutor.shared) {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    first(false)
+                }
             }
         }
     }

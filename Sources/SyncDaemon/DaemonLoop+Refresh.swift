@@ -28,8 +28,10 @@ extension DaemonLoop {
         cancellations[ticket.id] = nil
         let name = ticket.source
         let current = ticket.generation == core.generation && core.scheduler.source(name) != nil
+        var wasFailing = false
         if current {
             let previous = states[name]
+            wasFailing = previous?.lastError != nil || previous?.isStale == true
             if let state {
                 states[name] = state
                 notices[name] = state.notices
@@ -50,7 +52,11 @@ extension DaemonLoop {
         if current, case .failed(let failure) = result, failure.kind != .cancelled {
             // Only a source that once had a good listing has a cached copy to serve.
             let serving = states[name]?.lastSuccess != nil ? "serving the cached copy" : "no cached copy yet"
-            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))")
+            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))",
+                           source: name, messageID: .refreshFailed)
+        } else if current, wasFailing, finish.report.succeeded {
+            logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
+                          source: name, messageID: .sourceRecovered)
         }
     }
 
@@ -159,7 +165,10 @@ extension DaemonLoop {
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }
-        return DaemonStatusSnapshot(daemon: daemon, sources: sources)
+        var snapshot = DaemonStatusSnapshot(daemon: daemon, sources: sources)
+        snapshot.failed = failedSources
+        snapshot.reloadRejected = reloadFailure
+        return snapshot
     }
 
     /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.

@@ -15,10 +15,13 @@ public struct DaemonRun: Sendable {
     let userMode: Bool
     let logger: Logger
     let environment: [String: String]
+    /// `.source` files left out at start because of a configuration error (already logged).
+    let failedSources: [FailedSource]
 
     /// Creates the run.
     public init(configuration: Configuration, configurationDirectory: String, directories: Directories,
-                userMode: Bool, logger: Logger, environment: [String: String]) {
+                userMode: Bool, logger: Logger, environment: [String: String], failedSources: [FailedSource] = []) {
+        self.failedSources = failedSources
         self.configuration = configuration
         self.configurationDirectory = configurationDirectory
         self.directories = directories
@@ -62,8 +65,7 @@ final class DaemonLoop {
     let origin: ContinuousClock.Instant
     var core: DaemonStateMachine
     var jitter = SystemJitter()
-    let timer: DispatchSourceTimer
-    var signalSources: [DispatchSourceSignal] = []
+    let timer: WakeupTimer
     /// Stored state of every source, refreshed after each refresh.
     var states: [String: SourceState] = [:]
     /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
@@ -76,8 +78,10 @@ final class DaemonLoop {
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
     var lastStatusLine = ""
-    /// Why the last reload was rejected; shown in front of STATUS= until a reload succeeds.
+    /// Why the last reload was rejected; shown in front of STATUS= and in GetStatus until a reload succeeds.
     var reloadFailure: String?
+    /// `.source` files left out because of a configuration error; GetStatus lists them.
+    var failedSources: [FailedSource]
     var exiting = false
     /// When SIGTERM or SIGINT arrived: the daemon exits within 5 s of it.
     var stopRequested: ContinuousClock.Instant?
@@ -98,13 +102,14 @@ final class DaemonLoop {
         self.run = run
         self.input = input
         self.configuration = run.configuration
+        self.failedSources = run.failedSources
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration)
         self.worker = RefreshWorker(engine: engine, onStoreReplaced: { [input] in input.yield(.storeReplaced) })
         self.prober = try Prober()
-        self.timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "syncd.timer"))
+        self.timer = try WakeupTimer { [input] in input.yield(.timer) }
         // syncd(8) GUARANTEES 1: serve the cached copy from the first moment, from the store, before any network.
         engine.restoreSnapshots(configuration.sources)
         var saved: [String: PersistedRetryState] = [:]
@@ -135,8 +140,6 @@ final class DaemonLoop {
 
     func run(_ events: AsyncStream<DaemonEvent>) async -> Int32 {
         installSignals()
-        timer.setEventHandler { [input] in input.yield(.timer) }
-        timer.resume()
         await startLinkMonitor()
         startControlServer()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
@@ -246,14 +249,13 @@ final class DaemonLoop {
     func armTimer() {
         let deadlines = [core.nextDeadline, nextWatchdog].compactMap { $0 }
         guard let earliest = deadlines.min() else {
-            timer.schedule(deadline: .distantFuture)
+            timer.schedule(after: nil)
             return
         }
         let delay = max(Duration.zero, earliest - monotonicNow())
         let (seconds, attoseconds) = delay.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000) + 1_000_000
-        // A little leeway lets the kernel batch wakeups; timing stays well within a second.
-        timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), leeway: .milliseconds(50))
+        timer.schedule(after: .nanoseconds(nanoseconds))
     }
 }
 

@@ -19,9 +19,9 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
         public var state: SourceStateName
         public var records: Int
         public var pending: Int
-        public var parked: Int
+        public var parked: Int = 0
         public var conflicts: Int
-        public var warnings: [String]
+        public var warnings: [String] = []
         public var lastSuccess: String?
         public var lastAttempt: String?
         public var lastError: String?
@@ -32,9 +32,20 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
 
     public var daemon: Daemon
     public var sources: [Source]
+    /// `.source` files left out because of a configuration error.
+    public var failed: [FailedSource] = []
+    /// Why the last reload was rejected; nil once a reload succeeds.
+    public var reloadRejected: String?
 
     /// The one-line summary for systemd's `STATUS=` (no relative times: it must not need a wakeup to stay true).
     public var summary: String {
+        let notLoaded = failed.isEmpty ? ""
+            : "\(failed.count) \(failed.count == 1 ? "source" : "sources") not loaded (configuration error: "
+                + failed.prefix(3).map(\.name).joined(separator: ", ") + "); "
+        return notLoaded + sourcesSummary
+    }
+
+    var sourcesSummary: String {
         let count = sources.count
         let noun = count == 1 ? "source" : "sources"
         if count == 0 { return "No sources configured" }

@@ -24,6 +24,7 @@ final class RefreshWorker: @unchecked Sendable {
     }
 
     /// Runs `work` and reports whether the engine's store was replaced meanwhile.
+    @discardableResult
     private func noticingReplacement<T>(_ engine: SyncEngine, _ work: () -> T) -> T {
         let before = ObjectIdentifier(engine.store)
         let value = work()

@@ -1,4 +1,6 @@
+internal import CSystemd
 internal import Glibc
+import SyncCore
 
 /// syslog(3) priorities, as journald reads them from a `<N>` line prefix (sd-daemon(3)).
 public enum LogPriority: Int, Sendable, Comparable {
@@ -6,9 +8,21 @@ public enum LogPriority: Int, Sendable, Comparable {
     public static func < (a: LogPriority, b: LogPriority) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// Writes log lines to stderr: `<N>`-prefixed when stderr is the journal, plain otherwise.
+/// The events an admin filters the journal on (`journalctl MESSAGE_ID=…`), listed in syncd(8).
+/// The IDs were made once with `systemd-id128 new` and never change.
+public enum LogMessageID: String, Sendable, CaseIterable {
+    /// A refresh failed; the cached copy is kept.
+    case refreshFailed = "8a704ae683b94d20b280c348ce02a23f"
+    /// A source refreshed successfully after failing.
+    case sourceRecovered = "9d06ba59b61e4ff89dbe4bc32504e50a"
+    /// A configuration (at start or reload) or one `.source` file was rejected.
+    case configurationRejected = "00411ed163d948e1b0d9ddbd73b6a8ea"
+}
+
+/// Writes log lines: to the journal with structured fields when stderr is the journal, else to stderr
+/// (`<N>`-prefixed when `$JOURNAL_STREAM` names it but the native protocol fails, plain otherwise).
 ///
-/// Lines are written with one `write(2)` each so concurrent lines never interleave.
+/// Lines are written with one `write(2)` (or one journal datagram) each, so concurrent lines never interleave.
 public struct Logger: Sendable {
     /// True when stderr is connected to journald (`$JOURNAL_STREAM` names stderr's device and inode).
     public let journal: Bool
@@ -27,40 +41,109 @@ public struct Logger: Sendable {
         self.threshold = threshold
     }
 
-    /// Logs `message` at `priority`.
-    public func log(_ priority: LogPriority, _ message: String) {
+    /// Logs `message` at `priority`; `source` and `messageID` become the journal fields
+    /// `SYNCD_SOURCE=` and `MESSAGE_ID=`, `location` `CONFIG_FILE=` and `CONFIG_LINE=` (as systemd's own).
+    public func log(_ priority: LogPriority, _ message: String, source: String? = nil, messageID: LogMessageID? = nil,
+                    location: SourceLocation? = nil) {
         guard priority <= threshold else { return }
-        var line = journal ? "<\(priority.rawValue)>" : ""
-        if !journal {
-            switch priority {
-            case .error: line += "error: "
-            case .warning: line += "warning: "
-            default: break
-            }
+        let text = Logger.singleLine(message)
+        if journal {
+            let fields = Logger.journalFields(priority: priority, message: text, source: source, messageID: messageID,
+                                              location: location)
+            if Logger.sendToJournal(fields) { return }
         }
-        // One message, one line: embedded newlines would split it in the journal.
-        line += message.replacingNewlines() + "\n"
+        writeLine(Logger.streamLine(priority: priority, message: text, journal: journal))
+    }
+
+    /// Logs an error.
+    public func error(_ message: String, source: String? = nil, messageID: LogMessageID? = nil, location: SourceLocation? = nil) {
+        log(.error, message, source: source, messageID: messageID, location: location)
+    }
+    /// Logs a warning.
+    public func warning(_ message: String, source: String? = nil, messageID: LogMessageID? = nil) {
+        log(.warning, message, source: source, messageID: messageID)
+    }
+    /// Logs a notice: a normal but significant event.
+    public func notice(_ message: String, source: String? = nil, messageID: LogMessageID? = nil) {
+        log(.notice, message, source: source, messageID: messageID)
+    }
+    /// Logs information.
+    public func info(_ message: String, source: String? = nil) { log(.info, message, source: source) }
+    /// Logs debugging detail.
+    public func debug(_ message: String, source: String? = nil) { log(.debug, message, source: source) }
+
+    // MARK: Encoding (pure, unit-tested)
+
+    /// The `FIELD=value` items of one journal entry (systemd.journal-fields(7)).
+    static func journalFields(priority: LogPriority, message: String, source: String?, messageID: LogMessageID?,
+                              location: SourceLocation?) -> [String] {
+        var fields = ["MESSAGE=" + message, "PRIORITY=\(priority.rawValue)", "SYSLOG_IDENTIFIER=syncd"]
+        if let messageID { fields.append("MESSAGE_ID=" + messageID.rawValue) }
+        if let source { fields.append("SYNCD_SOURCE=" + PrintableText.escaping(source)) }
+        if let location {
+            fields.append("CONFIG_FILE=" + PrintableText.escaping(location.file))
+            if location.line > 0 { fields.append("CONFIG_LINE=\(location.line)") }
+        }
+        return fields
+    }
+
+    /// The stderr line: `<N>message` for the journal's stream, else `error: message` / `warning: message` / `message`.
+    static func streamLine(priority: LogPriority, message: String, journal: Bool) -> String {
+        if journal { return "<\(priority.rawValue)>" + message + "\n" }
+        switch priority {
+        case .error: return "error: " + message + "\n"
+        case .warning: return "warning: " + message + "\n"
+        default: return message + "\n"
+        }
+    }
+
+    /// One message, one line: line breaks become spaces (they would split it in the journal), other control
+    /// characters `\xNN` (a NUL would cut it short, an escape sequence repaint a terminal).
+    static func singleLine(_ message: String) -> String {
+        let joined = message.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
+            ? String(message.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 }) : message
+        return PrintableText.escaping(joined, keepingTabs: true)
+    }
+
+    // MARK: Output
+
+    /// journald's native protocol socket (systemd-journald.service(8)).
+    static let journalSocket = "/run/systemd/journal/socket"
+
+    /// Sends one entry over journald's native protocol (sd_journal_sendv(3); sd_journal_send is variadic,
+    /// which Swift cannot call). False if journald refused it; the caller then writes to stderr.
+    static func sendToJournal(_ fields: [String]) -> Bool {
+        // sd_journal_sendv reports success when journald's socket is missing (it drops the entry silently):
+        // only use it when the socket is there.
+        var status = stat()
+        guard stat(journalSocket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
+        // One buffer holds every field; each iovec points at its slice.
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for field in fields {
+            let start = bytes.count
+            bytes += field.utf8
+            ranges.append(start..<bytes.count)
+        }
+        return bytes.withUnsafeMutableBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return false }
+            let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
+            return sd_journal_sendv(vectors, Int32(vectors.count)) >= 0
+        }
+    }
+
+    func writeLine(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { buffer in
+            guard let base = buffer.baseAddress else { return }
             var offset = 0
             while offset < buffer.count {
-                let n = retryingEINTR { write(2, buffer.baseAddress! + offset, buffer.count - offset) }
+                let n = retryingEINTR { write(2, base + offset, buffer.count - offset) }
                 if n <= 0 { return }
                 offset += n
             }
         }
     }
-
-    /// Logs an error.
-    public func error(_ message: String) { log(.error, message) }
-    /// Logs a warning.
-    public func warning(_ message: String) { log(.warning, message) }
-    /// Logs a notice: a normal but significant event.
-    public func notice(_ message: String) { log(.notice, message) }
-    /// Logs information.
-    public func info(_ message: String) { log(.info, message) }
-    /// Logs debugging detail.
-    public func debug(_ message: String) { log(.debug, message) }
 
     /// systemd.exec(5): `$JOURNAL_STREAM` is `DEV:INODE` of the stream; trust it only if stderr still is that stream.
     static func stderrIsJournal(_ value: String?) -> Bool {
@@ -70,12 +153,5 @@ public struct Logger: Sendable {
         var info = stat()
         guard fstat(2, &info) == 0 else { return false }
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
-    }
-}
-
-extension String {
-    fileprivate func replacingNewlines() -> String {
-        guard contains(where: { $0 == "\n" || $0 == "\r" }) else { return self }
-        return String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
     }
 }

@@ -69,11 +69,29 @@ let directory = configDirectory ?? ConfigurationDirectory.defaultDirectory(userM
 let logger = Logger(environment: environment)
 
 let configuration: Configuration
-switch ConfigurationDirectory.load(directory: directory) {
+let failedSources: [FailedSource]
+switch ConfigurationDirectory.loadSkippingFailedSources(directory: directory) {
+case .success(let loaded) where checkConfig:
+    // Every problem, on stderr as FILE:LINE: message; a broken source would be skipped, but it is still wrong.
+    guard loaded.failedSources.isEmpty else {
+        for problem in loaded.problems { writeStderr("\(problem)\n") }
+        exit(1)
+    }
+    configuration = loaded.configuration
+    failedSources = []
 case .success(let loaded):
-    configuration = loaded
+    configuration = loaded.configuration
+    failedSources = loaded.failedSources
+    // Each broken source is left out, at error priority (journalctl -p err shows it); the others run.
+    for failed in failedSources { logger.sourceFailed(failed) }
 case .failure(let errors):
-    for problem in errors.problems { writeStderr("\(problem)\n") }
+    if checkConfig {
+        for problem in errors.problems { writeStderr("\(problem)\n") }
+    } else {
+        // syncd.conf (or a drop-in) is wrong: refuse to start, at error priority.
+        logger.configurationRejected(errors.problems)
+        logger.error("Failed to load the configuration from \(directory); fix it (see 'syncd --check-config'), then start syncd again")
+    }
     exit(1)
 }
 if checkConfig {
@@ -98,11 +116,13 @@ let directories = Directories(
     state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
     runtime: configuration.daemon.runtimeDirectory, userMode: userMode, environment: environment)
 if once {
-    exit(OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger,
-                 environment: environment)
-        .run(report: { writeStderr($0 + "\n") }))
+    let status = OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger,
+                         environment: environment)
+        .run(report: { writeStderr($0 + "\n") })
+    // A source that was not loaded did not succeed either.
+    exit(failedSources.isEmpty ? status : 1)
 }
 let run = DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
-                    userMode: userMode, logger: logger, environment: environment)
+                    userMode: userMode, logger: logger, environment: environment, failedSources: failedSources)
 // All of the daemon's tasks run on one serial queue (see DaemonExecutor for why).
 exit(await withTaskExecutorPreference(DaemonExecutor.shared) { await run.run() })

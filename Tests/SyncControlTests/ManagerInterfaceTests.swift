@@ -51,7 +51,22 @@ struct ManagerInterfaceTests {
                           "lastError": null, "stale": false, "attempt": 0, "nextAttempt": null}]}
             """)
         let status = try ManagerStatus(json: #require(example.objectValue))
-        #expect(JSONValue.object(status.json) == example)
+        // The SPEC's fields, plus the ones syncd adds ("at least"): no rejected reload, no failed source.
+        let extended = try JSONValue(parsing: """
+            {"daemon": {"version": "1.0.0", "account": "default", "online": true,
+                        "links": "routable", "reachable": true, "uptimeSec": 12, "reloadRejected": null},
+             "sources": [{"name": "posts", "url": "http://localhost:3000/posts",
+                          "state": "idle", "records": 2, "pending": 0, "parked": 0, "conflicts": 0, "warnings": [],
+                          "lastSuccess": "2026-11-29T10:00:00Z", "lastAttempt": "2026-11-29T10:00:00Z",
+                          "lastError": null, "stale": false, "attempt": 0, "nextAttempt": null}],
+             "failed": []}
+            """)
+        #expect(JSONValue.object(status.json) == extended)
+        let failed = FailedSourceStatus(name: "bad", file: "/etc/syncd/sources.d/bad.source",
+                                        problem: "/etc/syncd/sources.d/bad.source:2: URL: missing")
+        let withFailure = ManagerStatus(daemon: status.daemon, sources: [], failed: [failed])
+        #expect(try ManagerStatus(json: withFailure.json) == withFailure)
+        for key in failed.json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
         for key in status.daemon.json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
         for key in status.sources[0].json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
     }

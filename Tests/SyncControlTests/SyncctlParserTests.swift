@@ -31,14 +31,16 @@ struct SyncctlParserTests {
 
     @Test(arguments: [
         (["bogus"], "unknown command 'bogus'", nil),
-        ([], "missing command", nil),
         (["list"], "missing argument SOURCE", "list"),
         (["get", "posts"], "missing argument ID", "get"),
         (["status", "extra"], "unexpected argument 'extra'", "status"),
         (["status", "--wait"], "unknown option '--wait'", "status"),
         (["--frobnicate"], "unknown option '--frobnicate'", nil),
-        (["status", "--json=long"], "invalid --json mode 'long' (expected short or pretty)", "status"),
+        (["status", "--json=long"], "invalid --json mode 'long' (expected short, pretty or off; --json=help lists them)", "status"),
         (["list", "posts", "--socket"], "option '--socket' needs a value", "list"),
+        (["status", "--timeout=soon"], "invalid --timeout 'soon' (expected seconds, e.g. 10 or 2.5; 0 waits for ever)", "status"),
+        (["status", "--timeout=-1"], "invalid --timeout '-1' (expected seconds, e.g. 10 or 2.5; 0 waits for ever)", "status"),
+        (["help", "bogus"], "unknown command 'bogus'", "help"),
         (["refresh", "--wait=yes"], "option '--wait' takes no value", "refresh"),
         (["resolve", "posts", "1"], "missing option --keep local|remote", "resolve"),
         (["resolve", "posts", "1", "--keep", "both"], "invalid --keep 'both' (expected local or remote)", "resolve"),

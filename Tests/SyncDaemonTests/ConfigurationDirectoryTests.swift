@@ -192,3 +192,54 @@ extension Result {
         return nil
     }
 }
+
+/// What a directory with broken `.source` entries loads to: the good sources, and each bad one reported.
+@Suite("ConfigurationDirectory failed sources")
+struct ConfigurationDirectoryFailedSourceTests {
+    @Test("a file name that is not UTF-8 and a dangling link are reported; the good source still loads")
+    func badEntriesAreReported() throws {
+        let directory = try TemporaryConfigurationDirectory()
+        defer { directory.remove() }
+        try directory.write("sources.d/good.source", "[Source]\nURL=http://localhost/good\n")
+        // A file whose name is not valid UTF-8 (Latin-1 "é").
+        let badName = directory.path + "/sources.d/caf\u{E9}.source"
+        var raw = Array(badName.utf8.dropLast("é.source".utf8.count)) + [0xE9] + Array(".source".utf8) + [0]
+        let file = raw.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { fopen($0, "w") }
+        }
+        try #require(file != nil)
+        fclose(file)
+        #expect(symlink(directory.path + "/nowhere.source", directory.path + "/sources.d/link.source") == 0)
+        defer { unlink(directory.path + "/sources.d/link.source") }
+
+        let loaded = try ConfigurationDirectory.loadSkippingFailedSources(directory: directory.path).get()
+        #expect(loaded.configuration.sources.map(\.name) == ["good"])
+        #expect(loaded.failedSources.map(\.problem) == [
+            "\(directory.path)/sources.d/caf\\xe9.source: file name is not valid UTF-8; rename the file (e.g. \"mv\" it to a plain ASCII name)",
+            "\(directory.path)/sources.d/link.source: cannot read: dangling symbolic link: its target \"\(directory.path)/nowhere.source\" does not exist; fix or remove the link",
+        ])
+        #expect(loaded.failedSources.map(\.name) == ["caf\\xe9", "link"])
+        // --check-config's view: every problem fails the whole.
+        guard case .failure(let errors) = ConfigurationDirectory.load(directory: directory.path) else {
+            Issue.record("expected the strict load to fail")
+            return
+        }
+        #expect(errors.problems.count == 2)
+        raw.removeAll()
+    }
+
+    @Test("a dangling syncd.conf link is an error, not the defaults")
+    func danglingMainFile() throws {
+        let directory = try TemporaryConfigurationDirectory()
+        defer { directory.remove() }
+        #expect(symlink("/nonexistent/syncd.conf", directory.path + "/syncd.conf") == 0)
+        defer { unlink(directory.path + "/syncd.conf") }
+        guard case .failure(let errors) = ConfigurationDirectory.loadSkippingFailedSources(directory: directory.path) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(errors.problems.map(\.description) == [
+            "\(directory.path)/syncd.conf: cannot read: dangling symbolic link: its target \"/nonexistent/syncd.conf\" does not exist; fix or remove the link",
+        ])
+    }
+}

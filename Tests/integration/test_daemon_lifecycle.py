@@ -62,12 +62,14 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     reloading = next(m for _, m in notify.drain() if "RELOADING=1" in m)
     assert "MONOTONIC_USEC=" in reloading
     assert setup.cache_doc("users")["records"] == [{"id": "u1"}]
-    # A broken configuration is rejected; the old one keeps working.
-    (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=gopher://x\n")
+    # A broken syncd.conf is rejected; the old configuration keeps working. (A broken .source file only
+    # disables its source: test_admin.py.)
+    (setup.config / "syncd.conf.d").mkdir()
+    (setup.config / "syncd.conf.d" / "50-bad.conf").write_text("[Network]\nDebounceSec=soon\n")
     d.signal(signal.SIGHUP)
-    d.wait_log("users.source:2: URL: unsupported URL scheme")
-    reason = (f"Reload failed (keeping previous configuration): {setup.config}/sources.d/users.source:2: "
-              'URL: unsupported URL scheme "gopher"; use http, https or file')
+    d.wait_log("50-bad.conf:2: DebounceSec: invalid time span")
+    reason = (f"Reload failed (keeping previous configuration): {setup.config}/syncd.conf.d/50-bad.conf:2: "
+              'DebounceSec: invalid time span "soon": expected a number at "soon"')
     notify.wait_for(reason)
     # The reason stays in STATUS= while the summary changes under it (a refresh: syncing, then up to date).
     notify.messages.clear()
@@ -81,6 +83,7 @@ def test_sighup_reload_adds_a_source_and_a_bad_reload_keeps_the_old_one(server, 
     # Still running with the old "users" source: a manual trigger (another reload with a fixed file) works,
     # and a successful reload clears the reason.
     server.set_records("users", [{"id": "u1"}, {"id": "u2"}])
+    (setup.config / "syncd.conf.d" / "50-bad.conf").unlink()
     setup.add_source("users", server.url("users"), TimeoutSec="10s")
     d.signal(signal.SIGHUP)
     d.wait_log("users: synced 2 records")

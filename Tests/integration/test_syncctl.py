@@ -320,11 +320,15 @@ def test_reload_waits_and_reports_a_rejected_configuration(running, setup, serve
     r = syncctl(setup, "reload")
     assert r.returncode == 0, r.stderr
     running.wait_log("users: synced 1 record ")
-    (setup.config / "sources.d" / "users.source").write_text("[Source]\nURL=http://h/x\nMaxBytes=huge\n")
+    (setup.config / "syncd.conf.d").mkdir()
+    (setup.config / "syncd.conf.d" / "50-bad.conf").write_text("[Retry]\nMaxAttempts=many\n")
     r = syncctl(setup, "reload")
     assert r.returncode == 1
-    assert "users.source:3" in r.stderr
-    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][1]["name"] == "users"
+    assert r.stderr.startswith("syncctl: reload failed, the old configuration stays in force: ")
+    assert "50-bad.conf:2: MaxAttempts: invalid number" in r.stderr
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert [s["name"] for s in status["sources"]] == ["posts", "users"]
+    assert "50-bad.conf:2: MaxAttempts" in status["daemon"]["reloadRejected"]
 
 
 def test_logout_cancels_in_flight_work_and_discards_late_responses(server, setup, daemons):

@@ -268,6 +268,12 @@ def test_system_unit_runs_hardened_under_systemd(server, systemd):
     started = [e for e in entries if str(e.get("MESSAGE", "")).startswith("Started: account default")]
     assert started and started[0]["PRIORITY"] == "5", entries
     assert started[0]["_UID"] == str(uid)
+    # Native journal entries carry structured fields (syncd(8), JOURNAL FIELDS): the broken first attempt
+    # is a "refresh failed", the retry that filled the cache a "source recovered", both for SYNCD_SOURCE=posts.
+    failed = [e for e in entries if e.get("MESSAGE_ID") == "8a704ae683b94d20b280c348ce02a23f"]
+    assert failed and failed[0]["SYNCD_SOURCE"] == "posts" and failed[0]["PRIORITY"] == "4", entries
+    recovered = [e for e in entries if e.get("MESSAGE_ID") == "9d06ba59b61e4ff89dbe4bc32504e50a"]
+    assert recovered and recovered[0]["SYNCD_SOURCE"] == "posts" and recovered[0]["PRIORITY"] == "5", entries
     # No system call was refused in a way that the daemon noticed (a seccomp denial shows up as EPERM).
     assert "errno=1\n" not in sd.journal("syncd")
 
@@ -282,6 +288,13 @@ def test_system_unit_runs_hardened_under_systemd(server, systemd):
     sd.write("/etc/syncd/syncd.conf.d/50-bad.conf", "[Refresh]\nIntervalSec=soon\n")
     assert sd.run("systemctl", "reload", "syncd", check=False).returncode != 0
     assert sd.show("syncd", "ActiveState")["ActiveState"] == "active"
+    # The rejection is an error-priority entry naming the file and line, and syncctl status shows it.
+    rejected = [json.loads(line) for line in sd.run(
+        "journalctl", "-u", "syncd", "-o", "json", "--no-pager", "MESSAGE_ID=00411ed163d948e1b0d9ddbd73b6a8ea").stdout.splitlines()]
+    assert [(e["PRIORITY"], e["CONFIG_FILE"], e["CONFIG_LINE"]) for e in rejected] == [
+        ("3", "/etc/syncd/syncd.conf.d/50-bad.conf", "2")], rejected
+    status = json.loads(sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status", "--json").stdout)
+    assert status["daemon"]["reloadRejected"].startswith("/etc/syncd/syncd.conf.d/50-bad.conf:2: IntervalSec: ")
     sd.run("rm", "/etc/syncd/syncd.conf.d/50-bad.conf")
     assert sd.run("test", "-S", SOCKET, check=False).returncode == 0, f"no control socket at {SOCKET}"
     status = sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status", "--json")

@@ -21,19 +21,19 @@ _syncctl()
     local cur prev words cword
     _init_completion -n = || return
 
-    local commands="status refresh list get put delete outbox conflicts resolve watch logout reload"
-    local globals="--socket --user --json --json=short --json=pretty --no-legend --no-pager --help --version"
+    local commands="status refresh list get put delete outbox conflicts resolve watch logout reload help"
+    local globals="--socket --user --json --json=short --json=pretty --json=off --json=help --timeout= --no-legend --no-pager --help --version"
 
     case $prev in
         --socket) _filedir; return ;;
         --keep) COMPREPLY=($(compgen -W "local remote" -- "$cur")); return ;;
-        --retry|--drop) return ;;
+        --retry|--drop|--timeout) return ;;
     esac
 
     local command="" i positional=0
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --socket) ((i++)) ;;
+            --socket|--timeout) ((i++)) ;;
             -*) ;;
             *)
                 if [[ -z $command ]]; then command=${words[i]}; else ((positional++)); fi
@@ -59,6 +59,9 @@ _syncctl()
     fi
 
     case $command in
+        help)
+            ((positional == 0)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+            ;;
         refresh|list|get|delete|outbox|resolve)
             ((positional == 0)) && COMPREPLY=($(compgen -W "$(_syncctl_sources)" -- "$cur"))
             ;;

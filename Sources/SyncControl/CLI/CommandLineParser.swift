@@ -164,9 +164,23 @@ public struct GlobalOptions: Sendable, Equatable {
     public var noPager = false
     public var help = false
     public var version = false
+    /// `--json=help`: list the modes and exit.
+    public var jsonHelp = false
+    /// `--timeout=SEC`: seconds one call may take; 0 waits for ever; nil means the default.
+    public var timeout: Double?
+
+    /// Seconds a call waits for the daemon unless `--timeout` says otherwise (busctl's default).
+    public static let defaultTimeout: Double = 25
 
     /// Creates default options.
     public init() {}
+
+    /// How long a call may wait for the daemon: `--timeout`, else 25 s; nil waits for ever (`--timeout=0`,
+    /// or a command that waits for as long as it needs, `refresh --wait` and `watch`, without `--timeout`).
+    public func callTimeout(waitsAsLongAsNeeded: Bool) -> Double? {
+        if let timeout { return timeout > 0 ? timeout : nil }
+        return waitsAsLongAsNeeded ? nil : GlobalOptions.defaultTimeout
+    }
 
     static let helpText = """
         Global options:
@@ -174,7 +188,11 @@ public struct GlobalOptions: Sendable, Equatable {
                                 /run/syncd/io.syncd.Manager; with --user
                                 $XDG_RUNTIME_DIR/syncd/io.syncd.Manager)
           --user                Talk to the user's daemon
-          --json[=short|pretty] Print JSON (plain --json is short)
+          --json[=MODE]         Print JSON: short (plain --json), pretty, off;
+                                --json=help lists the modes
+          --timeout=SEC         Give up on a daemon that does not answer within SEC
+                                seconds (default 25; 0 waits for ever; refresh --wait
+                                and watch wait as long as they need unless given)
           --no-legend           Leave out headers and footers
           --no-pager            Do not pipe output into a pager (syncctl never pages)
           -h, --help            Show help and exit
@@ -251,8 +269,19 @@ public func parseCommandLine(_ arguments: [String], commands: [CommandConfigurat
             switch inlineValue {
             case nil, "short"?: globals.json = .short
             case "pretty"?: globals.json = .pretty
-            case let other?: throw UsageError("invalid --json mode '\(other)' (expected short or pretty)", command: commandName())
+            case "off"?: globals.json = nil
+            case "help"?: globals.jsonHelp = true
+            case let other?:
+                throw UsageError("invalid --json mode '\(other)' (expected short, pretty or off; --json=help lists them)",
+                                 command: commandName())
             }
+        case "--timeout":
+            let text = try value(for: name)
+            guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+                throw UsageError("invalid --timeout '\(text)' (expected seconds, e.g. 10 or 2.5; 0 waits for ever)",
+                                 command: commandName())
+            }
+            globals.timeout = seconds
         default:
             guard name.hasPrefix("--"), let current = configuration,
                   let option = current.options.first(where: { "--" + $0.name == name }) else {
@@ -266,7 +295,7 @@ public func parseCommandLine(_ arguments: [String], commands: [CommandConfigurat
             }
         }
     }
-    if !globals.help && !globals.version, let current = configuration {
+    if !globals.help && !globals.version && !globals.jsonHelp, let current = configuration {
         let required = current.positionals.filter { !$0.optional }.count
         if parsed.positionals.count < required {
             throw UsageError("missing argument \(current.positionals[parsed.positionals.count].name)", command: current.name)

@@ -55,11 +55,28 @@ public enum HumanFormat {
 
     /// Local wall-clock `HH:MM` of a timestamp (the C library's idea of the local zone).
     public static func localClock(_ time: Timestamp) -> String {
+        guard let parts = localParts(time) else { return time.rfc3339 }
+        return twoDigits(parts.tm_hour) + ":" + twoDigits(parts.tm_min)
+    }
+
+    /// `HH:MM` when `time` is on the same local day as `now`, else `YYYY-MM-DD HH:MM` (as systemctl
+    /// shows a time that is not today with its date).
+    public static func localTime(_ time: Timestamp, now: Timestamp) -> String {
+        guard let parts = localParts(time), let today = localParts(now) else { return time.rfc3339 }
+        let clock = twoDigits(parts.tm_hour) + ":" + twoDigits(parts.tm_min)
+        if parts.tm_year == today.tm_year && parts.tm_yday == today.tm_yday { return clock }
+        return "\(parts.tm_year + 1900)-" + twoDigits(parts.tm_mon + 1) + "-" + twoDigits(parts.tm_mday) + " " + clock
+    }
+
+    static func localParts(_ time: Timestamp) -> tm? {
         var seconds = time_t(time.secondsSinceEpoch)
         var parts = tm()
-        guard localtime_r(&seconds, &parts) != nil else { return time.rfc3339 }
-        let hour = Int(parts.tm_hour), minute = Int(parts.tm_min)
-        return (hour < 10 ? "0" : "") + String(hour) + ":" + (minute < 10 ? "0" : "") + String(minute)
+        guard localtime_r(&seconds, &parts) != nil else { return nil }
+        return parts
+    }
+
+    static func twoDigits(_ value: Int32) -> String {
+        (value < 10 ? "0" : "") + String(value)
     }
 
     /// The current wall-clock time, for showing ages to people.

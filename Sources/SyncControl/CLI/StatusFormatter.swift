@@ -8,12 +8,15 @@ public struct StatusFormatter: Sendable {
     public var color: Bool
     /// Leave out the header lines.
     public var noLegend: Bool
+    /// `●` and `—`; else `*` and `-` (a locale that cannot show them).
+    public var unicode: Bool
 
     /// Creates a formatter.
-    public init(now: Timestamp, color: Bool, noLegend: Bool) {
+    public init(now: Timestamp, color: Bool, noLegend: Bool, unicode: Bool = true) {
         self.now = now
         self.color = color
         self.noLegend = noLegend
+        self.unicode = unicode
     }
 
     /// The whole status text.
@@ -21,7 +24,10 @@ public struct StatusFormatter: Sendable {
         var lines: [String] = []
         if !noLegend {
             lines.append(header(status.daemon))
-            if !status.sources.isEmpty { lines.append("") }
+            if let rejected = status.daemon.reloadRejected {
+                lines.append("    reload rejected, previous configuration kept: \(rejected)")
+            }
+            if !status.sources.isEmpty || !status.failed.isEmpty { lines.append("") }
         }
         let nameWidth = status.sources.map(\.name.count).max() ?? 0
         let stateWidth = status.sources.map(\.state.count).max() ?? 0
@@ -29,15 +35,21 @@ public struct StatusFormatter: Sendable {
             if position > 0 { lines.append("") }
             lines += block(source, nameWidth: nameWidth, stateWidth: stateWidth)
         }
-        if status.sources.isEmpty, !noLegend { lines.append("No sources configured.") }
+        let failedWidth = max(nameWidth, status.failed.map(\.name.count).max() ?? 0)
+        for (position, failed) in status.failed.enumerated() {
+            if position > 0 || !status.sources.isEmpty { lines.append("") }
+            // Not a state of a running source: it never started. One line, the problem says where and what.
+            lines.append("\(DotColor.red.cross(enabled: color, unicode: unicode)) \(pad(failed.name, failedWidth))  failed: \(failed.problem)")
+        }
+        if status.sources.isEmpty, status.failed.isEmpty, !noLegend { lines.append("No sources configured.") }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// `● syncd — online (links: routable, reachable: yes), account default, up 12s`.
     func header(_ daemon: DaemonStatus) -> String {
         let reachable = daemon.reachable.map { $0 ? "yes" : "no" } ?? "unknown"
-        let dot = (daemon.online ? DotColor.green : .red).dot(enabled: color)
-        return "\(dot) syncd — \(daemon.online ? "online" : "offline") (links: \(daemon.links), reachable: \(reachable)), "
+        let dot = (daemon.online ? DotColor.green : .red).dot(enabled: color, unicode: unicode)
+        return "\(dot) syncd \(unicode ? "—" : "-") \(daemon.online ? "online" : "offline") (links: \(daemon.links), reachable: \(reachable)), "
             + "account \(daemon.account), up \(HumanFormat.span(seconds: daemon.uptimeSec))"
     }
 
@@ -51,7 +63,7 @@ public struct StatusFormatter: Sendable {
         default: dotColor = .yellow
         }
         let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
-        var lines = ["\(dotColor.dot(enabled: color)) \(pad(source.name, nameWidth))  \(pad(source.state, stateWidth))  "
+        var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state, stateWidth))  "
             + "\(HumanFormat.count(source.records)) \(source.records == 1 ? "record" : "records")  \(synced)"]
         if source.stale || source.lastError != nil {
             var details: [String] = []
@@ -59,7 +71,7 @@ public struct StatusFormatter: Sendable {
             if let next = source.nextAttempt.flatMap(Timestamp.init(rfc3339:)) {
                 details.append("retry " + (next > now ? HumanFormat.relative(next, now: now) : "due"))
             }
-            let since = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { " since " + HumanFormat.localClock($0) } ?? ""
+            let since = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { " since " + HumanFormat.localTime($0, now: now) } ?? ""
             let suffix = details.isEmpty ? "" : " (" + details.joined(separator: ", ") + ")"
             lines.append("    " + (source.stale ? "stale\(since)" : "last attempt failed") + suffix)
         }

@@ -13,12 +13,13 @@ public enum Syncctl {
 
     /// The top-level help text.
     public static var help: String {
-        var text = "Usage: syncctl [OPTIONS] COMMAND [ARGS...]\n\nControl syncd, the offline-first cache of remote JSON collections.\n\nCommands:\n"
+        var text = "Usage: syncctl [OPTIONS] [COMMAND] [ARGS...]\n\nControl syncd, the offline-first cache of remote JSON collections.\n"
+            + "Without COMMAND shows the status.\n\nCommands:\n"
         for command in syncctlCommands {
             text += helpLine(command.configuration.name, command.configuration.abstract)
         }
         text += "\n" + GlobalOptions.helpText
-        text += "\nExit status: 0 success, 1 operation failed, 2 usage error, 3 daemon not reachable.\n"
+        text += "\nExit status: 0 success, 1 operation failed, 2 usage error, 3 daemon not reachable or not answering.\n"
         text += "See 'syncctl COMMAND --help' and syncctl(1).\n"
         return text
     }
@@ -51,17 +52,28 @@ public enum Syncctl {
             output.write("syncctl \(version)\n")
             return ExitStatus.success.rawValue
         }
-        guard let name = invocation.command, let type = syncctlCommands.first(where: { $0.configuration.name == name }) else {
-            if invocation.globals.help {
-                output.write(help)
-                return ExitStatus.success.rawValue
-            }
-            output.writeError(UsageError("missing command", command: nil).text)
+        if invocation.globals.jsonHelp {
+            // systemctl --json=help: the modes, one per line.
+            output.write("short\npretty\noff\n")
+            return ExitStatus.success.rawValue
+        }
+        if invocation.globals.help && invocation.command == nil {
+            output.write(help)
+            return ExitStatus.success.rawValue
+        }
+        // `syncctl` alone shows the status, as timedatectl does.
+        let name = invocation.command ?? StatusCommand.configuration.name
+        guard let type = syncctlCommands.first(where: { $0.configuration.name == name }) else {
+            output.writeError(UsageError("unknown command '\(name)'", command: nil).text)
             return ExitStatus.usage.rawValue
         }
         if invocation.globals.help {
             output.write(type.configuration.help)
             return ExitStatus.success.rawValue
+        }
+        if type == HelpCommand.self {
+            // Needs no daemon, so no socket either.
+            return HelpCommand.printHelp(about: invocation.arguments.positional(0), output: output).rawValue
         }
         do {
             let command = try type.init(arguments: invocation.arguments)
@@ -99,6 +111,9 @@ public enum Syncctl {
         case .client(.connect(let path, let code)):
             return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
                     + "Is syncd running? Start it with 'systemctl start syncd' (or 'systemctl --user start syncd').\n", .unreachable)
+        case .client(.timedOut(let path, let seconds)):
+            return ("syncctl: syncd did not answer within \(VarlinkClientError.format(seconds: seconds)) (\(path)); it may be busy "
+                    + "or hung. See 'journalctl -u syncd', or wait longer with --timeout=SEC (0 waits for ever).\n", .unreachable)
         case .client(.disconnected):
             return ("syncctl: syncd closed the connection before answering; did it stop or restart? See 'journalctl -u syncd'.\n",
                     .unreachable)

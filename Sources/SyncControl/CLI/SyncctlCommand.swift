@@ -49,9 +49,12 @@ public struct CommandContext {
     /// Reads a whole file (`-` is standard input); used by `put`.
     public let readFile: (String) throws(CommandFailure) -> [UInt8]
 
-    /// Connects to the daemon.
-    public func connect() throws(CommandFailure) -> VarlinkClient {
-        do { return try VarlinkClient(path: socketPath) } catch { throw .client(error) }
+    /// Connects to the daemon. Calls give up after `--timeout` (default 25 s), except, without `--timeout`,
+    /// those that `waitAsLongAsNeeded` (`refresh --wait`, `watch`).
+    public func connect(waitAsLongAsNeeded: Bool = false) throws(CommandFailure) -> VarlinkClient {
+        do {
+            return try VarlinkClient(path: socketPath, timeout: globals.callTimeout(waitsAsLongAsNeeded: waitAsLongAsNeeded))
+        } catch { throw .client(error) }
     }
 
     /// Connects and makes one call.
@@ -76,5 +79,6 @@ public struct CommandContext {
 /// Every `syncctl` command, in help order.
 public var syncctlCommands: [any SyncctlCommand.Type] {
     [StatusCommand.self, RefreshCommand.self, ListCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self,
-     OutboxCommand.self, ConflictsCommand.self, ResolveCommand.self, WatchCommand.self, LogoutCommand.self, ReloadCommand.self]
+     OutboxCommand.self, ConflictsCommand.self, ResolveCommand.self, WatchCommand.self, LogoutCommand.self, ReloadCommand.self,
+     HelpCommand.self]
 }

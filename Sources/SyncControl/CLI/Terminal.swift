@@ -6,6 +6,8 @@ public struct TerminalOutput: Sendable {
     public var isTerminal: Bool
     /// Whether to colour the status dots.
     public var color: Bool
+    /// Whether the locale can show `●` and `—`; else `*` and `-` (as systemctl falls back).
+    public var unicode: Bool = true
 
     /// Where standard output and standard error go (replaceable for tests).
     let writeOutput: @Sendable (String) -> Void
@@ -29,7 +31,30 @@ public struct TerminalOutput: Sendable {
     /// Settings for this process's standard output and environment.
     public static func current(environment: [String: String]) -> TerminalOutput {
         let tty = isatty(1) == 1
-        return TerminalOutput(isTerminal: tty, color: shouldColor(environment: environment, isTerminal: tty))
+        var output = TerminalOutput(isTerminal: tty, color: shouldColor(environment: environment, isTerminal: tty))
+        _ = setlocale(LC_CTYPE, "")
+        let codeset = nl_langinfo(nl_item(CODESET)).map { String(cString: $0) }
+        let locale = setlocale(LC_CTYPE, nil).map { String(cString: $0) }
+        output.unicode = isUTF8Locale(environment: environment, locale: locale, codeset: codeset)
+        return output
+    }
+
+    /// systemd's `is_locale_utf8()`: `$SYSTEMD_UTF8` decides if set; a C/POSIX locale nobody asked for
+    /// (no `LC_ALL`, `LC_CTYPE`, `LANG`) counts as UTF-8; otherwise the locale's codeset must be UTF-8.
+    public static func isUTF8Locale(environment: [String: String], locale: String?, codeset: String?) -> Bool {
+        if let setting = environment["SYSTEMD_UTF8"]?.lowercased() {
+            switch setting {
+            case "0", "no", "false", "off": return false
+            case "1", "yes", "true", "on": return true
+            default: break
+            }
+        }
+        guard let locale else { return true }
+        if locale == "C" || locale == "POSIX" {
+            let asked = ["LC_ALL", "LC_CTYPE", "LANG"].contains { !(environment[$0] ?? "").isEmpty }
+            if !asked { return true }
+        }
+        return codeset == "UTF-8"
     }
 
     /// systemd's rules: `SYSTEMD_COLORS` (0/no/false off; 1/yes/true/16/256 on) beats
@@ -76,8 +101,16 @@ public enum DotColor: String, Sendable {
     case yellow = "\u{1B}[0;1;33m"
     case red = "\u{1B}[0;1;31m"
 
-    /// `●`, coloured when `enabled`.
-    public func dot(enabled: Bool) -> String {
-        enabled ? rawValue + "●" + "\u{1B}[0m" : "●"
+    /// `●` (`*` without `unicode`), coloured when `enabled`.
+    public func dot(enabled: Bool, unicode: Bool = true) -> String {
+        let dot = unicode ? "●" : "*"
+        return enabled ? rawValue + dot + "\u{1B}[0m" : dot
+    }
+
+    /// `×` (`x` without `unicode`) for a source that failed to load, coloured when `enabled` (systemctl's mark
+    /// for a failed unit).
+    public func cross(enabled: Bool, unicode: Bool = true) -> String {
+        let cross = unicode ? "×" : "x"
+        return enabled ? rawValue + cross + "\u{1B}[0m" : cross
     }
 }

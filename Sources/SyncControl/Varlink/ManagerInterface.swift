@@ -43,7 +43,10 @@ public enum ManagerInterface {
           # Result of the last reachability probe; null until a probe ran.
           reachable: ?bool,
           # Seconds since the daemon started.
-          uptimeSec: int
+          uptimeSec: int,
+          # Why the last reload was rejected (the old configuration stays in
+          # force); null once a reload succeeds.
+          reloadRejected: ?string
         )
 
         # One configured source.
@@ -76,6 +79,17 @@ public enum ManagerInterface {
           attempt: int,
           # When the next retry is due; null if none is scheduled.
           nextAttempt: ?string
+        )
+
+        # A .source file the daemon skipped because of a configuration error;
+        # the other sources run.
+        type FailedSource (
+          # Name= of the source, or the file stem when it could not be read.
+          name: string,
+          # The .source file.
+          file: string,
+          # The first problem, "FILE:LINE: message".
+          problem: string
         )
 
         # A queued local change.
@@ -119,7 +133,7 @@ public enum ManagerInterface {
         )
 
         # The daemon's state and every source's state.
-        method GetStatus() -> (daemon: DaemonStatus, sources: []SourceStatus)
+        method GetStatus() -> (daemon: DaemonStatus, sources: []SourceStatus, failed: []FailedSource)
 
         # Requests a refresh of one source, or of all when source is null. Without
         # wait the reply comes as soon as the request is accepted (result

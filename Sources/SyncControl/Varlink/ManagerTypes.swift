@@ -16,21 +16,25 @@ public struct DaemonStatus: Sendable, Equatable {
     public var links: String
     public var reachable: Bool?
     public var uptimeSec: Int64
+    /// Why the last reload was rejected (`FILE:LINE: message`); nil when the last reload succeeded or none ran.
+    public var reloadRejected: String?
 
     /// Creates a status.
-    public init(version: String, account: String, online: Bool, links: String, reachable: Bool?, uptimeSec: Int64) {
+    public init(version: String, account: String, online: Bool, links: String, reachable: Bool?, uptimeSec: Int64,
+                reloadRejected: String? = nil) {
         self.version = version
         self.account = account
         self.online = online
         self.links = links
         self.reachable = reachable
         self.uptimeSec = uptimeSec
+        self.reloadRejected = reloadRejected
     }
 
     /// The object, fields in docs/control-api.md order.
     public var json: JSONObject {
         ["version": .string(version), "account": .string(account), "online": .bool(online), "links": .string(links),
-         "reachable": .bool(reachable), "uptimeSec": .integer(uptimeSec)]
+         "reachable": .bool(reachable), "uptimeSec": .integer(uptimeSec), "reloadRejected": .string(reloadRejected)]
     }
 
     /// Reads the object.
@@ -42,6 +46,8 @@ public struct DaemonStatus: Sendable, Equatable {
         links = try fields.string("links")
         reachable = try fields.optionalBool("reachable")
         uptimeSec = try fields.integer("uptimeSec")
+        // Absent from daemons older than the field.
+        reloadRejected = try fields.optionalString("reloadRejected")
     }
 }
 
@@ -114,20 +120,54 @@ public struct SourceStatus: Sendable, Equatable {
     }
 }
 
+/// `FailedSource`: a `.source` file the daemon skipped because of a configuration error.
+public struct FailedSourceStatus: Sendable, Equatable {
+    /// `Name=`, or the file stem when the name could not be read.
+    public var name: String
+    /// The `.source` file.
+    public var file: String
+    /// The first problem, `FILE:LINE: message`.
+    public var problem: String
+
+    /// Creates a failed source.
+    public init(name: String, file: String, problem: String) {
+        self.name = name
+        self.file = file
+        self.problem = problem
+    }
+
+    /// The object.
+    public var json: JSONObject {
+        ["name": .string(name), "file": .string(file), "problem": .string(problem)]
+    }
+
+    /// Reads the object.
+    public init(json: JSONObject, path: String = "failed") throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: path)
+        name = try fields.string("name")
+        file = try fields.string("file")
+        problem = try fields.string("problem")
+    }
+}
+
 /// The reply of `GetStatus` (and `syncctl status --json`).
 public struct ManagerStatus: Sendable, Equatable {
     public var daemon: DaemonStatus
     public var sources: [SourceStatus]
+    /// Sources left out because their `.source` file has an error.
+    public var failed: [FailedSourceStatus]
 
     /// Creates a status.
-    public init(daemon: DaemonStatus, sources: [SourceStatus]) {
+    public init(daemon: DaemonStatus, sources: [SourceStatus], failed: [FailedSourceStatus] = []) {
         self.daemon = daemon
         self.sources = sources
+        self.failed = failed
     }
 
     /// The reply parameters.
     public var json: JSONObject {
-        ["daemon": .object(daemon.json), "sources": .array(sources.map { .object($0.json) })]
+        ["daemon": .object(daemon.json), "sources": .array(sources.map { .object($0.json) }),
+         "failed": .array(failed.map { .object($0.json) })]
     }
 
     /// Reads the reply parameters.
@@ -141,6 +181,13 @@ public struct ManagerStatus: Sendable, Equatable {
             sources.append(try SourceStatus(json: object, path: "sources[\(index)]"))
         }
         self.sources = sources
+        // Absent from daemons older than the field.
+        var failed: [FailedSourceStatus] = []
+        for (index, value) in (json["failed"]?.arrayValue ?? []).enumerated() {
+            guard let object = value.objectValue else { throw ReplyShapeError(field: "failed[\(index)]") }
+            failed.append(try FailedSourceStatus(json: object, path: "failed[\(index)]"))
+        }
+        self.failed = failed
     }
 }
 

@@ -12,6 +12,8 @@ public enum VarlinkClientError: Error, Sendable, Equatable, CustomStringConverti
     case protocolViolation(String)
     /// The service answered with a Varlink error.
     case remote(name: String, parameters: JSONObject)
+    /// The service did not answer (or accept the connection) within the timeout, in seconds.
+    case timedOut(path: String, seconds: Double)
 
     public var description: String {
         switch self {
@@ -21,7 +23,14 @@ public enum VarlinkClientError: Error, Sendable, Equatable, CustomStringConverti
         case .protocolViolation(let detail): return "unexpected reply from syncd: \(detail)"
         case .remote(let name, let parameters):
             return parameters.isEmpty ? name : "\(name) \(JSONValue.object(parameters).serialized())"
+        case .timedOut(let path, let seconds):
+            return "\(path) did not answer within \(VarlinkClientError.format(seconds: seconds))"
         }
+    }
+
+    /// `25s`, `2.5s`.
+    public static func format(seconds: Double) -> String {
+        seconds == seconds.rounded() ? "\(Int64(seconds))s" : "\(seconds)s"
     }
 
     /// The `strerror(3)` text of an errno value.
@@ -37,18 +46,28 @@ public final class VarlinkClient {
     private var framer: VarlinkFramer
     /// The socket path connected to.
     public let path: String
+    /// Seconds to wait for the connection and for each reply; nil waits for ever.
+    public let timeout: Double?
 
     /// Connects to the Unix socket at `path`. Replies up to `maxReplySize` bytes are accepted
-    /// (a `List` page can exceed the 1 MiB the server accepts for calls).
-    public init(path: String, maxReplySize: Int = 64 << 20) throws(VarlinkClientError) {
+    /// (a `List` page can exceed the 1 MiB the server accepts for calls). With a `timeout`, connecting,
+    /// sending and waiting for each reply give up after that many seconds (`.timedOut`).
+    public init(path: String, maxReplySize: Int = 64 << 20, timeout: Double? = nil) throws(VarlinkClientError) {
         self.path = path
+        self.timeout = timeout
         framer = VarlinkFramer(maxMessageSize: maxReplySize)
         guard let address = UnixSocketAddress(path: path) else { throw .connect(path: path, code: ENAMETOOLONG) }
         let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socketFD >= 0 else { throw .connect(path: path, code: errno) }
+        if let timeout {
+            // unix(7): a blocking connect(2) to a socket whose backlog is full waits up to SO_SNDTIMEO.
+            var value = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+            _ = setsockopt(socketFD, SOL_SOCKET, SO_SNDTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
         guard address.connect(socketFD) == 0 else {
             let code = errno
             close(socketFD)
+            if let timeout, code == EAGAIN || code == EINPROGRESS { throw .timedOut(path: path, seconds: timeout) }
             throw .connect(path: path, code: code)
         }
         fd = socketFD
@@ -79,6 +98,7 @@ public final class VarlinkClient {
             }
             guard written > 0 else {
                 if errno == EPIPE || errno == ECONNRESET { throw .disconnected }
+                if let timeout, errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut(path: path, seconds: timeout) }
                 throw .io(operation: "send to \(path)", code: errno)
             }
             offset += written
@@ -107,6 +127,7 @@ public final class VarlinkClient {
             } catch {
                 throw .protocolViolation("reply larger than \(error.limit) bytes")
             }
+            try waitForInput()
             let count = chunk.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
             if count == 0 { throw .disconnected }
             guard count > 0 else {
@@ -114,6 +135,23 @@ public final class VarlinkClient {
                 throw .io(operation: "receive from \(path)", code: errno)
             }
             framer.append(chunk[0..<count])
+        }
+    }
+
+    /// Waits until the socket has something to read, at most `timeout` seconds (poll(2), restarted with the
+    /// remaining time after a signal).
+    private func waitForInput() throws(VarlinkClientError) {
+        guard let timeout else { return }
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int64(timeout * 1000))
+        while true {
+            let remaining = deadline - clock.now
+            let milliseconds = max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
+            if ready > 0 { return }
+            if ready == 0 { throw .timedOut(path: path, seconds: timeout) }
+            if errno != EINTR { throw .io(operation: "wait for \(path)", code: errno) }
         }
     }
 

@@ -51,13 +51,34 @@ struct ConfigurationParser {
             configuration.sources.sort { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
             return .success(configuration)
         }
+        return .failure(ConfigurationErrors(problems: sortedProblems()))
+    }
+
+    /// How many problems were reported so far.
+    var problemCount: Int { problems.count }
+
+    /// The problems reported after the first `count`, in the order they were found.
+    func problems(since count: Int) -> [ConfigurationProblem] {
+        problems[count...].map(\.problem)
+    }
+
+    /// Every problem in reading order (file, then line); `extra` ones (files that could not be read) first.
+    func sortedProblems(adding extra: [ConfigurationProblem] = []) -> [ConfigurationProblem] {
         let sorted = problems.sorted {
             ($0.fileOrder, $0.problem.location.line, $0.sequence) < ($1.fileOrder, $1.problem.location.line, $1.sequence)
         }
-        return .failure(ConfigurationErrors(problems: sorted.map(\.problem)))
+        return extra + sorted.map(\.problem)
     }
 
     // MARK: syncd.conf and drop-ins
+
+    /// The shortest time spans accepted (syncd.conf(5)): anything shorter would only load the server.
+    enum Minimum {
+        static let interval = Duration.seconds(10)
+        static let randomizedDelay = Duration.seconds(1)
+        static let retryDelay = Duration.milliseconds(100)
+        static let reachabilityInterval = Duration.milliseconds(100)
+    }
 
     // Computed, not stored: the closures and key paths are not Sendable.
     static var mainSections: [ConfigurationSection<Configuration>] {
@@ -86,19 +107,21 @@ struct ConfigurationParser {
                     return text
                 },
                 .value("ReachabilityIntervalSec", \.network.reachabilityInterval,
-                       default: defaults.network.reachabilityInterval, TimeSpan.parse),
+                       default: defaults.network.reachabilityInterval,
+                       Setting.timeSpan(atLeast: Minimum.reachabilityInterval, zeroTurnsOff: true)),
                 .value("DebounceSec", \.network.debounce, default: defaults.network.debounce, TimeSpan.parse),
             ]),
             ConfigurationSection(name: "Refresh", settings: [
                 .value("IntervalSec", \.refresh.interval, default: defaults.refresh.interval,
-                       Setting.positiveTimeSpan),
+                       Setting.timeSpan(atLeast: Minimum.interval)),
                 .value("RandomizedDelaySec", \.refresh.randomizedDelay, default: defaults.refresh.randomizedDelay,
-                       TimeSpan.parse),
+                       Setting.timeSpan(atLeast: Minimum.randomizedDelay, zeroTurnsOff: true)),
             ]),
             ConfigurationSection(name: "Retry", settings: [
                 .value("InitialDelaySec", \.retry.initialDelay, default: defaults.retry.initialDelay,
-                       Setting.positiveTimeSpan),
-                .value("MaxDelaySec", \.retry.maxDelay, default: defaults.retry.maxDelay, TimeSpan.parse),
+                       Setting.timeSpan(atLeast: Minimum.retryDelay)),
+                .value("MaxDelaySec", \.retry.maxDelay, default: defaults.retry.maxDelay,
+                       Setting.timeSpan(atLeast: Minimum.retryDelay)),
                 .value("MaxAttempts", \.retry.maxAttempts, default: defaults.retry.maxAttempts) { text throws(ValueError) in
                     let count = try ConfigurationSyntax.integer(text)
                     guard count >= 1 else { throw ValueError("must be at least 1") }
@@ -122,6 +145,10 @@ struct ConfigurationParser {
         for entry in lines {
             let location = SourceLocation(file: file.path, line: entry.line)
             switch entry.kind {
+            case .section(let name) where name.hasPrefix("X-"):
+                current = .some(nil)  // an extension section, ignored with its keys as systemd does
+            case .assignment(let key, _) where key.hasPrefix("X-"):
+                continue  // an extension key (systemd.unit(5)): ignored
             case .section(let name):
                 if let section = sections.first(where: { $0.name == name }) {
                     current = .some(section)

@@ -17,9 +17,10 @@ public struct SourceLocation: Equatable, Hashable, Sendable, CustomStringConvert
         self.line = line
     }
 
-    /// `FILE:LINE`, or `FILE` when the line is 0.
+    /// `FILE:LINE`, or `FILE` when the line is 0; control characters in the path escaped (`\x0a`).
     public var description: String {
-        line > 0 ? "\(file):\(line)" : file
+        let path = PrintableText.escaping(file)
+        return line > 0 ? "\(path):\(line)" : path
     }
 }
 
@@ -36,9 +37,10 @@ public struct ConfigurationProblem: Error, Equatable, Sendable, CustomStringConv
         self.message = message
     }
 
-    /// `FILE:LINE: message`.
+    /// `FILE:LINE: message`, with control characters escaped (`\x00`): a value quoted in the message
+    /// may hold any byte the file held.
     public var description: String {
-        "\(location): \(message)"
+        "\(location): \(PrintableText.escaping(message))"
     }
 }
 

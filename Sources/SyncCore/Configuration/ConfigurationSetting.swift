@@ -28,6 +28,20 @@ struct ConfigurationSetting<Model> {
         guard duration > .zero else { throw ValueError("must be greater than 0, e.g. 30s") }
         return duration
     }
+
+    /// A time span of at least `minimum` (or 0 when `zeroTurnsOff`): a shorter one would only load
+    /// the server, e.g. `IntervalSec=1ns` would refresh hundreds of times a second.
+    static func timeSpan(atLeast minimum: Duration, zeroTurnsOff: Bool = false)
+        -> (String) throws(ValueError) -> Duration {
+        { text throws(ValueError) in
+            let duration = try TimeSpan.parse(text)
+            if duration >= minimum || (zeroTurnsOff && duration == .zero) { return duration }
+            let floor = TimeSpan.format(minimum)
+            throw ValueError(zeroTurnsOff
+                ? "\(TimeSpan.format(duration)) is below the minimum of \(floor); use 0 to turn it off, or at least \(floor)"
+                : "\(TimeSpan.format(duration)) is below the minimum of \(floor); use at least \(floor)")
+        }
+    }
 }
 
 /// A named section and its keys.

@@ -134,6 +134,7 @@ extension ConfigurationParser {
         var source = SourceConfiguration(name: "", url: "", location: SourceLocation(file: file.path, line: 1))
         var sectionLine: Int?
         var inSource = false
+        var inExtension = false
         var lastAssigned: [String: SourceLocation] = [:]
         // Keys whose last value was bad (and already reported).
         var failedKeys: Set<String> = []
@@ -141,15 +142,23 @@ extension ConfigurationParser {
             let location = SourceLocation(file: file.path, line: entry.line)
             switch entry.kind {
             case .section("Source") where sectionLine == nil:
+                inExtension = false
                 sectionLine = entry.line
                 source.location = location
                 inSource = true
             case .section("Source"):
                 inSource = false
+                inExtension = false
                 report("a second [Source] section; each .source file holds one source, put this one in its own file",
                        at: location)
+            case .section(let name) where name.hasPrefix("X-"):
+                inSource = false  // an extension section, ignored with its keys as systemd does
+                inExtension = true
+            case .assignment(let key, _) where key.hasPrefix("X-") || inExtension:
+                continue  // an extension key (systemd.unit(5)), or a key of an extension section: ignored
             case .section(let name):
                 inSource = false
+                inExtension = false
                 let hint = Self.mainSections.contains { $0.name == name }
                     ? "[\(name)] belongs in syncd.conf" : "a .source file has only [Source]"
                 report("unknown section [\(name)]; \(hint)", at: location)

@@ -22,7 +22,7 @@ public struct RefreshCommand: SyncctlCommand {
             _ = try context.call(.refresh(source: source, wait: false))
             return
         }
-        let client = try context.connect()
+        let client = try context.connect(waitAsLongAsNeeded: true)
         let showProgress = context.output.isTerminal && context.globals.json == nil
         var drewProgress = false
         // Every reply that carries a result is one source's outcome; the others are progress.
@@ -108,5 +108,36 @@ public struct ReloadCommand: SyncctlCommand {
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
         _ = try context.call(.reload)
+    }
+}
+
+/// `syncctl help [COMMAND]`: the usage, or one command's help (the same as `--help`).
+public struct HelpCommand: SyncctlCommand {
+    public static let configuration = CommandConfiguration(
+        name: "help", abstract: "Show this help, or a command's",
+        positionals: [PositionalSpec("COMMAND", optional: true, help: "Command to explain (default: all)")])
+
+    let command: String?
+
+    public init(arguments: ParsedArguments) {
+        command = arguments.positional(0)
+    }
+
+    public func run(_ context: CommandContext) throws(CommandFailure) {
+        _ = HelpCommand.printHelp(about: command, output: context.output)
+    }
+
+    /// Prints the help about `command` (all commands when nil); an unknown one is a usage error.
+    static func printHelp(about command: String?, output: TerminalOutput) -> Syncctl.ExitStatus {
+        guard let command else {
+            output.write(Syncctl.help)
+            return .success
+        }
+        guard let type = syncctlCommands.first(where: { $0.configuration.name == command }) else {
+            output.writeError(UsageError("unknown command '\(command)'", command: "help").text)
+            return .usage
+        }
+        output.write(type.configuration.help)
+        return .success
     }
 }

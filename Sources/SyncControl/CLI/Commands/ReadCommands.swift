@@ -15,7 +15,8 @@ public struct StatusCommand: SyncctlCommand {
             return context.printJSON(.object(reply))
         }
         let status = try context.decode { () throws(ReplyShapeError) in try ManagerStatus(json: reply) }
-        let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend)
+        let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend,
+                                        unicode: context.output.unicode)
         context.output.write(formatter.format(status))
     }
 }
@@ -119,7 +120,7 @@ public struct WatchCommand: SyncctlCommand {
     public init(arguments: ParsedArguments) {}
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
-        let client = try context.connect()
+        let client = try context.connect(waitAsLongAsNeeded: true)
         do {
             try client.callStreaming(ManagerRequest.watch.call(more: true)) { (parameters, _) throws(ReplyShapeError) in
                 if context.globals.json != nil {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The storage benchmark of issue 12 ("write each byte once"): nginx on loopback; side by side with
+# curl -o, a conditional curl, curl|jq|mv and a Python fetch-parse-rename script it measures
+#  - the `--once` right after a first sync (a 304) vs a conditional curl (100k records, hyperfine);
+#  - 1M records: disk at rest and at peak (state + cache, WAL included, sampled every 5 ms), peak RSS,
+#    and bytes written to disk (/proc/PID/io write_bytes) per byte of listing for the first sync, an
+#    unchanged re-sync (304), an identical listing served as a 200 and a one-record change;
+#  - the daemon's RSS idle with two small sources, and 5 s after refreshing 300k records.
+# Writes the figures into docs/benchmarks.md (section "Storage"). Called by bench/run.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BIN=${BIN:-$ROOT/.build/release}
+WORK=$ROOT/bench/out/storage
+DATA=$ROOT/bench/data
+RUNS=${RUNS:-10}
+mkdir -p "$WORK" "$DATA"
+for n in 100k:100000 300k:300000 1m:1000000 small:100; do
+    [ -f "$DATA/${n%%:*}.json" ] || python3 bench/make-listing.py "${n##*:}" "$DATA/${n%%:*}.json"
+done
+. bench/nginx.sh
+M="python3 $ROOT/bench/measure.py"
+OUT=$WORK/results; rm -rf "$OUT"; mkdir -p "$OUT"
+
+# 1. The --once right after a first sync (the first run's leftovers are its cost) vs a conditional curl.
+setup_config after 100k.json
+URL=http://127.0.0.1:$PORT/100k.json
+curl -s -o /dev/null --etag-save "$WORK/etag.txt" "$URL"
+setup_config first 100k.json
+hyperfine --warmup 1 --runs "$RUNS" --export-json "$OUT/after.json" \
+    -n "curl -o (transfer floor)" --prepare "true" "curl -s -o $WORK/curl.out $URL" \
+    -n "syncd --once (first sync)" --prepare "rm -rf $WORK/first/state $WORK/first/cache" \
+    "$BIN/syncd --once --config-dir $WORK/first/etc" \
+    -n "curl --etag-compare (conditional)" --prepare "true" "curl -s -o /dev/null --etag-compare $WORK/etag.txt $URL" \
+    -n "syncd --once right after a first sync" \
+    --prepare "rm -rf $WORK/after/state $WORK/after/cache; $BIN/syncd --once --config-dir $WORK/after/etc" \
+    "$BIN/syncd --once --config-dir $WORK/after/etc" >/dev/null
+
+# 2. 1M records, one process each; the served copy big.json is ours to touch and edit.
+cp "$DATA/1m.json" "$WWW/big.json"
+BIG=http://127.0.0.1:$PORT/big.json
+setup_config big big.json
+D=$WORK/big/state,$WORK/big/cache
+$M --dirs "$D" -- "$BIN/syncd" --once --config-dir "$WORK/big/etc" > "$OUT/syncd-first.json"
+$M --dirs "$D" -- "$BIN/syncd" --once --config-dir "$WORK/big/etc" > "$OUT/syncd-304.json"
+touch -d '+1 minute' "$WWW/big.json"   # new ETag, same bytes: an identical 200
+$M --dirs "$D" -- "$BIN/syncd" --once --config-dir "$WORK/big/etc" > "$OUT/syncd-200.json"
+sed -i 's/"title":"Post 500000"/"title":"Post 500000 (edited)"/' "$WWW/big.json"
+$M --dirs "$D" -- "$BIN/syncd" --once --config-dir "$WORK/big/etc" > "$OUT/syncd-one.json"
+cp "$DATA/1m.json" "$WWW/big.json"
+B=$WORK/base; rm -rf "$B"; mkdir -p "$B"
+$M --dirs "$B" -- curl -s -o "$B/curl.json" --etag-save "$B/etag" "$BIG" > "$OUT/curl-first.json"
+$M --dirs "$B" -- curl -s -o "$B/curl.json" --etag-compare "$B/etag" "$BIG" > "$OUT/curl-304.json"
+rm -f "$B"/*
+$M --dirs "$B" -- sh -c "curl -s $BIG | jq -c . > $B/jq.tmp && mv $B/jq.tmp $B/jq.json" > "$OUT/jq-first.json"
+rm -f "$B"/*
+cat > "$WORK/baseline.py" <<PY
+import json, os, sys, urllib.request
+body = urllib.request.urlopen(sys.argv[1]).read()
+records = json.loads(body)
+with open(sys.argv[2] + ".tmp", "w") as f:
+    json.dump(records, f, separators=(",", ":")); f.flush(); os.fsync(f.fileno())
+os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+PY
+$M --dirs "$B" -- python3 "$WORK/baseline.py" "$BIG" "$B/py.json" > "$OUT/py-first.json"
+
+# 3. The daemon's resident memory: idle with two small sources; 5 s after refreshing 300k records.
+rss_after() {  # $1 = config name; waits for every source's first sync, then 5 s
+    "$BIN/syncd" --config-dir "$WORK/$1/etc" 2>"$WORK/$1.log" & DAEMON=$!
+    local want; want=$(ls "$WORK/$1/etc/sources.d" | wc -l)
+    for _ in $(seq 1200); do
+        [ "$(grep -c 'synced\|not modified' "$WORK/$1.log" || true)" -ge "$want" ] && break; sleep 0.1
+    done
+    sleep 5
+    # VmRSS, then what it is made of (KiB): anonymous memory, the syncd binary's pages, shared libraries.
+    awk '/VmRSS/ {printf "%s ", $2}' "/proc/$DAEMON/status"
+    awk -v bin="$(readlink -f "$BIN/syncd")" '/^[0-9a-f]+-/ {name = $6} /^Rss:/ {
+            if (name == bin) b += $2; else if (name ~ /\.so/) l += $2; else a += $2 }
+        END {print a, b, l}' "/proc/$DAEMON/smaps"
+    kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true; DAEMON=
+}
+setup_config idle small.json small.json
+rss_after idle > "$OUT/rss-idle"
+setup_config r300 300k.json
+rss_after r300 > "$OUT/rss-300k"
+
+python3 bench/storage-report.py "$OUT" "$DATA/1m.json" "$RUNS"
