@@ -15,6 +15,7 @@ CURLcode cshim_curl_setopt_writefn(CURL *h, cshim_curl_data_cb cb) { return curl
 CURLcode cshim_curl_setopt_headerfn(CURL *h, cshim_curl_data_cb cb) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb); }
 CURLcode cshim_curl_setopt_readfn(CURL *h, cshim_curl_data_cb cb) { return curl_easy_setopt(h, CURLOPT_READFUNCTION, cb); }
 CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb); }
+CURLcode cshim_curl_setopt_seekfn(CURL *h, cshim_curl_seek_cb cb) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, cb); }
 CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
 CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out) { return curl_easy_getinfo(h, i, out); }
 CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out) { return curl_easy_getinfo(h, i, out); }

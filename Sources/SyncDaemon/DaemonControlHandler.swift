@@ -241,7 +241,7 @@ extension DaemonStatusSnapshot {
                                  reloadRejected: reloadRejected),
             sources: sources.map {
                 SourceStatus(name: $0.name, url: $0.url, state: $0.state.rawValue, records: Int64($0.records), pending: Int64($0.pending),
-                             conflicts: Int64($0.conflicts), lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
+                             parked: Int64($0.parked), conflicts: Int64($0.conflicts), warnings: $0.warnings, lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
                              lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
             },
             failed: failed.map { FailedSourceStatus(name: $0.name, file: PrintableText.escaping($0.file), problem: $0.problem) })

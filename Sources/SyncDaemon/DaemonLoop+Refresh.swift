@@ -32,7 +32,10 @@ extension DaemonLoop {
         if current {
             let previous = states[name]
             wasFailing = previous?.lastError != nil || previous?.isStale == true
-            if let state { states[name] = state }
+            if let state {
+                states[name] = state
+                notices[name] = state.notices
+            }
             // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
             let replaced: Bool
             switch result {
@@ -47,7 +50,9 @@ extension DaemonLoop {
         let finish = classify(result, source: name)
         feed(.refreshFinished(ticket, finish))
         if current, case .failed(let failure) = result, failure.kind != .cancelled {
-            logger.warning("\(name): refresh failed, serving the cached copy: \(failure.message); \(retryDescription(name))",
+            // Only a source that once had a good listing has a cached copy to serve.
+            let serving = states[name]?.lastSuccess != nil ? "serving the cached copy" : "no cached copy yet"
+            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))",
                            source: name, messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
             logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
@@ -156,7 +161,7 @@ extension DaemonLoop {
             }
             return DaemonStatusSnapshot.Source(
                 name: source.name, url: source.url, state: name, records: state.cachedRecordCount, pending: state.pendingCount,
-                conflicts: state.conflictCount,
+                parked: state.parkedCount, conflicts: state.conflictCount, warnings: notices[source.name] ?? [],
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
                 stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
         }

@@ -72,6 +72,8 @@ final class DaemonLoop {
     let timer: WakeupTimer
     /// Stored state of every source, refreshed after each refresh.
     var states: [String: SourceState] = [:]
+    /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
+    var notices: [String: [String]] = [:]
     /// Each running ticket's cancellation flag: made here, set by `.cancelRefresh`, never reset.
     var cancellations: [Int: CancellationFlag] = [:]
     /// Waiting requests and how to answer them.

@@ -19,7 +19,9 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
         public var state: SourceStateName
         public var records: Int
         public var pending: Int
+        public var parked: Int = 0
         public var conflicts: Int
+        public var warnings: [String] = []
         public var lastSuccess: String?
         public var lastAttempt: String?
         public var lastError: String?

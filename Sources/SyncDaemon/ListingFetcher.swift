@@ -1,3 +1,4 @@
+import SyncControl
 import SyncCore
 import SyncRemote
 import SyncStore
@@ -24,8 +25,13 @@ final class ListingFetcher {
     }
     /// Called as data arrives (on the worker thread).
     var progress: ((RefreshProgressCount) -> Void)? = nil
-    /// Upper bound on pages per listing: a server whose `next` links never end is refused, not followed forever.
-    static let maxPages = 10_000
+    /// The largest unpaginated wrapper-object response that is checked for a next page it does not follow.
+    static let truncationCheckLimit = 1 << 20
+    /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
+    /// large to keep); the engine logs each once per source and shows it in the status.
+    var notices: [String] = []
+    /// How many pages the last `fetch` received.
+    private(set) var pagesFetched = 0
 
     /// What the server said.
     enum Result {
@@ -41,14 +47,21 @@ final class ListingFetcher {
         // the page's own Link header (RFC 9110 §15.4.5 does not make a 304 carry it), so a page that
         // stayed the same while a new page appeared after it would hide that page.
         let conditional = previous.url == source.url && source.pagination == .none
+        let policy = source.originPolicy
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: source.listingTimeout)
         var url = source.url
         var visited: Set<String> = []
         var writer: ListingWriter?
         var firstHead: HTTPResponseHead?
-        for page in 1...ListingFetcher.maxPages {
+        for page in 1...source.maxPages {
             guard visited.insert(url).inserted else {
                 writer?.rollback()
                 throw RefreshFailure(.permanent, "page \(page) links back to \(url), which was already fetched; the listing never ends")
+            }
+            if case .refused(let reason) = policy.decide(url) {
+                writer?.rollback()
+                throw RefreshFailure(.permanent, "page \(page): refusing to request \(reason)")
             }
             // MaxBytes bounds the whole listing, all pages together (syncd(8) GUARANTEES 2).
             let remaining = source.maxBytes - totalBytes
@@ -57,42 +70,63 @@ final class ListingFetcher {
                 throw RefreshFailure(.permanent, "the listing is larger than MaxBytes=\(source.maxBytes) bytes "
                                      + "after \(page - 1) pages (MaxBytes counts all pages together)")
             }
+            // ListingTimeoutSec bounds all pages together; TimeoutSec each request.
+            let left = deadline - clock.now
+            guard left > .zero else {
+                writer?.rollback()
+                throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
+                                     + "after \(page - 1) pages; raise it if the server is just slow")
+            }
             var request = HTTPRequest(url: url)
-            request.timeout = source.timeout
+            request.timeout = min(source.timeout, left)
             request.maxBytes = remaining
             request.bearerToken = token
+            request.origins = policy
             request.headers = source.headers.map { (name: $0.name, value: $0.value) }
             request.headers.append((name: "Accept", value: "application/json"))
             if page == 1 && conditional {
                 if let etag = previous.etag { request.headers.append((name: "If-None-Match", value: etag)) }
                 if let lastModified = previous.lastModified { request.headers.append((name: "If-Modified-Since", value: lastModified)) }
             }
-            let pageResult = try fetchPage(request, page: page, writer: &writer)
+            let pageResult: PageResult
+            do {
+                pageResult = try fetchPage(request, page: page, writer: &writer)
+            } catch where error.kind == .transient && request.timeout < source.timeout && deadline - clock.now < .milliseconds(100) {
+                // The page's timeout was cut short by the listing's deadline: say which limit struck.
+                throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
+                                     + "after \(page - 1) pages; raise it if the server is just slow")
+            }
             switch pageResult {
             case .notModified:
                 writer?.rollback()
                 return .notModified
-            case .page(let head):
+            case .page(let head, let document):
+                pagesFetched = page
                 if page == 1 { firstHead = head }
-                guard source.pagination == .link, let next = LinkHeader.nextTarget(in: head.headerValues("link")) else {
+                let pageURL = head.effectiveURL.isEmpty ? url : head.effectiveURL
+                let next: String?
+                do {
+                    next = try nextPage(head: head, document: document, pageURL: pageURL, page: page)
+                } catch {
+                    writer?.rollback()
+                    throw error
+                }
+                guard let next else {
                     guard let writer else { throw RefreshFailure(.permanent, "no listing received") }
                     // A paginated listing has no validator of its own: page 1's stands for page 1 only.
                     guard source.pagination == .none else { return .listing(writer, etag: nil, lastModified: nil) }
                     return .listing(writer, etag: firstHead?.header("etag"), lastModified: firstHead?.header("last-modified"))
                 }
-                guard let resolved = resolveURL(next, against: head.effectiveURL.isEmpty ? url : head.effectiveURL) else {
-                    writer?.rollback()
-                    throw RefreshFailure(.permanent, "page \(page) has an invalid next link <\(next)>")
-                }
-                url = resolved
+                url = next
             }
         }
         writer?.rollback()
-        throw RefreshFailure(.permanent, "listing has more than \(ListingFetcher.maxPages) pages")
+        throw RefreshFailure(.permanent, "the listing has more than MaxPages=\(source.maxPages) pages; raise MaxPages= if that is right")
     }
 
     private enum PageResult {
-        case page(HTTPResponseHead)
+        /// A page; `document` is the whole page parsed, kept only where the next page is in the body.
+        case page(HTTPResponseHead, document: JSONValue?)
         case notModified
     }
 
@@ -106,6 +140,12 @@ final class ListingFetcher {
         var status = 0
         var stagedWriter = writer
         let where_ = page > 1 ? "page \(page): " : ""
+        // Where the next page is in the body, the page is kept to read it (JSONValue bounds it at 64 MiB);
+        // without pagination a small page is kept to notice an unfollowed next page (no silent truncation).
+        let keepLimit = source.pagination == .body || source.pagination == .cursor ? JSONParseLimits().maxBytes
+            : source.pagination == .none && !source.recordsPath.isEmpty ? ListingFetcher.truncationCheckLimit : 0
+        var kept: [UInt8] = []
+        var keptAll = keepLimit > 0
             do {
             let head = try client.perform(request, onHead: { head in
                 status = head.status
@@ -117,6 +157,9 @@ final class ListingFetcher {
                     // Keep the start of an error body for the message; the rest is discarded.
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
                     return
+                }
+                if keptAll {
+                    if kept.count + chunk.count <= keepLimit { kept += chunk } else { keptAll = false; kept = [] }
                 }
                 try scanner.feed(chunk) { record in
                     try target.add(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version, body: record.bytes)
@@ -134,7 +177,16 @@ final class ListingFetcher {
                 throw failure(forStatus: head.status, head: head, body: errorBody, prefix: where_)
             }
             _ = try scanner.finish()
-            return .page(head)
+            for name in head.oversizedHeaders where name == "etag" || name == "last-modified" {
+                notices.append("the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
+                               + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional")
+            }
+            guard keepLimit > 0 else { return .page(head, document: nil) }
+            if !keptAll, source.pagination == .body || source.pagination == .cursor {
+                throw RefreshFailure(.permanent, "\(where_)the page is larger than \(keepLimit >> 20) MiB; with Pagination=\(source.pagination.rawValue) "
+                                     + "each page is read whole to find the next one: ask the server for smaller pages")
+            }
+            return .page(head, document: keptAll ? try? JSONValue(parsing: kept) : nil)
         } catch let error as HTTPError {
             writer = stagedWriter
             writer?.rollback()
@@ -164,14 +216,14 @@ final class ListingFetcher {
             return inner
         case .rejected(let inner):
             return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
-        case .tooLarge where source.pagination == .link:
+        case .tooLarge where source.pagination != .none:
             return RefreshFailure(.permanent, "\(prefix)the listing is larger than MaxBytes=\(source.maxBytes) bytes "
                                   + "(MaxBytes counts all pages together)")
         case .tooLarge:
             return RefreshFailure(.permanent, "\(prefix)\(error)")
         case .cancelled:
             return RefreshFailure(.cancelled, "cancelled")
-        case .insecureToken, .invalidURL:
+        case .insecureToken, .invalidURL, .refusedOrigin, .notRegularFile:
             return RefreshFailure(.permanent, "\(prefix)\(error)")
         case .transport:
             return RefreshFailure(.transient, "\(prefix)\(error)")
@@ -210,24 +262,12 @@ enum ErrorSnippet {
     static func text(_ body: [UInt8], limit: Int = 120) -> String {
         var text = String(decoding: body.prefix(limit * 2), as: UTF8.self)
         text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter { $0 != "\u{FFFD}" })
-        while text.contains("  ") { text = text.replacingOccurrences("  ", " ") }
+        while text.contains("  ") { text = text.replacingEvery("  ", with: " ") }
         text = text.trimmed()
         return text.count > limit ? String(text.prefix(limit)) + "…" : text
     }
 }
 
-extension String {
-    func replacingOccurrences(_ target: String, _ replacement: String) -> String {
-        var result = ""
-        var rest = Substring(self)
-        while let range = rest.firstRange(of: target) {
-            result += rest[..<range.lowerBound]
-            result += replacement
-            rest = rest[range.upperBound...]
-        }
-        return result + rest
-    }
-}
 
 /// How far a refresh got: pages started, body bytes received, records staged.
 public struct RefreshProgressCount: Sendable, Equatable {

@@ -50,7 +50,9 @@ final class RefreshWorker: @unchecked Sendable {
                     }
                 }
             }
-            completion(result, try? engine.store.state(of: source.name, countingLocalView: true))
+            var state = try? engine.store.state(of: source.name, countingLocalView: true)
+            state?.notices = engine.notices[source.name] ?? []
+            completion(result, state)
         }
     }
 

@@ -54,13 +54,15 @@ public struct SnapshotWriter {
     @discardableResult
     public func publish(source: String, state: SourceState, store: StateStore) throws -> Published {
         let (pending, conflicts) = try store.pendingAndConflicts(source: source)
+        let parked = try store.parkedIDs(source: source)
         try prepareDirectory()
         let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
         var records = 0
         let written: (size: Int, hash: UInt64)
         var notFlushed: SystemError?
         do {
-            written = try write(writer, source: source, state: state, store: store, pending: pending, conflicts: conflicts) { records += 1 }
+            written = try write(writer, source: source, state: state, store: store, pending: pending, parked: parked,
+                                conflicts: conflicts) { records += 1 }
         } catch let error as AtomicFileWriter.DirectoryNotFlushed {
             written = (error.size, error.hash)
             notFlushed = error.cause
@@ -75,7 +77,8 @@ public struct SnapshotWriter {
 
     /// Writes the document through `writer`, calling `counted` once per record.
     private func write(_ writer: AtomicFileWriter, source: String, state: SourceState, store: StateStore,
-                       pending: [RecordID], conflicts: [RecordID], onRecord: () -> Void) throws -> (size: Int, hash: UInt64) {
+                       pending: [RecordID], parked: [RecordID], conflicts: [RecordID],
+                       onRecord: () -> Void) throws -> (size: Int, hash: UInt64) {
         try writer.write { sink in
             try sink.write("{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),")
             try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
@@ -89,6 +92,8 @@ public struct SnapshotWriter {
             }
             // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
             try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
+            // The pending IDs whose change the server refused (`syncctl outbox`).
+            try sink.write("\"parked\":[\(parked.map(\.jsonLiteral).joined(separator: ","))],")
             try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
         }
     }

@@ -71,6 +71,17 @@ extension SyncEngine {
 
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
                        body: [UInt8]?, baseVersion: String?) throws(LocalChangeError) {
+        // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
+        // (`syncctl outbox`), and no longer holds the record's changes back.
+        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
+        for entry in parked {
+            do {
+                try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
+            } catch {
+                throw .storage("Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
+            }
+            logger.notice("\(source.name): the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
+        }
         do {
             try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
                               baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
@@ -86,6 +97,15 @@ extension SyncEngine {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
         _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
         return found
+    }
+
+    /// Whether the latest listing has the record, for the push: a store failure fails the push (retried).
+    func listingHas(_ id: String, of source: SourceConfiguration) throws(RefreshFailure) -> Bool {
+        do {
+            return try serverRecord(source: source.name, id: id) != nil
+        } catch {
+            throw RefreshFailure(.transient, "\(error)")
+        }
     }
 
     /// Runs a store read; its failure becomes `.storage` with what was being read, so it is never mistaken
@@ -173,13 +193,20 @@ extension SyncEngine {
         defer { if changed { republish(source.name) } }
         for entry in entries {
             guard entry.state == .queued else {
-                if entry.state == .parked || entry.state == .conflict { blocked.insert(entry.recordID) }
+                if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }
                 continue
             }
             guard !blocked.contains(entry.recordID) else { continue }
+            if entry.answerWasLost && !checkedCreates.contains(entry.seq) {
+                // Its answer was lost (a timeout, a closed connection, a crash): the listing pulled next decides
+                // whether it is on the server (settleLostCreates); it is never POSTed again blindly.
+                blocked.insert(entry.recordID)
+                continue
+            }
             changed = true
             do {
                 try pushOne(entry, source: source, token: token)
+                if notFoundAnswers[entry.seq] != nil { blocked.insert(entry.recordID) }
                 failuresInARow = 0
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
@@ -210,13 +237,15 @@ extension SyncEngine {
     /// Pushes one change. `force`: the policy chose the local version after the server refused it with
     /// 409 or 412, so the version check and `If-Match` are left out and a second refusal parks the change.
     private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
-        let itemURL = source.url + "/" + Identifiers.pathSegment(entry.recordID)
+        let itemURL = source.itemURL.url(for: entry.recordID)
         // Before an update or removal, see whether the server moved on from the version the change was made against;
         // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
         var ifMatch: String?
         if !force, entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
             let remote = try fetchRemote(itemURL, source: source, token: token)
             switch remote {
+            case .missing where try listingHas(entry.recordID, of: source):
+                return try awaitListing(entry, source: source, url: itemURL)
             case .missing where entry.operation == .delete:
                 return try settled(entry, source: source, as: "already removed on the server")
             case .missing:
@@ -228,17 +257,13 @@ extension SyncEngine {
                 ifMatch = etag
             }
         }
-        if entry.operation == .create && entry.attempts > 0 {
-            // A create whose answer may have been lost: check before posting again, so it is never made twice.
-            if case .found = try fetchRemote(itemURL, source: source, token: token) {
-                return try settled(entry, source: source, as: "already on the server")
-            }
-        }
+        if entry.operation == .create { checkedCreates.remove(entry.seq) }
         var request = HTTPRequest(url: entry.operation == .create ? source.url : itemURL)
         request.method = entry.operation == .create ? "POST" : entry.operation == .update ? "PUT" : "DELETE"
         request.timeout = source.timeout
         request.maxBytes = 1 << 20
         request.bearerToken = token
+        request.origins = source.originPolicy
         request.body = entry.operation == .delete ? nil : entry.body
         request.headers = source.headers.map { (name: $0.name, value: $0.value) }
         request.headers.append((name: "Content-Type", value: "application/json"))
@@ -258,7 +283,9 @@ extension SyncEngine {
             try? store.noteFailure(entry.seq, status: nil, error: "\(error)")
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
         }
-        let what = "\(request.method) \(request.url)"
+        let what = "\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))")
+        // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
+        let listed = head.status == 404 && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
         switch head.status {
         case 200..<300:
             var newID: String?
@@ -280,6 +307,14 @@ extension SyncEngine {
             }
             do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.info("\(source.name): pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
+        case 303:
+            // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
+            let message = "HTTP 303 See Other from \(what) to \(head.header("location") ?? "nowhere"): the server did not take the "
+                + "\(request.method); check URL= and ItemURL="
+            do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+            logger.warning("\(source.name): \(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
+        case 404 where listed:
+            try awaitListing(entry, source: source, url: itemURL)
         case 404 where entry.operation == .delete:
             try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
         case 409 where !force, 412 where !force:
@@ -290,7 +325,9 @@ extension SyncEngine {
             // The policy keeps the local version: push it once more, unguarded.
             try pushOne(entry, source: source, token: token, force: true)
         case 408, 429, 500...599:
-            let message = "HTTP \(head.status) from \(what)"
+            // The server's own words, as for a parked 4xx: a 500's body often says what broke.
+            let snippet = ErrorSnippet.text(answer, limit: 300)
+            let message = "HTTP \(head.status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
             try? store.noteFailure(entry.seq, status: head.status, error: message)
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(message)",
                                  status: head.status, retryAfter: head.header("retry-after"))
@@ -305,6 +342,7 @@ extension SyncEngine {
     /// `GET URL/ID`: the server's current record and its `VersionField` value.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
         var request = HTTPRequest(url: url)
+        request.origins = source.originPolicy
         request.timeout = source.timeout
         request.maxBytes = 1 << 20
         request.bearerToken = token
@@ -339,9 +377,50 @@ extension SyncEngine {
         }
     }
 
-    private func settled(_ entry: OutboxRecord, source: SourceConfiguration, as reason: String) throws(RefreshFailure) {
+    func settled(_ entry: OutboxRecord, source: SourceConfiguration, as reason: String) throws(RefreshFailure) {
         do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.info("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(reason)")
+    }
+
+    /// A 404 for a record the listing had: the listing pulled next decides (`settleNotFound`). The change
+    /// stays queued meanwhile, and the record's later changes wait behind it.
+    private func awaitListing(_ entry: OutboxRecord, source: SourceConfiguration, url: String) throws(RefreshFailure) {
+        notFoundAnswers[entry.seq] = url
+        try? store.noteFailure(entry.seq, status: 404, error: "HTTP 404 from \(url); checking the listing")
+        logger.info("\(source.name): HTTP 404 from \(url) for \(entry.recordID), which the listing had; checking the listing")
+    }
+
+    /// After a pull, the changes that met a 404 (`awaitListing`): a record the listing no longer has was
+    /// removed on the server (a removal is done; a change is a conflict for `ConflictPolicy`); a record it
+    /// still has means the item URL is wrong, and the change is parked, never dropped, whatever the policy.
+    func settleNotFound(_ source: SourceConfiguration) {
+        guard !notFoundAnswers.isEmpty, let entries = try? store.outbox(source: source.name) else { return }
+        var changed = false
+        for entry in entries {
+            guard let url = notFoundAnswers.removeValue(forKey: entry.seq) else { continue }
+            changed = true
+            do {
+                if try serverRecord(source: source.name, id: entry.recordID) != nil {
+                    try parkMisdirected(entry, source: source, status: 404, url: url)
+                } else if entry.operation == .delete {
+                    try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
+                } else {
+                    _ = try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it")
+                }
+            } catch {
+                logger.error("\(source.name): Failed to settle the change of \(entry.recordID) after HTTP 404, will retry: \(error)")
+            }
+        }
+        if changed { republish(source.name) }
+    }
+
+    /// A 404 for a record the latest listing has: the item URL is wrong, not the record gone. Whatever
+    /// the conflict policy, the change is parked (never dropped) with the URL it used named.
+    private func parkMisdirected(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, url: String) throws(RefreshFailure) {
+        let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL is likely wrong; "
+            + "set ItemURL= (e.g. ItemURL=\(source.itemURL.example)) to the server's URL of one record, then 'syncctl outbox --retry'"
+        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        logger.warning("\(source.name): parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
 
     private func park(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8], what: String) throws(RefreshFailure) {
@@ -353,7 +432,7 @@ extension SyncEngine {
 
     /// Applies `ConflictPolicy`; returns true when the change was settled (dropped or set aside), false
     /// when it should be pushed anyway.
-    private func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
+    func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
                           reason: String) throws(RefreshFailure) -> Bool {
         let now = clock()
         switch source.conflictPolicy {

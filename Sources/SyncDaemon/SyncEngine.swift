@@ -31,6 +31,25 @@ public final class SyncEngine {
         self.clock = clock
     }
 
+    /// Creates whose answer was lost and that the latest listing showed not to be on the server: the next
+    /// push may POST them again (once; a second lost answer needs a second check).
+    var checkedCreates: Set<Int64> = []
+    /// Changes that met a 404 for a record the listing had, by outbox sequence, with the URL that answered;
+    /// the next listing decides (`settleNotFound`).
+    var notFoundAnswers: [Int64: String] = [:]
+
+    /// The warnings of each source's latest listing that did not fail it (an unfollowed next page, an
+    /// oversized validator): logged once per source until they change.
+    public private(set) var notices: [String: [String]] = [:]
+
+    /// Logs `current` once per source (a warning repeated at every refresh would drown the journal).
+    func note(_ current: [String], of source: SourceConfiguration) {
+        let unique = current.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let known = notices[source.name] ?? []
+        for notice in unique where !known.contains(notice) { logger.warning("\(source.name): \(notice)") }
+        notices[source.name] = unique.isEmpty ? nil : unique
+    }
+
     /// Cancels the refresh in progress, if any (from any thread).
     public func cancel() { client.cancellation.cancel() }
 
@@ -84,17 +103,26 @@ public final class SyncEngine {
         }
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
+        var lostCreateIDs: Set<String>?
+        var pages = 1
         do {
             let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
             pushFailure = try push(source, token: token)
-            fetched = try ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
-                                         progress: progress).fetch(previous: previous)
+            // Lost creates are looked for in the listing pulled now, among records not in the one before.
+            lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
+            let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
+                                         progress: progress)
+            fetched = try fetcher.fetch(previous: previous)
+            pages = fetcher.pagesFetched
+            // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
+            if case .listing = fetched { note(fetcher.notices, of: source) }
         } catch {
             return fail(source, error, at: now)
         }
         switch fetched {
         case .notModified:
+            settleNotFound(source)
             let publication: Publication
             do {
                 confirmSent(source)
@@ -119,9 +147,16 @@ public final class SyncEngine {
             let outcome: ListingOutcome
             do {
                 outcome = try writer.commit(ListingMetadata(url: source.url, etag: etag, lastModified: lastModified, time: now, allowEmpty: source.allowEmpty))
+            } catch .duplicateID(let id, let index) where pages > 1 {
+                // Records shift between pages when the collection changes during the listing; a new try sees it settled.
+                return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
+                                                   + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {
                 return fail(source, storeFailure(error, prefix: ""), at: now)
             }
+            // Settled against this listing first, so that what it already shows is confirmed at once.
+            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
+            settleNotFound(source)
             confirmSent(source)
             let publication: Publication
             do {

@@ -30,15 +30,60 @@ public final class HTTPClient {
 
     deinit { curl_easy_cleanup(handle) }
 
-    /// Performs `request`. `onHead` is called once when the body starts (or at the end if there is none);
+    /// Performs `request`, following redirects one hop at a time: each target is checked against
+    /// `request.origins` before anything is sent there, and the token goes only where the policy says.
+    /// `onHead` is called once when the final response's body starts (or at its end if there is none);
     /// `onBody` then receives the decoded body in chunks. An error thrown by either aborts the transfer
-    /// and is rethrown as `HTTPError.rejected`.
+    /// and is rethrown as `HTTPError.rejected`. Redirect responses never reach the callbacks.
+    ///
+    /// Methods over redirects follow RFC 9110 §15.4: 301, 302, 307 and 308 keep the method and the body
+    /// (sent again from its start); a 303 turns a GET into a GET and is returned as it is for any other
+    /// method, whose change the server did not take.
     public func perform(
         _ request: HTTPRequest,
         onHead: (HTTPResponseHead) throws -> Void = { _ in },
         onBody: (UnsafeRawBufferPointer) throws -> Void
     ) throws(HTTPError) -> HTTPResponseHead {
+        let policy = request.origins ?? OriginPolicy(configuredURL: request.url)
+        var hop = request
+        var redirects: [String] = []
+        while true {
+            let sendToken: Bool
+            switch policy.decide(hop.url) {
+            case .refused(let reason): throw .refusedOrigin(reason)
+            case .allowed(let allowed): sendToken = allowed
+            }
+            if !sendToken { hop.bearerToken = nil }
+            var head = try performOne(hop, onHead: onHead, onBody: onBody)
+            head.redirects = redirects
+            guard [301, 302, 303, 307, 308].contains(head.status), let location = head.header("location"),
+                  !location.isEmpty else { return head }
+            guard redirects.count < request.maxRedirects else {
+                throw .transport(code: Int32(CURLE_TOO_MANY_REDIRECTS.rawValue),
+                                 message: "Maximum (\(request.maxRedirects)) redirects followed, the last from \(hop.url) to \(location)")
+            }
+            guard let target = resolveURL(location, against: hop.url) else {
+                throw .invalidURL("\(location) (the Location of HTTP \(head.status) from \(hop.url))")
+            }
+            if head.status == 303 {
+                guard request.method == "GET" || request.method == "HEAD" else { return head }
+            }
+            redirects.append(target)
+            hop.url = target
+            hop.bearerToken = request.bearerToken
+        }
+    }
+
+    /// One request to one URL, no redirects followed.
+    private func performOne(
+        _ request: HTTPRequest,
+        onHead: (HTTPResponseHead) throws -> Void,
+        onBody: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(HTTPError) -> HTTPResponseHead {
         let target = try URLParts(request.url)
+        if target.scheme == "file" {
+            return try LocalFileReader.read(request, onHead: onHead, onBody: onBody, cancellation: cancellation)
+        }
         if request.bearerToken != nil && target.scheme == "http" && !target.isLoopback {
             throw .insecureToken(host: target.host)
         }
@@ -68,6 +113,13 @@ public final class HTTPClient {
                 if request.body != nil {
                     _ = cshim_curl_setopt_readfn(handle, readCallback)
                     _ = cshim_curl_setopt_ptr(handle, CURLOPT_READDATA, reader)
+                    // libcurl rewinds the body when it must send it again (a reused connection found closed).
+                    // Never for POST, which is not idempotent (RFC 9110 §9.2.2): a POST that may have reached
+                    // the server fails instead, and its caller decides whether to send it again.
+                    if request.method != "POST" {
+                        _ = cshim_curl_setopt_seekfn(handle, seekCallback)
+                        _ = cshim_curl_setopt_ptr(handle, CURLOPT_SEEKDATA, reader)
+                    }
                     _ = cshim_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body!.count))
                 }
                 return curl_easy_perform(handle)
@@ -80,7 +132,7 @@ public final class HTTPClient {
         if context.overflow { throw .tooLarge(limit: request.maxBytes) }
         switch code {
         case CURLE_OK:
-            if !context.headDelivered {
+            if !context.headDelivered && !context.isRedirect {
                 do { try context.onHead(head) } catch { throw .rejected(error) }
             }
             return head
@@ -108,14 +160,12 @@ public final class HTTPClient {
         _ = cshim_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
         _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
         _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, target.scheme == "file" ? 0 : 1)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_MAXREDIRS, 5)
-        // Only http(s) may be redirected to; with a token, only https (or loopback http for local servers).
-        let redirectProtocols = request.bearerToken != nil && !(target.scheme == "http" && target.isLoopback) ? "https" : "http,https"
-        _ = cshim_curl_setopt_str(handle, CURLOPT_REDIR_PROTOCOLS_STR, redirectProtocols)
-        _ = cshim_curl_setopt_str(handle, CURLOPT_PROTOCOLS_STR, "http,https,file")
+        // Redirects are followed by `perform`, one checked hop at a time (OriginPolicy), never by libcurl.
+        _ = cshim_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        // file: URLs are read by LocalFileReader, which refuses FIFOs and devices.
+        _ = cshim_curl_setopt_str(handle, CURLOPT_PROTOCOLS_STR, "http,https")
         if let token = request.bearerToken {
-            // curl sends CURLOPT_XOAUTH2_BEARER only to the original host (CURLOPT_UNRESTRICTED_AUTH stays off).
+            // `perform` removed the token unless OriginPolicy allows this URL to have it.
             _ = cshim_curl_setopt_long(handle, CURLOPT_HTTPAUTH, cshim_curlauth_bearer())
             _ = cshim_curl_setopt_str(handle, CURLOPT_XOAUTH2_BEARER, token)
         }
@@ -199,11 +249,18 @@ final class TransferContext {
         return text.isEmpty ? nil : text
     }
 
+    /// Whether this response is a redirect that `HTTPClient.perform` will follow: its body is not the
+    /// consumer's.
+    var isRedirect: Bool {
+        [301, 302, 303, 307, 308].contains(head.status) && head.header("location") != nil
+    }
+
     /// Hands the status and headers to the consumer before the first body byte.
     func deliverHead() throws {
         guard !headDelivered else { return }
         headDelivered = true
         readStatus()
+        if isRedirect { return }
         try onHead(head)
     }
 
@@ -234,6 +291,7 @@ private let writeCallback: cshim_curl_data_cb = { pointer, size, count, user in
     }
     do {
         try transfer.deliverHead()
+        if transfer.isRedirect { return length }
         try transfer.onBody(UnsafeRawBufferPointer(start: pointer, count: length))
     } catch {
         transfer.consumerError = error
@@ -250,10 +308,16 @@ private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in
     let line = String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
     if line.hasPrefix("HTTP/") {
         transfer.head.headers.removeAll()
+        transfer.head.oversizedHeaders.removeAll()
     } else if let colon = line.firstIndex(of: ":") {
         let name = line[..<colon].lowercased()
         let value = line[line.index(after: colon)...].trimmed()
-        if transfer.head.headers.count < 256 { transfer.head.headers.append((name: String(name), value: value)) }
+        // A value syncd might store or send back (ETag, Last-Modified, Location) is bounded here, once.
+        if value.utf8.count > HTTPResponseHead.maxHeaderValueBytes {
+            transfer.head.oversizedHeaders.append(String(name))
+        } else if transfer.head.headers.count < 256 {
+            transfer.head.headers.append((name: String(name), value: value))
+        }
     }
     return length
 }
@@ -267,6 +331,15 @@ private let progressCallback: cshim_curl_xferinfo_cb = { user, _, _, _, _ in
 private let readCallback: cshim_curl_data_cb = { pointer, size, count, user in
     let reader = user!.assumingMemoryBound(to: BodyReader.self)
     return reader.pointee.read(into: pointer!, capacity: size * count)
+}
+
+/// CURLOPT_SEEKFUNCTION: rewinds the request body (CURL_SEEKFUNC_OK 0, CURL_SEEKFUNC_CANTSEEK 2).
+private let seekCallback: cshim_curl_seek_cb = { user, offset, origin in
+    let reader = user!.assumingMemoryBound(to: BodyReader.self)
+    // SEEK_SET (0) is what libcurl asks for when it rewinds.
+    guard origin == 0, offset >= 0, offset <= reader.pointee.bytes.count else { return 2 }
+    reader.pointee.offset = Int(offset)
+    return 0
 }
 
 /// The request body as libcurl reads it.

@@ -1,3 +1,5 @@
+import SyncCore
+
 /// One HTTP request as syncd makes it.
 public struct HTTPRequest: Sendable {
     /// Absolute URL (http, https or file).
@@ -14,6 +16,11 @@ public struct HTTPRequest: Sendable {
     public var maxBytes: Int64 = 256 << 20
     /// Request body for POST and PUT.
     public var body: [UInt8]?
+    /// Where this request, and each redirect it meets, may go and which of them get the token;
+    /// nil: the policy of `url` itself (the token only to its origin, no other origin, no other file).
+    public var origins: OriginPolicy?
+    /// How many redirects are followed (each one checked against `origins`).
+    public var maxRedirects = 5
 
     /// Creates a request for `url`.
     public init(url: String) { self.url = url }
@@ -40,6 +47,14 @@ public struct HTTPResponseHead: Sendable {
         return headers.filter { $0.name == key }.map(\.value)
     }
 
+    /// The longest header value kept (longer ones are cut, marked by `truncatedHeaders`): a server cannot make
+    /// syncd store or send back more than this (nginx refuses request headers over 8 KiB by default).
+    public static let maxHeaderValueBytes = 8 << 10
+    /// Names of headers whose value was longer than `maxHeaderValueBytes` and is not kept.
+    public var oversizedHeaders: [String] = []
+    /// The redirects followed to get here, in order (`Location` targets, resolved).
+    public var redirects: [String] = []
+
     /// True for 2xx, and for `file://` responses.
     public var isSuccess: Bool { status == 0 || (200..<300).contains(status) }
 }
@@ -58,12 +73,16 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     case invalidURL(String)
     /// The body consumer rejected the data (e.g. invalid JSON); the transfer was aborted.
     case rejected(any Error)
+    /// The URL, or a redirect's target, is outside what the source allows (`OriginPolicy`); nothing was sent there.
+    case refusedOrigin(String)
+    /// A `file:` URL names something other than a regular file (a FIFO, a device, a directory).
+    case notRegularFile(String)
 
     /// True when a retry might succeed (network trouble, timeouts).
     public var isTransient: Bool {
         switch self {
         case .transport: return true
-        case .tooLarge, .cancelled, .insecureToken, .invalidURL, .rejected: return false
+        case .tooLarge, .cancelled, .insecureToken, .invalidURL, .rejected, .refusedOrigin, .notRegularFile: return false
         }
     }
 
@@ -76,6 +95,8 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
             return "refusing to send the bearer token over plain http to \(host); use https"
         case .invalidURL(let url): return "invalid URL \(url)"
         case .rejected(let error): return "\(error)"
+        case .refusedOrigin(let reason): return "refusing to request \(reason)"
+        case .notRegularFile(let path): return "\(path) is not a regular file; URL= must name a JSON file"
         }
     }
 }

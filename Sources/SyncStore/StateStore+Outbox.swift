@@ -37,7 +37,16 @@ public struct OutboxRecord: Sendable, Equatable {
     public var unconfirmed: Int
     public var lastStatus: Int?
     public var lastError: String?
+
+    /// How `lastError` of a parked change begins once a newer change of its record superseded it.
+    public static let supersededMark = "superseded by a newer change; was: "
+
+    /// A parked change a newer change of the same record superseded: kept for the record, never pushed.
+    public var isSuperseded: Bool { state == .parked && (lastError ?? "").hasPrefix(OutboxRecord.supersededMark) }
 }
+
+/// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded` (1 when superseded).
+let superseded = "(substr(last_error, 1, \(OutboxRecord.supersededMark.utf8.count)) = '\(OutboxRecord.supersededMark)')"
 
 /// The server's side of a conflict kept for `syncctl conflicts`.
 public struct ConflictRecord: Sendable, Equatable {
@@ -121,9 +130,14 @@ extension StateStore {
         return entries
     }
 
+    /// What `last_error` says while a request is out; still there after a crash, it tells that the answer was lost.
+    public static let answerPending = "sent; no answer received yet"
+
     /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards.
     public func markAttempt(_ seq: Int64) throws(StoreError) {
-        try durableWrite("count an attempt") { try run("UPDATE outbox SET attempts = attempts + 1 WHERE seq = ?1", seq) }
+        try durableWrite("count an attempt") {
+            try run("UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)' WHERE seq = ?1", seq)
+        }
     }
 
     /// The server accepted the change; it stays as an overlay until a listing shows it.
@@ -269,6 +283,16 @@ extension StateStore {
             }
         }
         return (pending, conflicts)
+    }
+
+    /// IDs with a parked change that nothing superseded: the part of `pending` waiting for a person.
+    public func parkedIDs(source: String) throws -> [RecordID] {
+        var parked: [RecordID] = []
+        for entry in try outbox(source: source) where entry.state == .parked && !entry.isSuperseded {
+            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
+            if !parked.contains(id) { parked.append(id) }
+        }
+        return parked
     }
 
     private func run(_ sql: String, _ value: Int64) throws(SQLiteError) {

@@ -29,8 +29,12 @@ public struct SourceState: Sendable, Equatable {
     public var snapshotDirty: Bool
     /// Retry state exported by the scheduler, opaque to the store.
     public var retryState: String?
-    /// Records with local changes the server has not confirmed yet.
+    /// Records with local changes the server has not confirmed yet, parked ones apart.
     public var pendingCount = 0
+    /// Records with a change the server refused (parked, not superseded): waiting for a person.
+    public var parkedCount = 0
+    /// Warnings of the latest listing that did not fail it (filled by the daemon, not stored).
+    public var notices: [String] = []
     /// Records with local changes not yet delivered (queued or parked): what logging out would lose.
     /// Pushed changes still waiting for a listing to confirm them count in `pendingCount` only.
     public var unpushedCount = 0
@@ -319,9 +323,10 @@ public final class StateStore {
                 if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
             }
             let counts = try database.prepare("""
-                SELECT count(DISTINCT CASE WHEN state != 'conflict' THEN record_id END),
+                SELECT count(DISTINCT CASE WHEN state IN ('queued', 'sent') THEN record_id END),
                        count(DISTINCT CASE WHEN state = 'conflict' THEN record_id END),
-                       count(DISTINCT CASE WHEN state IN ('queued', 'parked') THEN record_id END)
+                       count(DISTINCT CASE WHEN state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1) THEN record_id END),
+                       count(DISTINCT CASE WHEN state = 'parked' AND \(superseded) IS NOT 1 THEN record_id END)
                 FROM outbox WHERE source = ?1
                 """)
             try counts.bind(1, source)
@@ -329,6 +334,7 @@ public final class StateStore {
             state.pendingCount = Int(counts.int64(0))
             state.conflictCount = Int(counts.int64(1))
             state.unpushedCount = Int(counts.int64(2))
+            state.parkedCount = Int(counts.int64(3))
             state.localRecordCount = state.recordCount
             return state
         } catch {

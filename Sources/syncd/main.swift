@@ -12,6 +12,7 @@ let usage = """
     Options:
       --once              Refresh every source once, push the outbox, exit 0 only if all succeeded
       --check-config      Validate the configuration, print problems as FILE:LINE: message
+      --verbose           With --check-config: also show what each source will do (pages, item URLs)
       --config-dir DIR    Read configuration from DIR (default /etc/syncd; with --user
                           $XDG_CONFIG_HOME/syncd)
       --user              User mode: XDG directories instead of system ones
@@ -35,7 +36,7 @@ func writeStderr(_ text: String) {
 // socket get their modes explicitly (0640, 0750, 0666 with peer-credential checks).
 umask(0o077)
 
-var once = false, checkConfig = false, userMode = false
+var once = false, checkConfig = false, userMode = false, verbose = false
 var configDirectory: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -43,6 +44,7 @@ while let argument = arguments.popFirst() {
     case "--once": once = true
     case "--check-config": checkConfig = true
     case "--user": userMode = true
+    case "--verbose": verbose = true
     case "--config-dir":
         guard let value = arguments.popFirst(), !value.isEmpty else { fail(usage: "option '--config-dir' needs a directory") }
         configDirectory = value
@@ -59,6 +61,7 @@ while let argument = arguments.popFirst() {
     }
 }
 if once && checkConfig { fail(usage: "--once and --check-config cannot be combined") }
+if verbose && !checkConfig { fail(usage: "--verbose goes with --check-config") }
 
 var environment: [String: String] = [:]
 for (key, value) in ProcessEnvironment.all() { environment[key] = value }
@@ -99,6 +102,11 @@ if checkConfig {
     }
     if configuration.sources.isEmpty {
         writeStderr("syncd: note: no sources are configured; add \(directory)/sources.d/NAME.source (see syncd.conf(5))\n")
+    }
+    if verbose {
+        for source in configuration.sources {
+            for line in source.explanation { print("\(source.name): \(line)") }
+        }
     }
     print("configuration OK")
     exit(0)

@@ -46,7 +46,7 @@ struct ManagerInterfaceTests {
             {"daemon": {"version": "1.0.0", "account": "default", "online": true,
                         "links": "routable", "reachable": true, "uptimeSec": 12},
              "sources": [{"name": "posts", "url": "http://localhost:3000/posts",
-                          "state": "idle", "records": 2, "pending": 0, "conflicts": 0,
+                          "state": "idle", "records": 2, "pending": 0, "parked": 0, "conflicts": 0, "warnings": [],
                           "lastSuccess": "2026-11-29T10:00:00Z", "lastAttempt": "2026-11-29T10:00:00Z",
                           "lastError": null, "stale": false, "attempt": 0, "nextAttempt": null}]}
             """)
@@ -56,7 +56,7 @@ struct ManagerInterfaceTests {
             {"daemon": {"version": "1.0.0", "account": "default", "online": true,
                         "links": "routable", "reachable": true, "uptimeSec": 12, "reloadRejected": null},
              "sources": [{"name": "posts", "url": "http://localhost:3000/posts",
-                          "state": "idle", "records": 2, "pending": 0, "conflicts": 0,
+                          "state": "idle", "records": 2, "pending": 0, "parked": 0, "conflicts": 0, "warnings": [],
                           "lastSuccess": "2026-11-29T10:00:00Z", "lastAttempt": "2026-11-29T10:00:00Z",
                           "lastError": null, "stale": false, "attempt": 0, "nextAttempt": null}],
              "failed": []}

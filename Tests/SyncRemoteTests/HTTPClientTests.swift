@@ -1,3 +1,4 @@
+import Glibc
 import Foundation
 import Testing
 @testable import SyncRemote
@@ -58,7 +59,19 @@ struct HTTPClientTests {
     @Test func aMissingFileIsAClearError() throws {
         let client = try HTTPClient()
         #expect { try get(client, HTTPRequest(url: "file:///nonexistent/syncd-test.json")) } throws: { error in
-            "\(error)".contains("curl code 37")
+            "\(error)" == "Failed to open /nonexistent/syncd-test.json: No such file or directory"
+        }
+    }
+
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() throws {
+        let path = "/tmp/syncd-test-fifo-\(getpid())"
+        unlink(path)
+        try #require(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        let client = try HTTPClient()
+        // open(2) of a FIFO without O_NONBLOCK would wait here for ever.
+        #expect { try get(client, HTTPRequest(url: "file://" + path)) } throws: { error in
+            "\(error)" == "\(path) is not a regular file; URL= must name a JSON file"
         }
     }
 

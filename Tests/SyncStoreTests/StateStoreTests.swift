@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SyncStore
+import SyncCore
 
 /// A fresh database file in a temporary directory, removed afterwards.
 final class TemporaryStore {
@@ -254,25 +255,29 @@ struct StateStoreCheckpointTests {
 
 @Suite("StateStore outbox counts")
 struct StateStoreOutboxCountTests {
-    /// `pendingCount` is what the cache lists as pending (everything not yet confirmed by a listing);
-    /// `unpushedCount` only what has not reached the server (what logging out would lose).
+    /// `pendingCount` counts changes on their way (queued, or sent and not yet confirmed by a listing),
+    /// `parkedCount` the refused ones apart; `unpushedCount` only what has not reached the server (what
+    /// logging out would lose). A parked change a newer one superseded is history: counted nowhere.
     @Test func pushedChangesArePendingButNotUnpushed() throws {
         let temporary = try TemporaryStore()
         let store = temporary.store
         var seqs: [String: Int64] = [:]
-        for id in ["queued", "parked", "sent", "conflict"] {
+        for id in ["queued", "parked", "sent", "conflict", "superseded"] {
             let entry = try store.enqueue(source: "posts", recordID: id, idIsInteger: false, operation: .update, body: Array("{}".utf8),
                                           baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: id)
             seqs[id] = try #require(entry).seq
         }
         try store.park(try #require(seqs["parked"]), status: 422, error: "HTTP 422")
+        try store.park(try #require(seqs["superseded"]), status: 400, error: OutboxRecord.supersededMark + "HTTP 400")
         try store.markSent(try #require(seqs["sent"]))
         try store.recordConflict(try #require(seqs["conflict"]), remoteBody: nil, remoteVersion: nil, at: "2026-11-29T10:00:00Z")
         // Counted the same whether or not the source was ever synced.
         for synced in [false, true] {
             if synced { try SyncStoreTests.store(records(2), into: store) }
             let state = try store.state(of: "posts")
-            #expect(state.pendingCount == 3)
+            #expect(state.pendingCount == 2)
+            #expect(state.parkedCount == 1)
+            #expect(try store.parkedIDs(source: "posts") == [RecordID(key: "parked", kind: .string)])
             #expect(state.unpushedCount == 2)
             #expect(state.conflictCount == 1)
         }

@@ -13,7 +13,7 @@ def test_first_sync_writes_the_spec_envelope(server, setup):
     r = setup.syncd("--once")
     assert r.returncode == 0, r.stderr
     doc = setup.cache_doc("posts")
-    assert list(doc) == ["schemaVersion", "source", "accountID", "savedAt", "etag", "records", "pending", "conflicts"]
+    assert list(doc) == ["schemaVersion", "source", "accountID", "savedAt", "etag", "records", "pending", "parked", "conflicts"]
     assert doc["schemaVersion"] == 1
     assert doc["source"] == "posts"
     assert doc["accountID"] == "default"

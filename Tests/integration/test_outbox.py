@@ -85,7 +85,7 @@ def test_a_lost_answer_never_creates_twice(server, setup, daemons):
     d = start(setup, daemons)
     server.fault("posts", kind="lose-answer", method="POST")
     assert put(setup, {"id": "once", "title": "x"}).returncode == 0
-    d.wait_log("posts: create of once already on the server", timeout=15)
+    d.wait_log("posts: the create of once, whose answer was lost, is on the server under its ID", timeout=15)
     assert [r["id"] for r in server.records("posts")].count("once") == 1
     assert writes(server).count(("POST", "/posts")) == 1
     post = next(r for r in server.requests() if r["method"] == "POST")
@@ -131,7 +131,9 @@ def test_a_422_parks_one_change_while_another_goes_through(server, setup, daemon
     assert "bad" in doc["pending"] and any(r["id"] == "bad" for r in doc["records"])
     # A person acts: retry (the server now accepts it) or drop.
     server.clear_fault("posts")
-    assert syncctl(setup, "outbox", "--retry", str(parked[0]["seq"])).returncode == 0
+    r = syncctl(setup, "outbox", "--retry", str(parked[0]["seq"]))
+    assert r.returncode == 0
+    assert r.stdout == f"Queued outbox entry {parked[0]['seq']} again; it is pushed at the next refresh.\n"
     wait_for(lambda: any(r["id"] == "bad" for r in server.records("posts")), what="the retried change")
 
 
@@ -142,7 +144,9 @@ def test_drop_a_parked_change(server, setup, daemons):
     assert put(setup, {"id": 1, "title": "rejected"}).returncode == 0
     wait_for(lambda: any(e["state"] == "parked" for e in outbox_entries(setup)), what="a parked change")
     seq = outbox_entries(setup)[0]["seq"]
-    assert syncctl(setup, "outbox", "--drop", str(seq)).returncode == 0
+    r = syncctl(setup, "outbox", "--drop", str(seq))
+    assert r.returncode == 0
+    assert r.stdout == f"Dropped outbox entry {seq}; the cache shows the server's version of its record again.\n"
     assert outbox_entries(setup) == []
     assert setup.cache_doc("posts")["records"][0]["title"] == "Post 1"
     assert syncctl(setup, "outbox", "--drop", "999").returncode == 1
@@ -276,7 +280,10 @@ def test_conflict_manual_keeps_both_until_resolved(server, setup, daemons, keep)
     title_row = next(l for l in side_by_side.splitlines() if "title" in l)
     assert title_row.startswith("* title") and '"local edit"' in title_row and '"server edit"' in title_row
     assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["conflicts"] == 1
-    assert syncctl(setup, "resolve", "posts", "1", "--keep", keep).returncode == 0
+    r = syncctl(setup, "resolve", "posts", "1", "--keep", keep)
+    assert r.returncode == 0
+    assert r.stdout == ("Resolved 1 of posts keeping the local version; it is pushed at the next refresh.\n" if keep == "local"
+                        else "Resolved 1 of posts keeping the server's version; the local change is dropped.\n")
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     expected = "local edit" if keep == "local" else "server edit"
     assert server.records("posts")[0]["title"] == expected
@@ -446,7 +453,56 @@ def test_pushes_carry_if_match_and_a_412_is_a_conflict(server, setup, daemons):
 def test_deleting_what_the_server_already_removed_counts_as_done(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)
-    server.fault("posts", kind="status", status=404, method="DELETE")
+    # Removed on the server after the daemon's last listing: the DELETE meets a real 404, the listing agrees.
+    server.set_records("posts", [p for p in server.records("posts") if p["id"] != 2])
     assert syncctl(setup, "delete", "posts", "2").returncode == 0
     d.wait_log("posts: delete of 2 already removed on the server (HTTP 404)")
     assert not [e for e in outbox_entries(setup) if e["state"] == "parked"]
+
+
+def test_a_404_for_a_record_the_listing_has_parks_the_change(server, setup, daemons):
+    # The item URL is wrong (here: the server answers 404 though it still lists the record): never dropped.
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=404, method="PUT")
+    assert put(setup, {"id": 1, "title": "edited"}).returncode == 0
+    d.wait_log("posts: parked the update of 1: HTTP 404 from " + server.url("posts") + "/1, yet the server's listing has record 1")
+    parked = [e for e in outbox_entries(setup) if e["state"] == "parked"]
+    assert len(parked) == 1 and "set ItemURL=" in parked[0]["lastError"]
+    assert next(r for r in setup.cache_doc("posts")["records"] if r["id"] == 1)["title"] == "edited"
+    assert next(r for r in server.records("posts") if r["id"] == 1)["title"] == "Post 1"
+
+
+def test_a_307_on_a_put_resends_it_with_its_body(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("old", kind="redirect", status=307, to="/posts/1")
+    setup.add_source("posts", server.url("posts"), Writable="yes", ItemURL=server.url("old") + "?id={id}")
+    assert syncctl(setup, "reload").returncode == 0
+    assert put(setup, {"id": 1, "title": "moved"}).returncode == 0
+    wait_for(lambda: server.records("posts")[0]["title"] == "moved", what="the redirected PUT")
+    puts = [r for r in server.requests() if r["method"] == "PUT"]
+    assert [r["path"] for r in puts] == ["/old?id=1", "/posts/1"]
+    assert json.loads(puts[1]["body"]) == {"id": 1, "title": "moved"}
+
+
+def test_a_303_on_a_put_parks_it(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="redirect", status=303, to="/elsewhere", method="PUT")
+    assert put(setup, {"id": 1, "title": "not taken"}).returncode == 0
+    d.wait_log("posts: HTTP 303 See Other from PUT " + server.url("posts") + "/1 to /elsewhere: the server did not take the PUT")
+    wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
+    assert server.records("posts")[0]["title"] == "Post 1"
+    assert not [r for r in server.requests() if r["path"] == "/elsewhere"]
+
+
+def test_a_5xx_answer_is_shown_like_a_4xx(server, setup, daemons):
+    writable(setup, server, version=False)
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=500, method="PUT", body='{"detail":"database is locked"}')
+    assert put(setup, {"id": 1, "title": "later"}).returncode == 0
+    wait_for(lambda: any("database is locked" in (e["lastError"] or "") for e in outbox_entries(setup)), what="the 500's answer")
+    entry = outbox_entries(setup)[0]
+    assert entry["state"] == "queued" and entry["lastStatus"] == 500
+    assert entry["lastError"] == f'HTTP 500 from PUT {server.url("posts")}/1: {{"detail":"database is locked"}}'

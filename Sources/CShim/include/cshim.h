@@ -20,6 +20,9 @@ CURLcode cshim_curl_setopt_writefn(CURL *h, cshim_curl_data_cb cb);
 CURLcode cshim_curl_setopt_headerfn(CURL *h, cshim_curl_data_cb cb);
 CURLcode cshim_curl_setopt_readfn(CURL *h, cshim_curl_data_cb cb);
 CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb);
+/* CURLOPT_SEEKFUNCTION: lets libcurl rewind a request body it must send again (a retried connection, auth). */
+typedef int (*cshim_curl_seek_cb)(void *user, curl_off_t offset, int origin);
+CURLcode cshim_curl_setopt_seekfn(CURL *h, cshim_curl_seek_cb cb);
 CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out);
 CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out);
 CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out);

@@ -77,8 +77,10 @@ public struct StatusFormatter: Sendable {
         }
         var counts: [String] = []
         if source.pending > 0 { counts.append("\(HumanFormat.count(source.pending)) pending") }
+        if source.parked > 0 { counts.append("\(HumanFormat.count(source.parked)) parked (see 'syncctl outbox')") }
         if source.conflicts > 0 { counts.append("\(HumanFormat.count(source.conflicts)) \(source.conflicts == 1 ? "conflict" : "conflicts")") }
         if !counts.isEmpty { lines.append("    " + counts.joined(separator: ", ")) }
+        for warning in source.warnings { lines.append("    warning: " + warning) }
         lines.append("    " + source.url)
         return lines
     }

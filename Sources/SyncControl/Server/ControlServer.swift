@@ -33,7 +33,7 @@ public struct ControlServiceInfo: Sendable, Equatable {
     public var url: String
 
     /// Creates the info.
-    public init(vendor: String = "syncd", product: String = "syncd", version: String, url: String = "https://github.com/syncd/syncd") {
+    public init(vendor: String = "syncd", product: String = "syncd", version: String, url: String = "man:syncd(8)") {
         self.vendor = vendor
         self.product = product
         self.version = version

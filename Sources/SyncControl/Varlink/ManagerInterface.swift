@@ -59,10 +59,14 @@ public enum ManagerInterface {
           state: string,
           # Records in the local view.
           records: int,
-          # Records with local changes the server has not confirmed yet.
+          # Records with local changes the server has not confirmed yet, parked ones apart.
           pending: int,
+          # Records with a change the server refused, waiting for a person (ListOutbox).
+          parked: int,
           # Conflicts waiting for Resolve.
           conflicts: int,
+          # Warnings of the latest listing that did not fail it (e.g. a next page not followed).
+          warnings: []string,
           # Last refresh that replaced or confirmed the cache.
           lastSuccess: ?string,
           # Last refresh attempt.

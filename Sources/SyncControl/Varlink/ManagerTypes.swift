@@ -59,7 +59,11 @@ public struct SourceStatus: Sendable, Equatable {
     public var state: String
     public var records: Int64
     public var pending: Int64
+    /// Records with a change the server refused, waiting for `syncctl outbox --retry/--drop`.
+    public var parked: Int64
     public var conflicts: Int64
+    /// Warnings of the latest listing that did not fail it, e.g. a next page `Pagination=` does not follow.
+    public var warnings: [String]
     public var lastSuccess: String?
     public var lastAttempt: String?
     public var lastError: String?
@@ -68,14 +72,16 @@ public struct SourceStatus: Sendable, Equatable {
     public var nextAttempt: String?
 
     /// Creates a status.
-    public init(name: String, url: String, state: String, records: Int64, pending: Int64, conflicts: Int64,
-                lastSuccess: String?, lastAttempt: String?, lastError: String?, stale: Bool, attempt: Int64, nextAttempt: String?) {
+    public init(name: String, url: String, state: String, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
+                warnings: [String] = [], lastSuccess: String?, lastAttempt: String?, lastError: String?, stale: Bool, attempt: Int64, nextAttempt: String?) {
         self.name = name
         self.url = url
         self.state = state
         self.records = records
         self.pending = pending
+        self.parked = parked
         self.conflicts = conflicts
+        self.warnings = warnings
         self.lastSuccess = lastSuccess
         self.lastAttempt = lastAttempt
         self.lastError = lastError
@@ -87,7 +93,8 @@ public struct SourceStatus: Sendable, Equatable {
     /// The object, fields in docs/control-api.md order.
     public var json: JSONObject {
         ["name": .string(name), "url": .string(url), "state": .string(state), "records": .integer(records),
-         "pending": .integer(pending), "conflicts": .integer(conflicts), "lastSuccess": .string(lastSuccess),
+         "pending": .integer(pending), "parked": .integer(parked), "conflicts": .integer(conflicts),
+         "warnings": .array(warnings.map { .string($0) }), "lastSuccess": .string(lastSuccess),
          "lastAttempt": .string(lastAttempt), "lastError": .string(lastError), "stale": .bool(stale),
          "attempt": .integer(attempt), "nextAttempt": .string(nextAttempt)]
     }
@@ -100,7 +107,10 @@ public struct SourceStatus: Sendable, Equatable {
         state = try fields.string("state")
         records = try fields.integer("records")
         pending = try fields.integer("pending")
+        // Absent from daemons before parked changes were counted apart.
+        parked = json["parked"] == nil ? 0 : try fields.integer("parked")
         conflicts = try fields.integer("conflicts")
+        warnings = json["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
         lastSuccess = try fields.optionalString("lastSuccess")
         lastAttempt = try fields.optionalString("lastAttempt")
         lastError = try fields.optionalString("lastError")

@@ -19,6 +19,10 @@ public enum PaginationMode: String, Sendable, CaseIterable {
     case none
     /// Follow `Link: <...>; rel="next"` headers (RFC 8288).
     case link
+    /// The next page's URL is in the body, at `NextPath=` (absolute or relative).
+    case body
+    /// The body holds an opaque token at `CursorPath=`; the next page is `URL=` with `CursorParameter=` set to it.
+    case cursor
 }
 
 /// One extra request header of a source, from `Header=Name: value`.
@@ -148,8 +152,34 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var writable: Bool
     /// `ConflictPolicy=`.
     public var conflictPolicy: ConflictPolicy
+    /// `ItemURL=`: a template with `{id}` for one record's URL; nil derives it from `URL=` (see `ItemURL`).
+    public var itemURLTemplate: String?
+    /// `ClientIDField=`: a member in which the server keeps the client's ID of a created record; nil if unset.
+    public var clientIDField: String?
+    /// `NextPath=` as reference tokens: where `Pagination=body` finds the next page's URL (default `/next`).
+    public var nextPath: [String] = ["next"]
+    /// `NextPath=` as written, for messages.
+    public var nextPathText: String = "/next"
+    /// `CursorPath=` as reference tokens: where `Pagination=cursor` finds the next token; empty if unset.
+    public var cursorPath: [String] = []
+    /// `CursorPath=` as written, for messages.
+    public var cursorPathText: String = ""
+    /// `CursorParameter=`: the query parameter that carries the cursor (default `cursor`).
+    public var cursorParameter: String = "cursor"
+    /// `MaxPages=`: more pages than this fail the refresh (default 10,000).
+    public var maxPages: Int = 10_000
+    /// `ListingTimeoutSec=`: the deadline for a whole listing, all pages together (default 10 min).
+    public var listingTimeout: Duration = .seconds(600)
+    /// `AllowedOrigins=`: origins besides `URL=`'s that pages and redirects may lead to (never given the token).
+    public var allowedOrigins: [URLOrigin] = []
     /// Where the `[Source]` section began.
     public var location: SourceLocation
+
+    /// The rule for this source's item URLs.
+    public var itemURL: ItemURL { ItemURL(collectionURL: url, template: itemURLTemplate) }
+
+    /// Where this source's requests may go and where its token may be sent.
+    public var originPolicy: OriginPolicy { OriginPolicy(configuredURL: url, extraOrigins: allowedOrigins) }
 
     /// The default for `MaxBytes=`: 256 MiB.
     public static let defaultMaxBytes: Int64 = 256 * 1024 * 1024

@@ -28,10 +28,43 @@ extension ConfigurationParser {
                 }),
             .value("Pagination", \.pagination, default: defaults.pagination) { text throws(ValueError) in
                 guard let mode = PaginationMode(rawValue: text) else {
-                    throw ValueError("invalid pagination \"\(text)\"; use none or link")
+                    let names = PaginationMode.allCases.map(\.rawValue)
+                    throw ValueError("invalid pagination \"\(text)\"; use \(ConfigurationText.alternatives(names))")
                 }
                 return mode
             },
+            pointer("NextPath", \.nextPath, \.nextPathText, defaults: defaults, example: "/next"),
+            pointer("CursorPath", \.cursorPath, \.cursorPathText, defaults: defaults, example: "/meta/next_cursor"),
+            .value("CursorParameter", \.cursorParameter, default: defaults.cursorParameter) { text throws(ValueError) in
+                guard !text.isEmpty, text.utf8.allSatisfy({ ConfigurationText.isLetterOrDigit($0) || "-_.~".utf8.contains($0) }) else {
+                    throw ValueError("invalid query parameter name \"\(text)\"; use letters, digits, \"-\", \"_\", \".\" or \"~\"")
+                }
+                return text
+            },
+            .value("MaxPages", \.maxPages, default: defaults.maxPages) { text throws(ValueError) in
+                guard let number = Int(text), number >= 1, number <= 1_000_000 else {
+                    throw ValueError("invalid page count \"\(text)\"; use a number from 1 to 1000000")
+                }
+                return number
+            },
+            .value("ListingTimeoutSec", \.listingTimeout, default: defaults.listingTimeout, Setting.positiveTimeSpan),
+            // Repeatable like Header=: each assignment appends (space-separated origins), an empty one clears.
+            ConfigurationSetting(
+                key: "AllowedOrigins",
+                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
+                    for word in text.split(separator: " ") {
+                        source.allowedOrigins.append(try Self.origin(String(word)))
+                    }
+                },
+                reset: { source in source.allowedOrigins = [] }),
+            .value("ItemURL", \.itemURLTemplate, default: nil) { text throws(ValueError) in
+                _ = try URLSyntax.parse(text.replacingEvery("{id}", with: "0"), schemes: ["http", "https"])
+                guard text.contains("{id}") else {
+                    throw ValueError("needs {id} where the record's ID goes, e.g. https://example.com/api/notes/{id}/")
+                }
+                return text
+            },
+            .value("ClientIDField", \.clientIDField, default: nil) { $0 },
             // Repeatable: each assignment appends, an empty one clears the list.
             ConfigurationSetting(
                 key: "Header",
@@ -59,6 +92,37 @@ extension ConfigurationParser {
                 return policy
             },
         ])
+    }
+
+    /// A JSON pointer into each page (`NextPath=`, `CursorPath=`): not the whole document; empty restores the default.
+    static func pointer(
+        _ key: String, _ path: WritableKeyPath<SourceConfiguration, [String]>, _ text: WritableKeyPath<SourceConfiguration, String>,
+        defaults: SourceConfiguration, example: String
+    ) -> ConfigurationSetting<SourceConfiguration> {
+        ConfigurationSetting(
+            key: key,
+            assign: { (source: inout SourceConfiguration, value: String) throws(ValueError) in
+                let tokens = try JSONPointerSyntax.parse(value)
+                guard !tokens.isEmpty else { throw ValueError("must point inside the response, e.g. \(example)") }
+                source[keyPath: path] = tokens
+                source[keyPath: text] = value
+            },
+            reset: { source in
+                source[keyPath: path] = defaults[keyPath: path]
+                source[keyPath: text] = defaults[keyPath: text]
+            })
+    }
+
+    /// One `AllowedOrigins=` word: `scheme://host[:port]`, http or https, nothing after the authority.
+    static func origin(_ word: String) throws(ValueError) -> URLOrigin {
+        let trimmed = word.hasSuffix("/") ? String(word.dropLast()) : word
+        _ = try URLSyntax.parse(trimmed, schemes: ["http", "https"])
+        guard let origin = URLOrigin(url: trimmed), let slashes = trimmed.firstRange(of: "://"),
+              !trimmed[slashes.upperBound...].contains(where: { $0 == "/" || $0 == "?" || $0 == "#" })
+        else {
+            throw ValueError("invalid origin \"\(word)\"; write scheme://host or scheme://host:port, e.g. https://cdn.example.com")
+        }
+        return origin
     }
 
     mutating func parseSource(_ file: ConfigurationFile) {
@@ -172,6 +236,11 @@ extension ConfigurationParser {
         if source.bearerTokenCredential != nil && url.scheme == "http" && !url.isLoopback {
             report("BearerTokenCredential= with a plain http URL to \(url.host) would send the token unencrypted; "
                    + "use https", at: lastAssigned["BearerTokenCredential"] ?? sectionLocation)
+            valid = false
+        }
+        if source.pagination == .cursor && source.cursorPath.isEmpty {
+            report("Pagination=cursor needs CursorPath=, the JSON pointer to the next page's token in the response, "
+                   + "e.g. CursorPath=/meta/next_cursor", at: lastAssigned["Pagination"] ?? sectionLocation)
             valid = false
         }
         return valid

@@ -9,7 +9,8 @@ The tests steer it through /_control:
   PUT    /_control/collections/<name>   body = JSON array (or any bytes with ?raw=1)
   PUT    /_control/faults/<name>        body = JSON fault description (see Fault below)
   DELETE /_control/faults/<name>
-  PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true}
+  PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
+                                         "nextLink": URL, "delay": seconds, "etagBytes": n}
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
 Standard library only.
@@ -217,9 +218,16 @@ class Handler(BaseHTTPRequestHandler):
                     f"http://{self.headers.get('Host')}/{name}?page={page + 1}"
                 headers["Link"] = f'<{nxt}>; rel="next", </{name}?page=1>; rel="first"'
             body = json.dumps(chunk, separators=(",", ":")).encode()
+        if options.get("nextLink") and "Link" not in headers and not q.get("page"):
+            # A next page the test chooses (another host, a file: URL), on the first page only.
+            headers["Link"] = f'<{options["nextLink"]}>; rel="next"'
+        if options.get("delay"):
+            time.sleep(options["delay"])
         if options.get("wrapper") and records is not None:
             body = json.dumps({"meta": {"count": len(records)}, options["wrapper"]: json.loads(body)}).encode()
         etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
+        if options.get("etagBytes"):
+            etag = '"' + "e" * options["etagBytes"] + '"'
         last_modified = email.utils.formatdate(modified, usegmt=True)
         if not options.get("noValidators"):
             headers["ETag"] = etag

@@ -76,8 +76,12 @@ public struct OutboxCommand: SyncctlCommand {
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
         switch action {
-        case .retry(let seq): _ = try context.call(.retryOutbox(seq: seq))
-        case .drop(let seq): _ = try context.call(.dropOutbox(seq: seq))
+        case .retry(let seq):
+            _ = try context.call(.retryOutbox(seq: seq))
+            context.output.write("Queued outbox entry \(seq) again; it is pushed at the next refresh.\n")
+        case .drop(let seq):
+            _ = try context.call(.dropOutbox(seq: seq))
+            context.output.write("Dropped outbox entry \(seq); the cache shows the server's version of its record again.\n")
         case .list(let source):
             let reply = try context.call(.listOutbox(source: source))
             if context.globals.json != nil { return context.printJSON(reply["entries"] ?? []) }
@@ -160,6 +164,10 @@ public struct ResolveCommand: SyncctlCommand {
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
         _ = try context.call(.resolve(source: source, id: id, keep: keep))
+        switch keep {
+        case .local: context.output.write("Resolved \(id) of \(source) keeping the local version; it is pushed at the next refresh.\n")
+        case .remote: context.output.write("Resolved \(id) of \(source) keeping the server's version; the local change is dropped.\n")
+        }
     }
 }
 

@@ -1,0 +1,37 @@
+// What `syncd --check-config --verbose` says about a source: the requests it will make,
+// in the words of syncd.conf(5), so a person can check them before the first refresh.
+
+extension SourceConfiguration {
+    /// One line per fact: the listing URL and how its pages are followed, and for a writable source
+    /// where creates, changes and removals go.
+    public var explanation: [String] {
+        var lines = ["listing: GET \(url)"]
+        switch pagination {
+        case .none:
+            lines.append("pages: one response holds the whole collection (Pagination=none)")
+        case .link:
+            lines.append("pages: Link: rel=\"next\" headers, at most \(maxPages) pages within \(listingTimeout) (Pagination=link)")
+        case .body:
+            lines.append("pages: the next page's URL at \(nextPathText) in each response, at most \(maxPages) pages within \(listingTimeout) (Pagination=body)")
+        case .cursor:
+            lines.append("pages: \(url) with \(cursorParameter)= set to the token at \(cursorPathText), at most \(maxPages) pages within \(listingTimeout) (Pagination=cursor)")
+        }
+        let policy = originPolicy
+        if pagination != .none || !allowedOrigins.isEmpty {
+            let others = allowedOrigins.map(\.description).joined(separator: " ")
+            lines.append("origins: pages and redirects stay on \(policy.home.map(\.description) ?? url)"
+                         + (others.isEmpty ? "" : ", or go to \(others) (without the token)"))
+        }
+        if writable {
+            lines.append("create: POST \(url)")
+            lines.append("change: PUT \(itemURL.example)" + (itemURLTemplate == nil ? " (derived from URL=; set ItemURL= if the server differs)" : " (ItemURL=)"))
+            lines.append("remove: DELETE \(itemURL.example)")
+            if let clientIDField {
+                lines.append("lost create answers: looked up by the client's ID in \"\(clientIDField)\" (ClientIDField=)")
+            } else {
+                lines.append("lost create answers: looked up by the client's ID, else by every field sent among new records")
+            }
+        }
+        return lines
+    }
+}

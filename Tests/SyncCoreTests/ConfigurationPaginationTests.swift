@@ -1,0 +1,59 @@
+import Testing
+@testable import SyncCore
+
+@Suite("sources.d: pagination, item URLs and origins")
+struct ConfigurationPaginationTests {
+    @Test("the defaults")
+    func defaults() throws {
+        let source = try #require(ConfigurationSourceTests.source("[Source]\nURL=http://localhost:3000/posts\n"))
+        #expect(source.nextPath == ["next"] && source.nextPathText == "/next")
+        #expect(source.cursorPath.isEmpty && source.cursorParameter == "cursor")
+        #expect(source.maxPages == 10_000 && source.listingTimeout == .seconds(600))
+        #expect(source.itemURLTemplate == nil && source.clientIDField == nil && source.allowedOrigins.isEmpty)
+    }
+
+    @Test("every new key is read")
+    func everyKey() throws {
+        let text = """
+            [Source]
+            URL=https://api.example.com/items
+            Pagination=cursor
+            NextPath=/links/next
+            CursorPath=/meta/next_cursor
+            CursorParameter=after
+            MaxPages=50
+            ListingTimeoutSec=2min
+            AllowedOrigins=https://cdn.example.com http://127.0.0.2:8080/
+            AllowedOrigins=https://b.example.com:8443
+            ItemURL=https://api.example.com/item/{id}.json
+            ClientIDField=client_id
+            Writable=yes
+            """
+        let source = try #require(ConfigurationSourceTests.source(text))
+        #expect(source.pagination == .cursor)
+        #expect(source.nextPath == ["links", "next"])
+        #expect(source.cursorPath == ["meta", "next_cursor"] && source.cursorPathText == "/meta/next_cursor")
+        #expect(source.cursorParameter == "after" && source.maxPages == 50 && source.listingTimeout == .seconds(120))
+        #expect(source.allowedOrigins == [
+            URLOrigin(scheme: "https", host: "cdn.example.com", port: 443), URLOrigin(scheme: "http", host: "127.0.0.2", port: 8080),
+            URLOrigin(scheme: "https", host: "b.example.com", port: 8443),
+        ])
+        #expect(source.itemURL.url(for: "7") == "https://api.example.com/item/7.json")
+        #expect(source.clientIDField == "client_id")
+        #expect(source.explanation.contains("change: PUT https://api.example.com/item/{id}.json (ItemURL=)"))
+    }
+
+    @Test("bad values are errors with FILE:LINE", arguments: [
+        ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body or cursor"),
+        ("NextPath=next", "posts.source:3: NextPath: invalid JSON pointer \"next\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
+        ("MaxPages=0", "posts.source:3: MaxPages: invalid page count \"0\"; use a number from 1 to 1000000"),
+        ("CursorParameter=a b", "posts.source:3: CursorParameter: invalid query parameter name \"a b\"; use letters, digits, \"-\", \"_\", \".\" or \"~\""),
+        ("ItemURL=https://h/items/", "posts.source:3: ItemURL: needs {id} where the record's ID goes, e.g. https://example.com/api/notes/{id}/"),
+        ("AllowedOrigins=https://cdn.example.com/path", "posts.source:3: AllowedOrigins: invalid origin \"https://cdn.example.com/path\"; write scheme://host or scheme://host:port, e.g. https://cdn.example.com"),
+        ("Pagination=cursor", "posts.source:3: Pagination=cursor needs CursorPath=, the JSON pointer to the next page's token in the response, e.g. CursorPath=/meta/next_cursor"),
+    ])
+    func bad(line: String, expected: String) {
+        let problems = ConfigurationSourceTests.problems("[Source]\nURL=https://h/items\n\(line)\n")
+        #expect(problems == [expected])
+    }
+}

@@ -1,0 +1,214 @@
+"""Django REST Framework (a real ModelViewSet + DefaultRouter from build/venv, Tests/integration/drf) as
+syncd's server: paged listings, trailing-slash item URLs, 301s from DEBUG=False, a slow create, validation
+errors and version conflicts. Every test checks the server's own SQLite database."""
+import json
+import subprocess
+
+import pytest
+
+from conftest import BIN, wait_for
+from realservers import DRF
+from test_syncctl import syncctl
+
+
+@pytest.fixture
+def drf(tmp_path):
+    servers = []
+
+    def start(**kwargs):
+        s = DRF(tmp_path / f"drf{len(servers)}", **kwargs)
+        servers.append(s)
+        return s
+    yield start
+    for s in servers:
+        s.stop()
+
+
+def quick_retries(setup):
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+
+
+def notes_source(setup, server, url=None, **keys):
+    keys = {"Pagination": "body", "RecordsPath": "/results", "Writable": "yes", **keys}
+    setup.add_source("notes", url or server.url(), **keys)
+
+
+def run(setup, daemons):
+    d = daemons(setup)
+    d.wait_log("notes: synced", timeout=20)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def put(setup, record):
+    return subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "notes", "-"],
+                          input=json.dumps(record), capture_output=True, text=True, timeout=30)
+
+
+def outbox(setup):
+    return json.loads(syncctl(setup, "outbox", "--json").stdout)
+
+
+def cached(setup):
+    return setup.cache_doc("notes")
+
+
+def test_page_number_pagination_is_followed_to_the_last_page(drf, setup):
+    server = drf(page_size=100)
+    server.insert(250)
+    notes_source(setup, server, Writable="no")
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert [n["id"] for n in cached(setup)["records"]] == [row["id"] for row in server.rows()]
+    assert len(cached(setup)["records"]) == 250
+
+
+def test_without_pagination_the_unfollowed_next_page_is_a_warning(drf, setup):
+    server = drf(page_size=100)
+    server.insert(250)
+    setup.add_source("notes", server.url(), RecordsPath="/results")
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert ("notes: the response has a next page at /next but Pagination=none, so only its first page is kept; "
+            "set Pagination=body and NextPath=/next") in r.stderr
+    assert len(cached(setup)["records"]) == 100
+
+
+def test_check_config_shows_the_derived_item_url(drf, setup):
+    server = drf()
+    notes_source(setup, server)
+    r = setup.syncd("--check-config", "--verbose")
+    assert r.returncode == 0, r.stderr
+    assert f"notes: change: PUT {server.base}/api/notes/{{id}}/ (derived from URL=; set ItemURL= if the server differs)" in r.stdout
+    assert f"notes: remove: DELETE {server.base}/api/notes/{{id}}/" in r.stdout
+    assert r.stdout.endswith("configuration OK\n")
+
+
+def test_changes_and_removals_reach_the_trailing_slash_urls(drf, setup, daemons):
+    server = drf()
+    server.insert(3)
+    quick_retries(setup)
+    notes_source(setup, server)
+    run(setup, daemons)
+    assert put(setup, {"id": 2, "title": "edited", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    assert syncctl(setup, "delete", "notes", "3").returncode == 0
+    assert put(setup, {"id": "new-1", "title": "created"}).returncode == 0
+    wait_for(lambda: [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "edited"), (4, "created")],
+             timeout=20, what="the server's rows")
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert [r["id"] for r in cached(setup)["records"]] == [1, 2, 4]
+
+
+def test_301_redirects_from_urls_without_the_slash_resend_the_body(drf, setup, daemons):
+    server = drf()
+    server.insert(2)
+    quick_retries(setup)
+    # Django with DEBUG=False answers every method on /api/notes and /api/notes/1 with 301 to the slash URL.
+    notes_source(setup, server, url=server.url("/api/notes"), ItemURL=server.base + "/api/notes/{id}")
+    d = run(setup, daemons)
+    assert put(setup, {"id": 1, "title": "moved", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    assert put(setup, {"id": "c", "title": "posted"}).returncode == 0
+    wait_for(lambda: [(r["id"], r["title"]) for r in server.rows()] == [(1, "moved"), (2, "note 2"), (3, "posted")],
+             timeout=20, what="the server's rows")
+    assert "redirected to " + server.base + "/api/notes/1/" in d.output() or "pushed update of 1" in d.output()
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+
+
+def test_a_slow_create_whose_answer_times_out_is_made_exactly_once(drf, setup, daemons):
+    server = drf(create_delay=3)
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, TimeoutSec="1s")
+    d = run(setup, daemons)
+    assert put(setup, {"id": "slow-1", "title": "slow"}).returncode == 0
+    d.wait_log("notes: the create of slow-1, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    # Several more refreshes: still one row.
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "slow")]
+    assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
+
+
+def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons):
+    server = drf()
+    quick_retries(setup)
+    notes_source(setup, server, AllowEmpty="yes")
+    d = run(setup, daemons)
+    assert put(setup, {"id": "draft", "title": "x" * 50}).returncode == 0
+    d.wait_log("notes: the server refused the create of draft, parked it: HTTP 400", timeout=20)
+    parked = [e for e in outbox(setup) if e["state"] == "parked"]
+    assert len(parked) == 1 and "Ensure this field has no more than 40 characters" in parked[0]["lastError"]
+    assert server.rows() == []
+    # The status follows once the refresh that parked it has ended.
+    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (1, 0),
+             what="one parked, none pending in the status")
+    assert cached(setup)["parked"] == ["draft"] and cached(setup)["pending"] == ["draft"]
+    assert "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout
+    assert put(setup, {"id": "draft", "title": "fixed"}).returncode == 0
+    wait_for(lambda: [r["title"] for r in server.rows()] == ["fixed"], timeout=20, what="the corrected create")
+    d.wait_log("notes: the parked create of draft (outbox")
+    entries = wait_for(lambda: [e for e in outbox(setup) if e["state"] != "sent"] == outbox(setup) and outbox(setup),
+                       timeout=20, what="the corrected create confirmed by the listing")
+    assert [e["state"] for e in entries] == ["parked"]
+    assert entries[0]["lastError"].startswith("superseded by a newer change; was: HTTP 400")
+    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (0, 0),
+             what="nothing parked or pending in the status")
+    assert cached(setup)["parked"] == []
+
+
+def test_a_version_conflict_is_kept_for_the_person_to_resolve(drf, setup, daemons):
+    server = drf()
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, VersionField="version", ConflictPolicy="manual")
+    run(setup, daemons)
+    server.execute("UPDATE notes_note SET title = 'server edit', version = 2 WHERE id = 1")
+    assert put(setup, {"id": 1, "title": "local edit", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    wait_for(lambda: json.loads(syncctl(setup, "conflicts", "--json").stdout), timeout=20, what="a conflict")
+    assert server.rows()[0]["title"] == "server edit"
+
+
+def test_a_409_with_client_wins_is_parked_never_lost(drf, setup, daemons):
+    server = drf()
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, VersionField="version", ConflictPolicy="client-wins")
+    d = run(setup, daemons)
+    server.execute("UPDATE notes_note SET title = 'server edit', version = 2 WHERE id = 1")
+    assert put(setup, {"id": 1, "title": "local edit", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    d.wait_log("notes: the server refused the update of 1, parked it: HTTP 409", timeout=20)
+    assert server.rows()[0]["title"] == "server edit"
+    assert next(r for r in cached(setup)["records"] if r["id"] == 1)["title"] == "local edit"
+
+
+def test_a_404_from_a_wrong_item_url_parks_the_change_naming_it(drf, setup, daemons):
+    server = drf()
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, ItemURL=server.base + "/api/note/{id}/")
+    d = run(setup, daemons)
+    assert put(setup, {"id": 1, "title": "edited", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    d.wait_log(f"notes: parked the update of 1: HTTP 404 from {server.base}/api/note/1/, yet the server's listing has record 1", timeout=20)
+    parked = [e for e in outbox(setup) if e["state"] == "parked"]
+    assert len(parked) == 1 and "set ItemURL=" in parked[0]["lastError"]
+    assert server.rows()[0]["title"] == "note 1"
+    assert next(r for r in cached(setup)["records"] if r["id"] == 1)["title"] == "edited"
+
+
+def test_a_crash_during_a_create_does_not_make_it_twice(drf, setup, daemons):
+    server = drf(create_delay=3)
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server)
+    d = run(setup, daemons)
+    assert put(setup, {"id": "crash-1", "title": "during a crash"}).returncode == 0
+    # The POST has reached Django (the row is committed, the answer is 3 s away): kill syncd now.
+    wait_for(lambda: [r["title"] for r in server.rows()] == ["note 1", "during a crash"], timeout=20, what="the row on the server")
+    d.proc.kill()
+    d.proc.wait()
+    again = daemons(setup)
+    again.wait_log("notes: the create of crash-1, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "during a crash")]
+    assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
