@@ -23,7 +23,7 @@ struct DaemonControlHandler: ControlHandler {
                 _ = reply.fail(ManagerError.stopping)
                 return
             }
-            _ = reply.finish(snapshot.managerStatus.json)
+            _ = reply.finish(snapshot.json)
         case .refresh(let source, let wait):
             // With `more`, progress (pages, bytes, records) streams while the refresh runs.
             let (updates, sink) = AsyncStream.makeStream(of: RefreshProgress.self, bufferingPolicy: .bufferingNewest(8))
@@ -230,21 +230,6 @@ struct DaemonControlHandler: ControlHandler {
                 }
             }
         }
-    }
-}
-
-extension DaemonStatusSnapshot {
-    var managerStatus: ManagerStatus {
-        ManagerStatus(
-            daemon: DaemonStatus(version: daemon.version, account: daemon.account, online: daemon.online, links: daemon.links,
-                                 reachable: daemon.reachable, uptimeSec: Int64(daemon.uptimeSec),
-                                 reloadRejected: reloadRejected),
-            sources: sources.map {
-                SourceStatus(name: $0.name, url: $0.url, state: $0.state.rawValue, records: Int64($0.records), pending: Int64($0.pending),
-                             parked: Int64($0.parked), conflicts: Int64($0.conflicts), warnings: $0.warnings, lastSuccess: $0.lastSuccess, lastAttempt: $0.lastAttempt,
-                             lastError: $0.lastError, stale: $0.stale, attempt: Int64($0.attempt), nextAttempt: $0.nextAttempt)
-            },
-            failed: failed.map { FailedSourceStatus(name: $0.name, file: PrintableText.escaping($0.file), problem: $0.problem) })
     }
 }
 

@@ -36,7 +36,7 @@ enum DaemonEvent: Sendable {
 /// the loop, by the core's `.reply`, or (once the loop has stopped reading) with `ManagerError.stopping`.
 enum ControlRequest: Sendable {
     /// `GetStatus`; nil once the daemon is stopping.
-    case status(CheckedContinuation<DaemonStatusSnapshot?, Never>)
+    case status(CheckedContinuation<ManagerStatus?, Never>)
     /// `Refresh`: answered by the core; `progress` receives updates while it waits.
     case refresh(RequestID, source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
                  CheckedContinuation<DaemonReply, Never>)

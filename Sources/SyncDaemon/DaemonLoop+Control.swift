@@ -109,11 +109,11 @@ extension DaemonLoop {
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             let outcome: (Result<String, ManagerError>, String?, SourceState?) = await worker.withEngine { engine in
                 guard let engine else { return (.failure(.storageFailure(reason: "no account storage")), nil, nil) }
-                do throws(LocalChangeError) {
+                do throws(ManagerError) {
                     let touched: String
                     let answer: String
-                    func source() throws(LocalChangeError) -> SourceConfiguration {
-                        guard let config else { throw .storage("the source is no longer configured") }
+                    func source() throws(ManagerError) -> SourceConfiguration {
+                        guard let config else { throw .storageFailure(reason: "the source is no longer configured") }
                         return config
                     }
                     switch change {
@@ -135,7 +135,7 @@ extension DaemonLoop {
                     }
                     return (.success(answer), touched, try? engine.store.state(of: touched, countingLocalView: true))
                 } catch {
-                    return (.failure(error.managerError), nil, nil)
+                    return (.failure(error), nil, nil)
                 }
             }
             continuation.resume(returning: outcome.0)
@@ -196,19 +196,6 @@ extension DaemonLoop {
         } catch {
             logger.warning("Failed to watch network links, assuming online: \(failureReason(error))")
             linkState = "unknown"
-        }
-    }
-}
-
-extension LocalChangeError {
-    var managerError: ManagerError {
-        switch self {
-        case .notWritable(let source): return .notWritable(source: source)
-        case .noSuchRecord(let source, let id): return .noSuchRecord(source: source, id: id)
-        case .invalidRecord(let reason): return .invalidParameter(parameter: "record", reason: reason)
-        case .noSuchOutboxEntry(let seq): return .noSuchOutboxEntry(seq: seq)
-        case .noConflict(let source, let id): return .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source)\" is not in conflict")
-        case .storage(let reason): return .storageFailure(reason: reason)
         }
     }
 }

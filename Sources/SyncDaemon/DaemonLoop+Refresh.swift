@@ -145,13 +145,13 @@ extension DaemonLoop {
 
     // MARK: Status
 
-    func snapshot() -> DaemonStatusSnapshot {
+    func snapshot() -> ManagerStatus {
         let now = monotonicNow()
         let wall = currentTimestamp()
-        let daemon = DaemonStatusSnapshot.Daemon(
+        let daemon = DaemonStatus(
             version: syncdVersion, account: configuration.daemon.account, online: core.online, links: linkState,
-            reachable: core.reachable, uptimeSec: Int((now - .zero).components.seconds))
-        let sources = configuration.sources.map { source -> DaemonStatusSnapshot.Source in
+            reachable: core.reachable, uptimeSec: (now - .zero).components.seconds, reloadRejected: reloadFailure)
+        let sources = configuration.sources.map { source -> SourceStatus in
             let state = states[source.name] ?? SourceState(name: source.name)
             let status = core.scheduler.status(of: source.name)
             let name: SourceStateName = core.isRefreshing(source.name) ? .syncing : status?.state ?? .idle
@@ -159,16 +159,17 @@ extension DaemonLoop {
                 let seconds = max(0, (instant - now).components.seconds)
                 return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
             }
-            return DaemonStatusSnapshot.Source(
-                name: source.name, url: source.url, state: name, records: state.cachedRecordCount, pending: state.pendingCount,
-                parked: state.parkedCount, conflicts: state.conflictCount, warnings: notices[source.name] ?? [],
+            return SourceStatus(
+                name: source.name, url: source.url, state: name, records: Int64(state.cachedRecordCount),
+                pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
+                warnings: notices[source.name] ?? [],
                 lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
-                stale: state.isStale, attempt: status?.attempt ?? 0, nextAttempt: next)
+                stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
         }
-        var snapshot = DaemonStatusSnapshot(daemon: daemon, sources: sources)
-        snapshot.failed = failedSources
-        snapshot.reloadRejected = reloadFailure
-        return snapshot
+        let failed = failedSources.map {
+            FailedSourceStatus(name: $0.name, file: PrintableText.escaping($0.file), problem: $0.problem)
+        }
+        return ManagerStatus(daemon: daemon, sources: sources, failed: failed)
     }
 
     /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.

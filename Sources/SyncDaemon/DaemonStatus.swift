@@ -1,42 +1,8 @@
 import SyncCore
 
-/// Daemon-wide status, as `GetStatus` returns it (docs/control-api.md).
-public struct DaemonStatusSnapshot: Sendable, Equatable {
-    /// Daemon part.
-    public struct Daemon: Sendable, Equatable {
-        public var version: String
-        public var account: String
-        public var online: Bool
-        public var links: String
-        public var reachable: Bool?
-        public var uptimeSec: Int
-    }
-
-    /// One source.
-    public struct Source: Sendable, Equatable {
-        public var name: String
-        public var url: String
-        public var state: SourceStateName
-        public var records: Int
-        public var pending: Int
-        public var parked: Int = 0
-        public var conflicts: Int
-        public var warnings: [String] = []
-        public var lastSuccess: String?
-        public var lastAttempt: String?
-        public var lastError: String?
-        public var stale: Bool
-        public var attempt: Int
-        public var nextAttempt: String?
-    }
-
-    public var daemon: Daemon
-    public var sources: [Source]
-    /// `.source` files left out because of a configuration error.
-    public var failed: [FailedSource] = []
-    /// Why the last reload was rejected; nil once a reload succeeds.
-    public var reloadRejected: String?
-
+/// The daemon's own reading of `GetStatus` (the type itself is SyncCore's `ManagerStatus`,
+/// which the daemon fills, the control server sends and `syncctl` formats; docs/control-api.md).
+extension ManagerStatus {
     /// The one-line summary for systemd's `STATUS=` (no relative times: it must not need a wakeup to stay true).
     public var summary: String {
         let notLoaded = failed.isEmpty ? ""
@@ -45,6 +11,7 @@ public struct DaemonStatusSnapshot: Sendable, Equatable {
         return notLoaded + sourcesSummary
     }
 
+    /// The sources part of `summary`.
     var sourcesSummary: String {
         let count = sources.count
         let noun = count == 1 ? "source" : "sources"

@@ -3,34 +3,13 @@ import SyncCore
 import SyncRemote
 import SyncStore
 
-/// Why a local change could not be queued or settled; mapped to Varlink errors by the control handler.
-public enum LocalChangeError: Error, Sendable, Equatable, CustomStringConvertible {
-    case notWritable(String)
-    case noSuchRecord(source: String, id: String)
-    case invalidRecord(String)
-    case noSuchOutboxEntry(Int64)
-    case noConflict(source: String, id: String)
-    case storage(String)
-
-    public var description: String {
-        switch self {
-        case .notWritable(let source): return "source \"\(source)\" is not writable (set Writable=yes in its .source file)"
-        case .noSuchRecord(let source, let id): return "source \"\(source)\" has no record \"\(id)\""
-        case .invalidRecord(let reason): return reason
-        case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
-        case .noConflict(let source, let id): return "record \"\(id)\" of \"\(source)\" is not in conflict"
-        case .storage(let reason): return reason
-        }
-    }
-}
-
 extension SyncEngine {
     // MARK: Queueing (Put, Delete)
 
     /// Queues a new or changed record durably and republishes the cache file; returns the record's ID.
     /// A record without an ID gets a UUID string as ID.
-    public func put(_ record: JSONObject, into source: SourceConfiguration) throws(LocalChangeError) -> String {
-        guard source.writable else { throw .notWritable(source.name) }
+    public func put(_ record: JSONObject, into source: SourceConfiguration) throws(ManagerError) -> String {
+        guard source.writable else { throw .notWritable(source: source.name) }
         var record = record
         let id: String
         let isInteger: Bool
@@ -44,10 +23,10 @@ extension SyncEngine {
             isInteger = false
             record = JSONObject([(source.idField, .string(id))] + record.members.filter { $0.key != source.idField })
         default:
-            throw .invalidRecord("the record's \"\(source.idField)\" must be a non-empty string or an integer")
+            throw .invalidParameter(parameter: "record", reason: "the record's \"\(source.idField)\" must be a non-empty string or an integer")
         }
         let body = Array(JSONValue.object(record).serialized(.compact).utf8)
-        guard body.count <= 1 << 20 else { throw .invalidRecord("the record is larger than 1 MiB") }
+        guard body.count <= 1 << 20 else { throw .invalidParameter(parameter: "record", reason: "the record is larger than 1 MiB") }
         // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
         let onServer = try serverRecord(source: source.name, id: id)
         let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == id && $0.state == .sent }
@@ -57,8 +36,8 @@ extension SyncEngine {
     }
 
     /// Queues the removal of a record durably and republishes the cache file.
-    public func delete(id: String, from source: SourceConfiguration) throws(LocalChangeError) {
-        guard source.writable else { throw .notWritable(source.name) }
+    public func delete(id: String, from source: SourceConfiguration) throws(ManagerError) {
+        guard source.writable else { throw .notWritable(source: source.name) }
         let onServer = try serverRecord(source: source.name, id: id)
         let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == id }
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
@@ -70,7 +49,7 @@ extension SyncEngine {
     }
 
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
-                       body: [UInt8]?, baseVersion: String?) throws(LocalChangeError) {
+                       body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
         // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
         // (`syncctl outbox`), and no longer holds the record's changes back.
         let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
@@ -78,7 +57,7 @@ extension SyncEngine {
             do {
                 try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
             } catch {
-                throw .storage("Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
+                throw .storageFailure(reason: "Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
             }
             logger.notice("\(source.name): the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
         }
@@ -86,14 +65,14 @@ extension SyncEngine {
             try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
                               baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
         } catch {
-            throw .storage("Failed to store the change durably, nothing was queued: \(failureReason(error))")
+            throw .storageFailure(reason: "Failed to store the change durably, nothing was queued: \(failureReason(error))")
         }
         logger.info("\(source.name): queued \(operation.rawValue) of \(id)")
         republish(source.name)
     }
 
     /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".
-    func serverRecord(source: String, id: String) throws(LocalChangeError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
+    func serverRecord(source: String, id: String) throws(ManagerError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
         _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
         return found
@@ -108,10 +87,10 @@ extension SyncEngine {
         }
     }
 
-    /// Runs a store read; its failure becomes `.storage` with what was being read, so it is never mistaken
+    /// Runs a store read; its failure becomes `.storageFailure` with what was being read, so it is never mistaken
     /// for "not found".
-    func reading<T>(_ what: String, _ body: () throws -> T) throws(LocalChangeError) -> T {
-        do { return try body() } catch { throw .storage("Failed to read \(what): \(failureReason(error)); nothing was changed") }
+    func reading<T>(_ what: String, _ body: () throws -> T) throws(ManagerError) -> T {
+        do { return try body() } catch { throw .storageFailure(reason: "Failed to read \(what): \(failureReason(error)); nothing was changed") }
     }
 
     /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
@@ -127,24 +106,24 @@ extension SyncEngine {
     // MARK: Settling by a person
 
     /// `syncctl outbox --retry SEQ`: a parked change goes back in the queue.
-    public func retryOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
+    public func retryOutboxEntry(_ seq: Int64) throws(ManagerError) -> String {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
-            throw .noSuchOutboxEntry(seq)
+            throw .noSuchOutboxEntry(seq: seq)
         }
-        do { try store.requeue(seq) } catch { throw .storage("\(error)") }
+        do { try store.requeue(seq) } catch { throw .storageFailure(reason: "\(error)") }
         return entry.source
     }
 
     /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
-    public func dropOutboxEntry(_ seq: Int64) throws(LocalChangeError) -> String {
+    public func dropOutboxEntry(_ seq: Int64) throws(ManagerError) -> String {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
-            throw .noSuchOutboxEntry(seq)
+            throw .noSuchOutboxEntry(seq: seq)
         }
         do {
             try store.removeOutboxEntry(seq)
             if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
         } catch {
-            throw .storage("\(error)")
+            throw .storageFailure(reason: "\(error)")
         }
         logger.notice("\(entry.source): dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
@@ -152,10 +131,10 @@ extension SyncEngine {
     }
 
     /// `syncctl resolve SOURCE ID --keep local|remote`.
-    public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(LocalChangeError) {
+    public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
         let entries = try reading("the outbox") { try store.outbox(source: source.name) }
         guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
-            throw .noConflict(source: source.name, id: id)
+            throw .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source.name)\" is not in conflict")
         }
         let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID == id }
         do {
@@ -167,7 +146,7 @@ extension SyncEngine {
             }
             try store.removeConflict(source: source.name, recordID: id)
         } catch {
-            throw .storage("\(error)")
+            throw .storageFailure(reason: "\(error)")
         }
         logger.notice("\(source.name): conflict on \(id) resolved, keeping the \(keepLocal ? "local" : "server's") version")
         republish(source.name)

@@ -10,7 +10,7 @@ final class FakeControlHandler: ControlHandler {
 
     static let status = ManagerStatus(
         daemon: DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: true, uptimeSec: 12),
-        sources: [SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: "idle", records: 2500, pending: 0,
+        sources: [SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: .idle, records: 2500, pending: 0,
                                conflicts: 0, lastSuccess: "2026-11-29T10:00:00Z", lastAttempt: "2026-11-29T10:00:00Z",
                                lastError: nil, stale: false, attempt: 0, nextAttempt: nil)])
 

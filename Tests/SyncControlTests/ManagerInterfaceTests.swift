@@ -71,6 +71,21 @@ struct ManagerInterfaceTests {
         for key in status.sources[0].json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
     }
 
+    /// A source's state travels as the name of a `SourceStateName`; a reply with another name is refused
+    /// with the field that holds it, not shown as if it were a state syncctl knows.
+    @Test func sourceStateIsOneOfTheNamedStates() throws {
+        let source = FakeControlHandler.status.sources[0]
+        for state in SourceStateName.allCases {
+            var named = source
+            named.state = state
+            #expect(named.json["state"] == .string(state.rawValue))
+            #expect(try SourceStatus(json: named.json) == named)
+        }
+        var unknown = source.json
+        unknown["state"] = .string("sleeping")
+        #expect(throws: ReplyShapeError(field: "sources[0].state")) { try SourceStatus(json: unknown, path: "sources[0]") }
+    }
+
     /// The Watch description, `syncctl watch --help` and the daemon (which sends only `WatchEvent.Kind`s)
     /// name the same events.
     @Test func watchEventsAreTheDocumentedOnes() throws {

@@ -123,7 +123,7 @@ struct SyncctlParserTests {
         let now = Timestamp(rfc3339: "2026-11-29T10:00:12Z")!
         var stale = FakeStatus.source
         stale.name = "comments"
-        stale.state = "backoff"
+        stale.state = .backoff
         stale.stale = true
         stale.lastError = "HTTP 503"
         stale.nextAttempt = "2026-11-29T10:00:20Z"
@@ -164,7 +164,7 @@ struct SyncctlParserTests {
 
 enum FakeStatus {
     static let daemon = DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: true, uptimeSec: 12)
-    static let source = SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: "idle", records: 2, pending: 0,
+    static let source = SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: .idle, records: 2, pending: 0,
                                      conflicts: 0, lastSuccess: "2026-11-29T10:00:00Z", lastAttempt: "2026-11-29T10:00:00Z",
                                      lastError: nil, stale: false, attempt: 0, nextAttempt: nil)
 }

@@ -27,13 +27,13 @@ struct SyncEngineStoreErrorTests {
         try StateStore(readingFrom: path).outbox(source: nil).count
     }
 
-    /// The reason of the `.storage` error `body` throws; nil (and a recorded issue) for anything else.
-    func storageReason(_ body: () throws(LocalChangeError) -> Void) -> String? {
+    /// The reason of the `.storageFailure` error `body` throws; nil (and a recorded issue) for anything else.
+    func storageReason(_ body: () throws(ManagerError) -> Void) -> String? {
         do {
             try body()
             Issue.record("a closed store answered")
         } catch {
-            if case .storage(let reason) = error { return reason }
+            if case .storageFailure(let reason) = error { return reason }
             Issue.record("reported as \(error)")
         }
         return nil
@@ -43,8 +43,8 @@ struct SyncEngineStoreErrorTests {
     func outboxCommands() throws {
         let (engine, path) = try brokenEngine()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let drop = storageReason { () throws(LocalChangeError) in _ = try engine.dropOutboxEntry(1) }
-        let retry = storageReason { () throws(LocalChangeError) in _ = try engine.retryOutboxEntry(1) }
+        let drop = storageReason { () throws(ManagerError) in _ = try engine.dropOutboxEntry(1) }
+        let retry = storageReason { () throws(ManagerError) in _ = try engine.retryOutboxEntry(1) }
         for reason in [drop, retry] {
             #expect(reason?.hasPrefix("Failed to read the outbox: ") == true)
             #expect(reason?.hasSuffix("; nothing was changed") == true)
@@ -56,7 +56,7 @@ struct SyncEngineStoreErrorTests {
     func resolve() throws {
         let (engine, path) = try brokenEngine()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let reason = storageReason { () throws(LocalChangeError) in try engine.resolve(source: source, id: "a", keepLocal: true) }
+        let reason = storageReason { () throws(ManagerError) in try engine.resolve(source: source, id: "a", keepLocal: true) }
         #expect(reason?.hasPrefix("Failed to read the outbox: ") == true)
         #expect(try queuedChanges(path) == 1)
     }
@@ -65,7 +65,7 @@ struct SyncEngineStoreErrorTests {
     func put() throws {
         let (engine, path) = try brokenEngine()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let reason = storageReason { () throws(LocalChangeError) in _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("y"))]), into: source) }
+        let reason = storageReason { () throws(ManagerError) in _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("y"))]), into: source) }
         #expect(reason?.hasPrefix("Failed to read the stored record: ") == true)
         #expect(try queuedChanges(path) == 1)
     }

@@ -30,7 +30,7 @@ public struct StatusFormatter: Sendable {
             if !status.sources.isEmpty || !status.failed.isEmpty { lines.append("") }
         }
         let nameWidth = status.sources.map(\.name.count).max() ?? 0
-        let stateWidth = status.sources.map(\.state.count).max() ?? 0
+        let stateWidth = status.sources.map(\.state.rawValue.count).max() ?? 0
         for (position, source) in status.sources.enumerated() {
             if position > 0 { lines.append("") }
             lines += block(source, nameWidth: nameWidth, stateWidth: stateWidth)
@@ -57,13 +57,13 @@ public struct StatusFormatter: Sendable {
     func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int) -> [String] {
         let dotColor: DotColor
         switch source.state {
-        case "error": dotColor = .red
+        case .error: dotColor = .red
         case _ where source.stale: dotColor = .red
-        case "idle": dotColor = .green
+        case .idle: dotColor = .green
         default: dotColor = .yellow
         }
         let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
-        var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state, stateWidth))  "
+        var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state.rawValue, stateWidth))  "
             + "\(HumanFormat.count(source.records)) \(source.records == 1 ? "record" : "records")  \(synced)"]
         if source.stale || source.lastError != nil {
             var details: [String] = []

@@ -1,4 +1,5 @@
-/// Why a control request failed: the one error type of the control path, from the daemon's core to the
+/// Why a control request failed: the one error type of the control path, from the daemon's core and the
+/// engine's local-change actions (put, delete, resolve, outbox retry/drop) to the
 /// Varlink reply (SyncControl maps each case to its `io.syncd.Manager` error, docs/control-api.md).
 public enum ManagerError: Error, Sendable, Equatable {
     /// The caller is neither root, the daemon's user, nor a member of `ControlGroup`.

@@ -98,7 +98,7 @@ public struct Scheduler: Sendable {
     }
 
     /// One source's status for `GetStatus`; nil for an unknown source.
-    public func status(of name: String) -> SourceStatus? {
+    public func status(of name: String) -> SourceScheduleStatus? {
         sources[name]?.status
     }
 

@@ -110,7 +110,7 @@ public enum SourceStateName: String, CaseIterable, Hashable, Sendable {
 }
 
 /// A source's scheduling status, for `GetStatus`.
-public struct SourceStatus: Hashable, Sendable {
+public struct SourceScheduleStatus: Hashable, Sendable {
     /// The state name shown to users.
     public var state: SourceStateName
     /// The number of the running or most recent attempt of the current cycle,

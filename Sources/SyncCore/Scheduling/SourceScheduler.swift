@@ -143,26 +143,26 @@ public struct SourceScheduler: Sendable {
     }
 
     /// The status `GetStatus` shows for this source.
-    public var status: SourceStatus {
+    public var status: SourceScheduleStatus {
         let retryAfter = retryAfterUntil.flatMap { $0 > now ? $0 : nil }
         switch state {
         case .idle(let periodicAt):
-            return SourceStatus(state: .idle, attempt: attempt, nextAttempt: nil,
+            return SourceScheduleStatus(state: .idle, attempt: attempt, nextAttempt: nil,
                                 nextRefresh: periodicAt, retryAfterUntil: retryAfter)
         case .pending(let pending):
-            return SourceStatus(state: pending.shownAs, attempt: attempt, nextAttempt: pending.startAt,
+            return SourceScheduleStatus(state: pending.shownAs, attempt: attempt, nextAttempt: pending.startAt,
                                 nextRefresh: pending.startAt, retryAfterUntil: retryAfter)
         case .syncing:
-            return SourceStatus(state: .syncing, attempt: attempt, nextAttempt: nil,
+            return SourceScheduleStatus(state: .syncing, attempt: attempt, nextAttempt: nil,
                                 nextRefresh: nil, retryAfterUntil: retryAfter)
         case .backoff(let retryAt):
-            return SourceStatus(state: .backoff, attempt: attempt, nextAttempt: retryAt,
+            return SourceScheduleStatus(state: .backoff, attempt: attempt, nextAttempt: retryAt,
                                 nextRefresh: retryAt, retryAfterUntil: retryAfter)
         case .offline:
-            return SourceStatus(state: .offline, attempt: attempt, nextAttempt: nil,
+            return SourceScheduleStatus(state: .offline, attempt: attempt, nextAttempt: nil,
                                 nextRefresh: nil, retryAfterUntil: retryAfter)
         case .error(let periodicAt):
-            return SourceStatus(state: .error, attempt: attempt, nextAttempt: nil,
+            return SourceScheduleStatus(state: .error, attempt: attempt, nextAttempt: nil,
                                 nextRefresh: periodicAt, retryAfterUntil: retryAfter)
         }
     }

@@ -73,7 +73,7 @@ struct SourceSchedulerTests {
         // interval 15 min + 0.5 × 30 s after the completion.
         let periodic = ms(1000 + 900_000 + 15_000)
         #expect(harness.scheduler.nextDeadline() == periodic)
-        #expect(harness.scheduler.status == SourceStatus(
+        #expect(harness.scheduler.status == SourceScheduleStatus(
             state: .idle, attempt: 0, nextAttempt: nil, nextRefresh: periodic, retryAfterUntil: nil))
         // Nothing happens before it; exactly one refresh at it.
         #expect(harness.feed(.tick, at: ms(1000 + 900_000 + 14_999)).isEmpty)

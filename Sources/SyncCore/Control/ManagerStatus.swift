@@ -1,0 +1,189 @@
+/// The reply shapes of `io.syncd.Manager` that the daemon fills and `syncctl` reads
+/// (docs/control-api.md): one type per concept, with its JSON encoding here and nowhere else.
+/// They live in SyncCore (no I/O) so the daemon, the control server and `syncctl` share them.
+
+/// `DaemonStatus`.
+public struct DaemonStatus: Sendable, Equatable {
+    public var version: String
+    public var account: String
+    public var online: Bool
+    public var links: String
+    public var reachable: Bool?
+    public var uptimeSec: Int64
+    /// Why the last reload was rejected (`FILE:LINE: message`); nil when the last reload succeeded or none ran.
+    public var reloadRejected: String?
+
+    /// Creates a status.
+    public init(version: String, account: String, online: Bool, links: String, reachable: Bool?, uptimeSec: Int64,
+                reloadRejected: String? = nil) {
+        self.version = version
+        self.account = account
+        self.online = online
+        self.links = links
+        self.reachable = reachable
+        self.uptimeSec = uptimeSec
+        self.reloadRejected = reloadRejected
+    }
+
+    /// The object, fields in docs/control-api.md order.
+    public var json: JSONObject {
+        ["version": .string(version), "account": .string(account), "online": .bool(online), "links": .string(links),
+         "reachable": .bool(reachable), "uptimeSec": .integer(uptimeSec), "reloadRejected": .string(reloadRejected)]
+    }
+
+    /// Reads the object.
+    public init(json: JSONObject, path: String = "daemon") throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: path)
+        version = try fields.string("version")
+        account = try fields.string("account")
+        online = try fields.bool("online")
+        links = try fields.string("links")
+        reachable = try fields.optionalBool("reachable")
+        uptimeSec = try fields.integer("uptimeSec")
+        // Absent from daemons older than the field.
+        reloadRejected = try fields.optionalString("reloadRejected")
+    }
+}
+
+/// `SourceStatus`.
+public struct SourceStatus: Sendable, Equatable {
+    public var name: String
+    public var url: String
+    /// What the source is doing; its raw value is the wire text.
+    public var state: SourceStateName
+    public var records: Int64
+    public var pending: Int64
+    /// Records with a change the server refused, waiting for `syncctl outbox --retry/--drop`.
+    public var parked: Int64
+    public var conflicts: Int64
+    /// Warnings of the latest listing that did not fail it, e.g. a next page `Pagination=` does not follow.
+    public var warnings: [String]
+    public var lastSuccess: String?
+    public var lastAttempt: String?
+    public var lastError: String?
+    public var stale: Bool
+    public var attempt: Int64
+    public var nextAttempt: String?
+
+    /// Creates a status.
+    public init(name: String, url: String, state: SourceStateName, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
+                warnings: [String] = [], lastSuccess: String?, lastAttempt: String?, lastError: String?, stale: Bool, attempt: Int64, nextAttempt: String?) {
+        self.name = name
+        self.url = url
+        self.state = state
+        self.records = records
+        self.pending = pending
+        self.parked = parked
+        self.conflicts = conflicts
+        self.warnings = warnings
+        self.lastSuccess = lastSuccess
+        self.lastAttempt = lastAttempt
+        self.lastError = lastError
+        self.stale = stale
+        self.attempt = attempt
+        self.nextAttempt = nextAttempt
+    }
+
+    /// The object, fields in docs/control-api.md order.
+    public var json: JSONObject {
+        ["name": .string(name), "url": .string(url), "state": .string(state.rawValue), "records": .integer(records),
+         "pending": .integer(pending), "parked": .integer(parked), "conflicts": .integer(conflicts),
+         "warnings": .array(warnings.map { .string($0) }), "lastSuccess": .string(lastSuccess),
+         "lastAttempt": .string(lastAttempt), "lastError": .string(lastError), "stale": .bool(stale),
+         "attempt": .integer(attempt), "nextAttempt": .string(nextAttempt)]
+    }
+
+    /// Reads the object.
+    public init(json: JSONObject, path: String = "source") throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: path)
+        name = try fields.string("name")
+        url = try fields.string("url")
+        guard let state = SourceStateName(rawValue: try fields.string("state")) else {
+            throw ReplyShapeError(field: path + ".state")
+        }
+        self.state = state
+        records = try fields.integer("records")
+        pending = try fields.integer("pending")
+        // Absent from daemons before parked changes were counted apart.
+        parked = json["parked"] == nil ? 0 : try fields.integer("parked")
+        conflicts = try fields.integer("conflicts")
+        warnings = json["warnings"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        lastSuccess = try fields.optionalString("lastSuccess")
+        lastAttempt = try fields.optionalString("lastAttempt")
+        lastError = try fields.optionalString("lastError")
+        stale = try fields.bool("stale")
+        attempt = try fields.integer("attempt")
+        nextAttempt = try fields.optionalString("nextAttempt")
+    }
+}
+
+/// `FailedSource`: a `.source` file the daemon skipped because of a configuration error.
+public struct FailedSourceStatus: Sendable, Equatable {
+    /// `Name=`, or the file stem when the name could not be read.
+    public var name: String
+    /// The `.source` file.
+    public var file: String
+    /// The first problem, `FILE:LINE: message`.
+    public var problem: String
+
+    /// Creates a failed source.
+    public init(name: String, file: String, problem: String) {
+        self.name = name
+        self.file = file
+        self.problem = problem
+    }
+
+    /// The object.
+    public var json: JSONObject {
+        ["name": .string(name), "file": .string(file), "problem": .string(problem)]
+    }
+
+    /// Reads the object.
+    public init(json: JSONObject, path: String = "failed") throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: path)
+        name = try fields.string("name")
+        file = try fields.string("file")
+        problem = try fields.string("problem")
+    }
+}
+
+/// The reply of `GetStatus` (and `syncctl status --json`).
+public struct ManagerStatus: Sendable, Equatable {
+    public var daemon: DaemonStatus
+    public var sources: [SourceStatus]
+    /// Sources left out because their `.source` file has an error.
+    public var failed: [FailedSourceStatus]
+
+    /// Creates a status.
+    public init(daemon: DaemonStatus, sources: [SourceStatus], failed: [FailedSourceStatus] = []) {
+        self.daemon = daemon
+        self.sources = sources
+        self.failed = failed
+    }
+
+    /// The reply parameters.
+    public var json: JSONObject {
+        ["daemon": .object(daemon.json), "sources": .array(sources.map { .object($0.json) }),
+         "failed": .array(failed.map { .object($0.json) })]
+    }
+
+    /// Reads the reply parameters.
+    public init(json: JSONObject) throws(ReplyShapeError) {
+        guard let daemonObject = json["daemon"]?.objectValue else { throw ReplyShapeError(field: "daemon") }
+        guard let sourceValues = json["sources"]?.arrayValue else { throw ReplyShapeError(field: "sources") }
+        daemon = try DaemonStatus(json: daemonObject)
+        var sources: [SourceStatus] = []
+        for (index, value) in sourceValues.enumerated() {
+            guard let object = value.objectValue else { throw ReplyShapeError(field: "sources[\(index)]") }
+            sources.append(try SourceStatus(json: object, path: "sources[\(index)]"))
+        }
+        self.sources = sources
+        // Absent from daemons older than the field.
+        var failed: [FailedSourceStatus] = []
+        for (index, value) in (json["failed"]?.arrayValue ?? []).enumerated() {
+            guard let object = value.objectValue else { throw ReplyShapeError(field: "failed[\(index)]") }
+            failed.append(try FailedSourceStatus(json: object, path: "failed[\(index)]"))
+        }
+        self.failed = failed
+    }
+}
