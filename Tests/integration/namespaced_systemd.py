@@ -17,7 +17,8 @@ How the host is kept out of it:
     nginx that would compete for the host's ports) is invisible, so every test starts from no syncd
     at all. The syncd user may or may not
     exist on the host; the tests look it up instead of assuming either;
-  - tmpfs on /run and /tmp (systemd's sockets, PrivateTmp=);
+  - tmpfs on /run and /tmp (systemd's sockets, PrivateTmp=); a checkout below either is bound back at
+    its own path (test_deb.py runs `make install` from it inside);
   - /proc/sys and /sys read-only (as container managers do), so neither systemd nor
     systemd-sysctl.service can change the host kernel's settings; `container=syncd-test` tells
     systemd it runs in a container, so it skips module loading and the like;
@@ -42,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import wait_for
+from conftest import ROOT, wait_for
 
 # What the namespaced systemd must never see of the host: syncd's own paths, a container's policy-rc.d,
 # and the services the host's admin enabled (nginx, PostgreSQL, …): the namespace shares the host's
@@ -62,8 +63,20 @@ for d in usr etc var home; do
     if [ -n "$DEST" ] && [ -d "$DEST/$d" ]; then lower="$DEST/$d:$lower"; fi
     mount -t overlay overlay -o "lowerdir=$lower,upperdir=$WORK/upper/$d,workdir=$WORK/work/$d" /$d
 done
+# A checkout below /tmp or /run (a CI clone may lie there) stays visible at its own path: it is held on a
+# mount point in /var's overlay while the fresh tmpfs mounts cover the host's folders, then moved back.
+case "$CHECKOUT" in
+    /tmp/*|/run/*) held=/var/.syncd-test-checkout
+                   mkdir -p "$held"
+                   mount --bind "$CHECKOUT" "$held" ;;
+    *) held= ;;
+esac
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
+if [ -n "$held" ]; then
+    mkdir -p "$CHECKOUT"
+    mount --move "$held" "$CHECKOUT"
+fi
 mount --bind /proc/sys /proc/sys
 mount -o remount,bind,ro /proc/sys
 umount -R /sys/fs/cgroup 2>/dev/null || true
@@ -162,7 +175,7 @@ class NamespacedSystemd:
         self.cgroup = cgroup2_base() / f"syncd-test-{os.getpid()}-{time.monotonic_ns()}"
         self.cgroup.mkdir()
         env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "container": "syncd-test",
-               "DEST": str(dest or ""), "WORK": str(self.workdir), "BOOT": BOOT, "CGROUP": str(self.cgroup)}
+               "DEST": str(dest or ""), "WORK": str(self.workdir), "CHECKOUT": str(ROOT), "BOOT": BOOT, "CGROUP": str(self.cgroup)}
         # The shell joins the test's cgroup first, so the new cgroup namespace is rooted there.
         command = ('echo $$ > "$CGROUP/cgroup.procs" && exec unshare --cgroup --pid --fork --mount '
                    '--mount-proc --uts --propagation private sh -c "$BOOT"')
