@@ -29,9 +29,9 @@ extension SyncEngine {
         return ids
     }
 
-    /// Looks for each lost create in the listing just pulled: by the client's ID (the server kept it), by
-    /// `ClientIDField=`, else by an exact match of every field the create sent among records that were not in
-    /// `previousIDs`. One match: the record is adopted under the server's ID. None: the next push POSTs it
+    /// Looks for each lost create in the listing just pulled: by the client's ID (the server kept it), else
+    /// with `LostCreateSearch` (by `ClientIDField=`, or by an exact match of every field the create sent among
+    /// records that were not in `previousIDs`). One match: the record is adopted under the server's ID. None: the next push POSTs it
     /// again. Several: the change is parked for a person to decide.
     func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>) {
         var changed = false
@@ -55,33 +55,26 @@ extension SyncEngine {
             checkedCreates.insert(entry.seq)
             return false
         }
-        var matches: [(id: String, isInteger: Bool)] = []
+        var search = LostCreateSearch(clientID: entry.recordID, sent: sent, idField: source.idField,
+                                      clientIDField: source.clientIDField, previousIDs: previousIDs)
         try store.forEachRecord(source: source.name) { record in
-            guard matches.count < 2 || source.clientIDField == nil else { return }
-            guard case .object(let found)? = try? JSONValue(parsing: Array(record.body)) else { return }
-            if let field = source.clientIDField {
-                if found[field]?.stringValue == entry.recordID || found[field]?.integerValue.map(String.init) == entry.recordID {
-                    matches.append((record.id, record.idIsInteger))
-                }
-            } else if !previousIDs.contains(record.id),
-                      sent.members.allSatisfy({ $0.key == source.idField || found[$0.key] == $0.value }) {
-                matches.append((record.id, record.idIsInteger))
-            }
+            guard search.wantsMore, let body = try? JSONValue(parsing: Array(record.body)) else { return }
+            search.consider(id: record.id, idIsInteger: record.idIsInteger, body: body)
         }
-        switch matches.count {
-        case 0:
+        switch search.decision {
+        case .resend:
             checkedCreates.insert(entry.seq)
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
             return false
-        case 1:
-            try store.remapRecordID(source: source.name, from: entry.recordID, to: matches[0].id, newIDIsInteger: matches[0].isInteger)
+        case .adopt(let id, let idIsInteger):
+            try store.remapRecordID(source: source.name, from: entry.recordID, to: id, newIDIsInteger: idIsInteger)
             try store.markSent(entry.seq)
-            logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server as \(matches[0].id); adopted that ID")
+            logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server as \(id); adopted that ID")
             return true
-        default:
+        case .park(let ids):
             let how = source.clientIDField.map { "with \($0)=\(entry.recordID)" } ?? "with every field it sent"
             let message = "the answer to its POST was lost and the listing has several new records \(how) "
-                + "(\(matches.map(\.id).prefix(5).joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'"
+                + "(\(ids.joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'"
             try store.park(entry.seq, status: 0, error: message)
             logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
             return true

@@ -40,6 +40,15 @@ def run(setup, daemons):
     return d
 
 
+def slow_server(drf, setup, daemons, **keys):
+    """A server with one note whose creates commit at once and answer after 3 s; syncd waits 1 s for them."""
+    server = drf(create_delay=3)
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, TimeoutSec="1s", **keys)
+    return server, run(setup, daemons)
+
+
 def put(setup, record):
     return subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "notes", "-"],
                           input=json.dumps(record), capture_output=True, text=True, timeout=30)
@@ -115,11 +124,7 @@ def test_301_redirects_from_urls_without_the_slash_resend_the_body(drf, setup, d
 
 
 def test_a_slow_create_whose_answer_times_out_is_made_exactly_once(drf, setup, daemons):
-    server = drf(create_delay=3)
-    server.insert(1)
-    quick_retries(setup)
-    notes_source(setup, server, TimeoutSec="1s")
-    d = run(setup, daemons)
+    server, d = slow_server(drf, setup, daemons)
     assert put(setup, {"id": "slow-1", "title": "slow"}).returncode == 0
     d.wait_log("notes: the create of slow-1, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
     wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
@@ -212,3 +217,43 @@ def test_a_crash_during_a_create_does_not_make_it_twice(drf, setup, daemons):
     assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
     assert [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "during a crash")]
     assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
+
+
+def test_a_lost_create_is_found_by_client_id_field_even_when_the_server_changed_it(drf, setup, daemons):
+    server, d = slow_server(drf, setup, daemons, ClientIDField="client_id")
+    # The server rewrites what it stores (a trigger in its own database), so only ClientIDField= can find it:
+    # an exact match of the fields sent would not, and the create would be sent again.
+    server.execute("CREATE TRIGGER stamp AFTER INSERT ON notes_note WHEN NEW.client_id != '' "
+                   "BEGIN UPDATE notes_note SET title = NEW.title || ' (checked)' WHERE id = NEW.id; END")
+    assert put(setup, {"id": "slow-1", "title": "slow", "client_id": "slow-1"}).returncode == 0
+    d.wait_log("notes: the create of slow-1, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"], r["client_id"]) for r in server.rows()] == [(1, "note 1", ""), (2, "slow (checked)", "slow-1")]
+    doc = cached(setup)
+    assert [(r["id"], r["title"]) for r in doc["records"]] == [(1, "note 1"), (2, "slow (checked)")]
+    assert doc["pending"] == [] and doc["parked"] == []
+    assert [e["state"] for e in outbox(setup) if e["state"] != "sent"] == []
+
+
+def test_a_lost_create_matching_several_new_records_is_parked_not_sent_again(drf, setup, daemons):
+    server, d = slow_server(drf, setup, daemons)
+    assert put(setup, {"id": "twin-1", "title": "twin"}).returncode == 0
+    # Someone else makes an identical record while syncd's create is on its way (neither is in the listing yet).
+    server.execute("INSERT INTO notes_note (title, body, version, client_id) VALUES ('twin', '', 1, '')")
+    message = ("the answer to its POST was lost and the listing has several new records with every field it sent (2, 3); "
+               "check the server, then 'syncctl outbox --drop' or '--retry'")
+    d.wait_log(f"notes: parked the create of twin-1: {message}", timeout=30)
+    parked = [e for e in outbox(setup) if e["state"] == "parked"]
+    assert len(parked) == 1 and parked[0]["lastError"] == message
+    shown = syncctl(setup, "outbox").stdout
+    assert "twin-1" in shown and "several new records with every field it sent (2, 3)" in shown
+    # More refreshes send nothing more: the server has its record and the other one, no third.
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"]) for r in server.rows()] == [(1, "note 1"), (2, "twin"), (3, "twin")]
+    assert "pushed create of" not in d.output()
+    # Nothing lost: the local record stays, pending and parked, for the person to decide.
+    doc = cached(setup)
+    assert next(r for r in doc["records"] if r["id"] == "twin-1")["title"] == "twin"
+    assert doc["pending"] == ["twin-1"] and doc["parked"] == ["twin-1"]

@@ -264,6 +264,17 @@ def test_reference_python_varlink_client(running, setup):
             assert status["sources"][0]["records"] == 2
 
 
+
+def test_get_info_names_the_vendor_product_and_manual_page(running, setup):
+    import varlink
+    with varlink.Client(address=f"unix:{setup.runtime / 'io.syncd.Manager'}") as client:
+        with client.open("org.varlink.service") as service:
+            info = service.GetInfo()
+    assert info["vendor"] == "syncd" and info["product"] == "syncd"
+    assert info["url"] == "man:syncd(8)"
+    version = subprocess.run([str(BIN / "syncd"), "--version"], capture_output=True, text=True, timeout=10).stdout
+    assert info["version"] and info["version"] in version
+
 class Watch:
     """A running `syncctl watch`; its lines arrive through a thread so a missing one fails in 10 s, not hangs."""
 
