@@ -86,10 +86,17 @@ struct DaemonControlHandler: ControlHandler {
             // queues), and the connection's output queue has its own bound (a client that does not read is dropped).
             let (events, sink) = AsyncStream.makeStream(of: WatchEvent.self, bufferingPolicy: .unbounded)
             let token = await ask(refused: 0) { .watch(sink, $0) }
+            guard token != 0 else {
+                _ = reply.fail(ManagerError.stopping)
+                return
+            }
             defer { input.yield(.request(.unwatch(token))) }
             for await event in events {
                 guard reply.progress(event.json) else { return }
             }
+            // The stream ends only when the daemon stops (the loop finishes it, or the server cancels this task);
+            // a client that left gets nothing, the reply is dropped with its connection.
+            _ = reply.fail(ManagerError.stopping)
         case .logout(let discardPending):
             let id = requestIDs.next()
             switch await waiting(for: id, { .logout(id, discardPending: discardPending, $0) }) {

@@ -191,7 +191,8 @@ public final class HTTPClient {
         let reason = context.detail ?? String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
-            return "timed out after \(request.timeout) (TimeoutSec=) fetching \(request.url)"
+            let doing = request.method == "GET" || request.method == "HEAD" ? "fetching" : "sending \(request.method) to"
+            return "timed out after \(request.timeout) (TimeoutSec=) \(doing) \(request.url)"
         case CURLE_PARTIAL_FILE:
             return "connection closed before the whole body arrived (\(context.received) bytes received)"
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:

@@ -67,6 +67,19 @@ var environment: [String: String] = [:]
 for (key, value) in ProcessEnvironment.all() { environment[key] = value }
 let directory = configDirectory ?? ConfigurationDirectory.defaultDirectory(userMode: userMode, environment: environment)
 let logger = Logger(environment: environment)
+// A directory named with --config-dir must be there: a typo would otherwise run (or check) the defaults.
+// Only the default directory may be missing (syncd.8, OPTIONS).
+if let named = configDirectory {
+    var info = stat()
+    if stat(named, &info) != 0 && (errno == ENOENT || errno == ENOTDIR) {
+        writeStderr("syncd: configuration directory \(named) does not exist\n")
+        exit(1)
+    }
+    if stat(named, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR {
+        writeStderr("syncd: configuration directory \(named) is not a directory\n")
+        exit(1)
+    }
+}
 
 let configuration: Configuration
 let failedSources: [FailedSource]

@@ -108,10 +108,12 @@ struct ManagerInterfaceTests {
         let errors: [ManagerError] = [.permissionDenied, .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
                                       .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),
                                       .refreshFailed(source: "a", reason: "r"), .reloadFailed(reason: "r"), .pendingChanges(count: 3),
-                                      .storageFailure(reason: "r"), .tooManyConnections(reason: "r")]
+                                      .storageFailure(reason: "r"), .tooManyConnections(reason: "r"), .stopping, .cancelled(reason: "r")]
         for error in errors {
             #expect(ManagerError(name: error.varlinkName, parameters: error.varlinkParameters) == error)
             #expect(ManagerInterface.description.contains("error " + error.varlinkName.split(separator: ".").last! + " ("))
         }
+        #expect(ManagerError.stopping.varlinkName == "io.syncd.Manager.Stopping")
+        #expect(ManagerError.cancelled(reason: "r").varlinkName == "io.syncd.Manager.Cancelled")
     }
 }

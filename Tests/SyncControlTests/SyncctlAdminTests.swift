@@ -48,6 +48,22 @@ struct SyncctlAdminTests {
                 + "See 'journalctl -u syncd', or wait longer with --timeout=SEC (0 waits for ever).\n")
     }
 
+    @Test func aStoppingDaemonIsNotAnOldOneNorAStorageFailure() {
+        let stopping = ManagerError.stopping
+        let watch = Syncctl.describe(.client(.remote(name: stopping.varlinkName, parameters: stopping.varlinkParameters)), command: "watch")
+        #expect(watch.0 == "syncctl: syncd stopped; the watch ended\n")
+        #expect(watch.1 == .unreachable)
+        let refresh = Syncctl.describe(.client(.remote(name: stopping.varlinkName, parameters: stopping.varlinkParameters)), command: "refresh")
+        #expect(refresh.0 == "syncctl: syncd is stopping; the refresh was not completed\n")
+        #expect(refresh.1 == .unreachable)
+        let status = Syncctl.describe(.client(.remote(name: stopping.varlinkName, parameters: [:])), command: "status")
+        #expect(status.0 == "syncctl: syncd is stopping; ask again once it runs\n")
+        let cancelled = ManagerError.cancelled(reason: "the refresh was cancelled by a logout")
+        let logout = Syncctl.describe(.client(.remote(name: cancelled.varlinkName, parameters: cancelled.varlinkParameters)), command: "refresh")
+        #expect(logout.0 == "syncctl: the refresh was cancelled by a logout\n")
+        #expect(logout.1 == .failure)
+    }
+
     @Test func statusShowsFailedSourcesAndARejectedReload() {
         let now = Timestamp(rfc3339: "2026-11-29T10:00:12Z")!
         var daemon = FakeStatus.daemon

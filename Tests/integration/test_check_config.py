@@ -33,12 +33,30 @@ def test_problems_are_file_line_messages_and_exit_1(setup):
     assert any(l.startswith(f"{conf}/sources.d/c.source:1: missing URL=") for l in lines)
 
 
-def test_missing_directory_means_defaults_and_says_so(tmp_path):
-    missing = tmp_path / "nothing"
-    r = run("--config-dir", str(missing), "--check-config")
+def test_missing_default_directory_means_defaults_and_says_so(tmp_path):
+    # Without --config-dir, in user mode: $XDG_CONFIG_HOME/syncd, which does not exist.
+    missing = tmp_path / "syncd"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)}
+    r = subprocess.run([str(BIN / "syncd"), "--user", "--check-config"], capture_output=True, text=True, timeout=30, env=env)
     assert (r.returncode, r.stdout) == (0, "configuration OK\n")
     assert r.stderr == (f"syncd: note: {missing} does not exist; the defaults apply\n"
                         f"syncd: note: no sources are configured; add {missing}/sources.d/NAME.source (see syncd.conf(5))\n")
+
+
+def test_missing_named_directory_is_an_error_for_check_once_and_the_daemon(tmp_path):
+    missing = tmp_path / "nothing"
+    for args in (["--check-config"], ["--once"], [], ["--check-config", "--user"]):
+        r = run("--config-dir", str(missing), *args)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"syncd: configuration directory {missing} does not exist\n"), args
+        r = run(f"--config-dir={missing}", *args)
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"syncd: configuration directory {missing} does not exist\n"), args
+    # Nothing was created on the way (no directory, no state).
+    assert list(tmp_path.iterdir()) == []
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    r = run("--config-dir", str(afile), "--check-config")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", f"syncd: configuration directory {afile} is not a directory\n")
+    assert afile.read_text() == "x"
 
 
 def test_no_sources_is_valid_but_noted(setup):

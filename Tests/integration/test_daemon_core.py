@@ -45,8 +45,8 @@ def test_sigterm_during_refresh_wait_answers_the_client_and_stops_within_5s(serv
     assert time.monotonic() - start < 5
     assert d.proc.returncode == 0
     out, err = client.communicate(timeout=10)
-    assert client.returncode != 0
-    assert "syncd is stopping" in err, err
+    # A stopping daemon, said as such (not a storage failure), with the "not answering" status.
+    assert (client.returncode, err) == (3, "syncctl: syncd is stopping; the refresh was not completed\n"), err
     log = d.output()
     assert "Stopped" in log
     # The final save ran: the refresh was cancelled in time, nothing was cut short.
@@ -73,6 +73,36 @@ def test_refresh_right_after_logout_is_answered_and_the_source_does_not_stay_syn
     assert '"state":"idle"' in status.stdout.replace(" ", ""), status.stdout
     assert setup.cache_doc("s1")["records"] == [{"id": "a"}, {"id": "b"}]
     assert d.stop() == 0
+
+
+def test_logout_during_refresh_wait_answers_cancelled_not_a_storage_failure(server, setup, daemons):
+    d = two_synced_sources(server, setup, daemons)
+    server.fault("s1", kind="stall", seconds=30, times=1)
+    server.clear_requests()
+    client = background(setup, "refresh", "s1", "--wait")
+    wait_for(lambda: server.requests("/s1"), what="the slow request")
+    r = syncctl(setup, "logout", "--discard-pending")
+    assert r.returncode == 0, r.stderr
+    out, err = client.communicate(timeout=10)
+    assert (client.returncode, err) == (1, "syncctl: the refresh was cancelled by a logout\n"), err
+    # The daemon keeps running and the next refresh brings the data back.
+    r = syncctl(setup, "refresh", "--wait", timeout=20)
+    assert r.returncode == 0, r.stderr
+    assert setup.cache_doc("s1")["records"] == [{"id": "a"}]
+    assert d.stop() == 0
+
+
+def test_sigterm_ends_watch_with_syncd_stopped_not_an_old_syncd(server, setup, daemons):
+    d = two_synced_sources(server, setup, daemons)
+    watches = [background(setup, "watch"), background(setup, "--json", "watch")]
+    for watch in watches:
+        assert watch.stdout.readline(), "watch printed its first line"
+    d.signal(signal.SIGTERM)
+    d.proc.wait(10)
+    assert d.proc.returncode == 0
+    for watch in watches:
+        out, err = watch.communicate(timeout=10)
+        assert (watch.returncode, err) == (3, "syncctl: syncd stopped; the watch ended\n"), err
 
 
 def test_reload_removing_a_waited_source_answers_refresh_wait(server, setup, daemons):

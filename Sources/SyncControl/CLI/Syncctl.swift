@@ -117,7 +117,8 @@ public enum Syncctl {
         case .client(.disconnected):
             return ("syncctl: syncd closed the connection before answering; did it stop or restart? See 'journalctl -u syncd'.\n",
                     .unreachable)
-        case .client(.remote(let name, let parameters)) where name == ManagerError.tooManyConnections(reason: "").varlinkName:
+        case .client(.remote(let name, let parameters))
+            where name == ManagerError.tooManyConnections(reason: "").varlinkName || name == ManagerError.stopping.varlinkName:
             return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .unreachable)
         case .client(.remote(let name, let parameters)):
             return ("syncctl: \(describeRemoteError(name: name, parameters: parameters, command: command))\n", .failure)
@@ -142,6 +143,13 @@ public enum Syncctl {
                 return "logout refused: \(count) local \(count == 1 ? "change is" : "changes are") not pushed yet; "
                     + "'syncctl logout --discard-pending' erases them"
             case .storageFailure(let reason): return "syncd could not read or write its data: \(reason)"
+            case .stopping:
+                switch command {
+                case "watch": return "syncd stopped; the watch ended"
+                case "refresh": return "syncd is stopping; the refresh was not completed"
+                default: return "syncd is stopping; ask again once it runs"
+                }
+            case .cancelled(let reason): return reason
             case .tooManyConnections(let reason):
                 return "syncd refused the connection: \(reason). Try again when fewer are open (idle ones are closed within a minute)"
             }

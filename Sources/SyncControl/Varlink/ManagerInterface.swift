@@ -253,6 +253,13 @@ public enum ManagerInterface {
         # control connections is in use (sent at once, then the socket closes).
         error TooManyConnections (reason: string)
 
+        # The daemon is stopping: a call, a waited-for refresh or a Watch still
+        # open then ends with this.
+        error Stopping ()
+
+        # A waited-for refresh was cancelled before it ended (by a logout).
+        error Cancelled (reason: string)
+
         """
 
     /// The interface definition of `org.varlink.service` (https://varlink.org/Service).

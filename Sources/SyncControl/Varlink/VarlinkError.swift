@@ -61,13 +61,16 @@ extension ManagerError: VarlinkErrorConvertible {
         case .pendingChanges: member = "PendingChanges"
         case .storageFailure: member = "StorageFailure"
         case .tooManyConnections: member = "TooManyConnections"
+        case .stopping: member = "Stopping"
+        case .cancelled: member = "Cancelled"
         }
         return ManagerError.interface + "." + member
     }
 
     public var varlinkParameters: JSONObject {
         switch self {
-        case .permissionDenied: return [:]
+        case .permissionDenied, .stopping: return [:]
+        case .cancelled(let reason): return ["reason": .string(reason)]
         case .noSuchSource(let source), .notWritable(let source): return ["source": .string(source)]
         case .noSuchRecord(let source, let id): return ["source": .string(source), "id": .string(id)]
         case .noSuchOutboxEntry(let seq): return ["seq": .integer(seq)]
@@ -93,6 +96,8 @@ extension ManagerError: VarlinkErrorConvertible {
         case "io.syncd.Manager.PendingChanges": self = .pendingChanges(count: Int(parameters["count"]?.integerValue ?? 0))
         case "io.syncd.Manager.StorageFailure": self = .storageFailure(reason: text("reason"))
         case "io.syncd.Manager.TooManyConnections": self = .tooManyConnections(reason: text("reason"))
+        case "io.syncd.Manager.Stopping": self = .stopping
+        case "io.syncd.Manager.Cancelled": self = .cancelled(reason: text("reason"))
         default: return nil
         }
     }

@@ -23,7 +23,7 @@ extension DaemonStateMachine {
         clearQueue()
         if let running { actions.append(.cancelRefresh(running)) }
         for name in scheduler.sourceNames { scheduler.removeSource(name) }
-        actions += failWaiters(.storageFailure(reason: "logged out while the refresh was waiting"))
+        actions += failWaiters(.cancelled(reason: "the refresh was cancelled by a logout"))
         permanentlyFailing.removeAll()
         unhealthy.removeAll()
         stale.removeAll()

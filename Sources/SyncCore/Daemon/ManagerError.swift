@@ -25,7 +25,8 @@ public enum ManagerError: Error, Sendable, Equatable {
     /// The control server refused the connection before any call: the caller's share of control
     /// connections is in use (docs/syncd.8.md, "Control connections").
     case tooManyConnections(reason: String)
-
-    /// A refresh or request that was still waiting when the daemon began to stop.
-    public static let stopping = ManagerError.storageFailure(reason: "syncd is stopping; ask again once it runs")
+    /// The daemon is stopping (SIGTERM): a request, a waited-for refresh or a watch still open then ends with this.
+    case stopping
+    /// A waited-for refresh was cancelled before it ended (by a logout); `reason` says why, as one line.
+    case cancelled(reason: String)
 }

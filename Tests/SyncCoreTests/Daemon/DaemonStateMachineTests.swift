@@ -106,6 +106,16 @@ struct DaemonStateMachineTests {
         #expect(core.send(.stop) == [.exit])
     }
 
+    @Test("a logout answers a waited-for refresh with Cancelled, not a storage failure")
+    func logoutCancelsWaitedRefresh() throws {
+        var core = Core(["s1"])
+        let startup = try #require(started(core.send(.started)).first)
+        _ = core.send(.refreshFinished(startup, Core.finish("s1")), after: .seconds(1))
+        _ = try #require(started(core.send(.refresh(RequestID(1), source: "s1", wait: true), after: .seconds(10))).first)
+        let logout = core.send(.logout(RequestID(2), discardPending: false, pendingChanges: 0), after: .milliseconds(100))
+        #expect(replies(logout)[RequestID(1)] == .failed(.cancelled(reason: "the refresh was cancelled by a logout")))
+    }
+
     @Test("scenario 2: a refresh after logout is not dropped because the old one is still in flight")
     func refreshAfterLogoutWhileOldTicketRuns() throws {
         var core = Core(["s1"])
