@@ -94,6 +94,30 @@ struct HTTPClientTests {
         }
     }
 
+    /// A listening socket nobody accepts: the connection completes (backlog) and no answer ever comes.
+    @Test(arguments: [("GET", "fetching"), ("POST", "sending POST to"), ("PUT", "sending PUT to"), ("DELETE", "sending DELETE to")])
+    func aTimeoutSaysWhetherItWasFetchingOrSending(_ method: String, _ doing: String) throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/x"
+        var request = HTTPRequest(url: url)
+        request.method = method
+        request.body = method == "POST" || method == "PUT" ? Array("{}".utf8) : nil
+        request.timeout = .milliseconds(500)
+        #expect { try get(try HTTPClient(), request) } throws: { error in
+            "\(error)" == "timed out after 0.5 seconds (TimeoutSec=) \(doing) \(url)"
+        }
+    }
+
     @Test func aCancelledClientAbortsItsNextTransfer() throws {
         let file = try TemporaryFile("[]")
         let client = try HTTPClient()
