@@ -25,13 +25,19 @@ extension SyncEngine {
         default:
             throw .invalidParameter(parameter: "record", reason: "the record's \"\(source.idField)\" must be a non-empty string or an integer")
         }
-        let body = Array(JSONValue.object(record).serialized(.compact).utf8)
-        guard body.count <= 1 << 20 else { throw .invalidParameter(parameter: "record", reason: "the record is larger than 1 MiB") }
         // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
         let onServer = try serverRecord(source: source.name, id: id)
         let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == id && $0.state == .sent }
-        try queue(source, id: id, isInteger: isInteger, operation: onServer != nil || known ? .update : .create,
-                  body: body, baseVersion: onServer?.version)
+        let operation: OutboxRecord.Operation = onServer != nil || known ? .update : .create
+        // A create carries the client's ID in ClientIDField= (unless the record sets that member), so that the
+        // server stores it and a create whose answer is lost is recognised in the listing (docs/local-changes.md).
+        if operation == .create, let field = source.clientIDField, field != source.idField,
+           record[field] == nil || record[field] == .null || record[field] == .string("") {
+            record[field] = .string(id)
+        }
+        let body = Array(JSONValue.object(record).serialized(.compact).utf8)
+        guard body.count <= 1 << 20 else { throw .invalidParameter(parameter: "record", reason: "the record is larger than 1 MiB") }
+        try queue(source, id: id, isInteger: isInteger, operation: operation, body: body, baseVersion: onServer?.version)
         return id
     }
 

@@ -236,6 +236,24 @@ def test_a_lost_create_is_found_by_client_id_field_even_when_the_server_changed_
     assert [e["state"] for e in outbox(setup) if e["state"] != "sent"] == []
 
 
+def test_syncd_sends_the_client_id_in_client_id_field_so_a_lost_create_is_found(drf, setup, daemons):
+    """A record put without an ID and without the ClientIDField= member (as a user would): syncd puts the
+    client's ID there, the server stores it, and the lost create is found by it, never POSTed twice."""
+    server, d = slow_server(drf, setup, daemons, ClientIDField="client_id")
+    # The server changes what it stores, so an exact match of the fields sent cannot find the record.
+    server.execute("CREATE TRIGGER stamp AFTER INSERT ON notes_note "
+                   "BEGIN UPDATE notes_note SET title = NEW.title || ' (checked)' WHERE id = NEW.id; END")
+    assert put(setup, {"title": "lost create", "body": "L"}).returncode == 0
+    client_id = cached(setup)["pending"][0]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    for _ in range(2):
+        assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"], r["client_id"]) for r in server.rows()] == \
+        [(1, "note 1", ""), (2, "lost create (checked)", client_id)]
+    assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
+
+
 def test_a_lost_create_matching_several_new_records_is_parked_not_sent_again(drf, setup, daemons):
     server, d = slow_server(drf, setup, daemons)
     assert put(setup, {"id": "twin-1", "title": "twin"}).returncode == 0

@@ -26,9 +26,11 @@ public struct LostCreateSearch: Sendable {
     private var matched: [(id: String, idIsInteger: Bool)] = []
 
     /// A search for the create of `clientID` that sent `sent`, in a source whose records carry their ID in
-    /// `idField`; `previousIDs` are the IDs the listing had before the create.
+    /// `idField`; `previousIDs` are the IDs the listing had before the create. With `clientIDField`, the value
+    /// the create sent in that member is looked for (syncd puts the client's ID there unless the record set it).
     public init(clientID: String, sent: JSONObject, idField: String, clientIDField: String?, previousIDs: Set<String>) {
-        self.clientID = clientID
+        let sentClientID = clientIDField.flatMap { sent[$0]?.stringValue ?? sent[$0]?.integerValue.map(String.init) }
+        self.clientID = sentClientID.flatMap { $0.isEmpty ? nil : $0 } ?? clientID
         self.sent = sent
         self.idField = idField
         self.clientIDField = clientIDField

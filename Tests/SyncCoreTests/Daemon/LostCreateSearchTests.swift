@@ -52,4 +52,13 @@ struct LostCreateSearchTests {
         search.consider(id: "b", idIsInteger: false, body: ["ref": 42])
         #expect(search.decision == .adopt(id: "b", idIsInteger: false))
     }
+
+    @Test func clientIDFieldLooksForTheValueTheCreateSent() {
+        // The user's record set the member itself: that value is what the server stores, not the client's ID.
+        var search = LostCreateSearch(clientID: "c-1", sent: ["title": "t", "ref": "mine"], idField: "id", clientIDField: "ref",
+                                      previousIDs: [])
+        search.consider(id: "7", idIsInteger: true, body: ["id": 7, "ref": "c-1"])
+        search.consider(id: "8", idIsInteger: true, body: ["id": 8, "ref": "mine"])
+        #expect(search.decision == .adopt(id: "8", idIsInteger: true))
+    }
 }
