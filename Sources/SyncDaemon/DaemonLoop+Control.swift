@@ -94,8 +94,9 @@ extension DaemonLoop {
         return .success(())
     }
 
-    /// Runs a local change on the worker (the engine is the store's only writer), then answers, republishes
-    /// and schedules a debounced push.
+    /// Runs a local change on the local lane (its own engine: it never waits for a refresh's paging, at most
+    /// for a refresh of the same source to commit and publish), then answers, republishes and schedules a
+    /// debounced push.
     func apply(_ change: LocalChangeRequest, continuation: CheckedContinuation<Result<String, ManagerError>, Never>) {
         let sourceName: String?
         switch change {
@@ -150,11 +151,12 @@ extension DaemonLoop {
         let configuration = self.configuration
         let logger = self.logger
         states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
+        let shared = worker.shared
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             do {
-                try await worker.replaceEngine(
+                try await worker.replaceEngines(
                     teardown: { try AccountErasure.erase(configuration: configuration, run: run) },
-                    make: { try DaemonLoop.makeEngine(run: run, configuration: configuration) })
+                    make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) })
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
                 for source in configuration.sources {
                     input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil,

@@ -116,8 +116,13 @@ final class DaemonLoop {
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
-        let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration)
-        self.worker = RefreshWorker(engine: engine, onStoreReplaced: { [input] in input.yield(.storeReplaced) })
+        let shared = EngineShared()
+        let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
+        // Account and directories never change on reload, so the lanes' engines open the same storage.
+        let configuration = run.configuration
+        self.worker = RefreshWorker(engine: engine,
+                                    make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) },
+                                    onStoreReplaced: { [input] in input.yield(.storeReplaced) })
         self.prober = try Prober()
         self.timer = try WakeupTimer { [input] in input.yield(.timer) }
         // syncd(8) GUARANTEES 1: serve the cached copy from the first moment, from the store, before any network.
@@ -132,14 +137,14 @@ final class DaemonLoop {
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))
     }
 
-    static func makeEngine(run: DaemonRun, configuration: Configuration) throws -> SyncEngine {
+    static func makeEngine(run: DaemonRun, configuration: Configuration, shared: EngineShared) throws -> SyncEngine {
         let account = configuration.daemon.account
         let directories = Directories(
             state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
             runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
         let store = try AccountStorage.openStore(directories: directories, account: account, logger: run.logger, now: currentTimestamp())
         let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
-        return try SyncEngine(store: store, snapshots: snapshots, logger: run.logger, environment: run.environment)
+        return try SyncEngine(store: store, snapshots: snapshots, logger: run.logger, environment: run.environment, shared: shared)
     }
 
     func monotonicNow() -> MonotonicInstant {
@@ -296,6 +301,7 @@ extension SourcePlan {
     /// What the core needs of a configuration.
     init(_ configuration: Configuration, changed: Set<String> = []) {
         self.init(sources: configuration.sources.map(\.name), changed: changed, settings: SchedulerSettings(configuration),
-                  probeInterval: configuration.network.reachabilityInterval, probeURL: configuration.network.reachabilityURL != nil)
+                  probeInterval: configuration.network.reachabilityInterval, probeURL: configuration.network.reachabilityURL != nil,
+                  lanes: min(DaemonStateMachine.maxLanes, configuration.sources.count))
     }
 }

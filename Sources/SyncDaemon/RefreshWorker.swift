@@ -4,81 +4,142 @@ import SyncRemote
 import SyncCore
 import SyncStore
 
-/// Runs refreshes one at a time on its own serial dispatch queue, off Swift's cooperative pool
-/// (libcurl and SQLite block). Sources therefore refresh one after another; a slow one delays the
-/// others by at most its `TimeoutSec` per page.
+/// Runs the daemon's engines off Swift's cooperative pool (libcurl and SQLite block), on serial dispatch
+/// queues (docs/architecture.md, "Concurrency"):
 ///
-/// `@unchecked Sendable`: the engine (libcurl handle, SQLite connection) is touched only on `queue`.
-/// Each refresh carries its own cancellation flag, made by the loop for its ticket.
+/// - the local lane runs local changes (put, delete, resolve, outbox retry and drop) and retry-state saves
+///   with an engine of its own, so they never wait for a refresh;
+/// - up to `DaemonStateMachine.maxLanes` refresh lanes run refreshes of different sources at once (the core
+///   decides how many and never runs one source twice). Lane 0 keeps its engine between refreshes; the
+///   others open one for a refresh and close it afterwards, so an idle daemon holds two engines.
+///
+/// Every engine has its own SQLite connection and libcurl handle and shares `EngineShared` with the others.
+/// `@unchecked Sendable`: a lane's engine is touched only on its queue, under `gate` (refresh lanes read-lock
+/// it for each refresh; `replaceEngines` write-locks it, so a logout replaces every engine with none in use).
 final class RefreshWorker: @unchecked Sendable {
-    private let queue = DispatchQueue(label: "syncd.refresh")
-    private var engine: SyncEngine?
+    /// A serial queue and the engine used on it.
+    private final class Lane: @unchecked Sendable {
+        let queue: DispatchQueue
+        var engine: SyncEngine?
+        let keepsEngine: Bool
 
-    /// Called on the worker queue after a piece of work during which the engine replaced a damaged
-    /// state database (every source's stored state went with it).
+        init(_ label: String, engine: SyncEngine?, keepsEngine: Bool) {
+            queue = DispatchQueue(label: label)
+            self.engine = engine
+            self.keepsEngine = keepsEngine
+        }
+    }
+
+    private let local: Lane
+    private let lanes: [Lane]
+    /// Refresh lanes in use, by index.
+    private let busy = Mutex<Set<Int>>([])
+    private let gate = ReadWriteLock()
+    /// Opens an engine for a refresh lane (same account, same `EngineShared`).
+    private let make: @Sendable () throws -> SyncEngine
+    /// What every engine of this worker shares (the engines it opens pass it on).
+    let shared: EngineShared
+
+    /// Called on a lane after a piece of work during which its engine replaced a damaged state database
+    /// (every source's stored state went with it).
     private let onStoreReplaced: @Sendable () -> Void
 
-    init(engine: SyncEngine, onStoreReplaced: @escaping @Sendable () -> Void = {}) {
-        self.engine = engine
+    init(engine: SyncEngine, make: @escaping @Sendable () throws -> SyncEngine,
+         onStoreReplaced: @escaping @Sendable () -> Void = {}) {
+        local = Lane("syncd.local", engine: engine, keepsEngine: true)
+        lanes = (0..<DaemonStateMachine.maxLanes).map { Lane("syncd.refresh.\($0)", engine: nil, keepsEngine: $0 == 0) }
+        self.make = make
+        shared = engine.shared
         self.onStoreReplaced = onStoreReplaced
     }
 
     /// Runs `work` and reports whether the engine's store was replaced meanwhile.
     @discardableResult
     private func noticingReplacement<T>(_ engine: SyncEngine, _ work: () -> T) -> T {
+        engine.followReplacedStore()
         let before = ObjectIdentifier(engine.store)
         let value = work()
         if ObjectIdentifier(engine.store) != before { onStoreReplaced() }
         return value
     }
 
-    /// Refreshes `source` and reports the result (and the source's stored state afterwards) on the worker thread.
+    /// A free refresh lane, marked busy (lane 0 when, against the core's promise, none is free: it waits there).
+    private func acquireLane() -> Int {
+        busy.withLock { busy in
+            let index = (0..<lanes.count).first { !busy.contains($0) } ?? 0
+            busy.insert(index)
+            return index
+        }
+    }
+
+    /// Refreshes `source` on a free lane and reports the result (and the source's stored state afterwards) there.
     func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
                  completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
-        queue.async { [self] in
-            guard let engine else {
-                return completion(.failed(RefreshFailure(.cancelled, "no account storage")), nil)
-            }
-            // At most ten progress reports a second reach the loop.
-            var last = ContinuousClock.now - .seconds(1)
-            let result: RefreshResult = noticingReplacement(engine) {
-                engine.refresh(source, cancellation: cancellation) { count in
-                    let now = ContinuousClock.now
-                    if now - last >= .milliseconds(100) {
-                        last = now
-                        progress(count)
+        let index = acquireLane()
+        let lane = lanes[index]
+        lane.queue.async { [self] in
+            let (result, state) = gate.reading { () -> (RefreshResult, SourceState?) in
+                defer { if !lane.keepsEngine { lane.engine = nil } }
+                if lane.engine == nil {
+                    do {
+                        lane.engine = try make()
+                    } catch {
+                        return (.failed(RefreshFailure(.transient, "Failed to open the account's storage: \(failureReason(error))")), nil)
                     }
                 }
+                guard let engine = lane.engine else { return (.failed(RefreshFailure(.cancelled, "no account storage")), nil) }
+                // At most ten progress reports a second reach the loop.
+                var last = ContinuousClock.now - .seconds(1)
+                let result: RefreshResult = noticingReplacement(engine) {
+                    engine.refresh(source, cancellation: cancellation) { count in
+                        let now = ContinuousClock.now
+                        if now - last >= .milliseconds(100) {
+                            last = now
+                            progress(count)
+                        }
+                    }
+                }
+                var state = try? engine.store.state(of: source.name, countingLocalView: true)
+                state?.notices = engine.notices[source.name] ?? []
+                return (result, state)
             }
-            var state = try? engine.store.state(of: source.name, countingLocalView: true)
-            state?.notices = engine.notices[source.name] ?? []
+            _ = busy.withLock { $0.remove(index) }
             completion(result, state)
         }
     }
 
-    /// Runs `body` with the engine on the worker queue and returns its value. When `body` found the database
-    /// damaged, it is replaced before the next piece of work (the engine's refreshes do that themselves).
+    /// Runs `body` with the local engine on the local lane and returns its value. When `body` found the
+    /// database damaged, it is replaced before the next piece of work (refreshes do that themselves).
     func withEngine<T: Sendable>(_ body: @escaping @Sendable (SyncEngine?) -> T) async -> T {
         await withCheckedContinuation { continuation in
-            queue.async { [self] in
-                let value = body(engine)
-                if let engine { _ = noticingReplacement(engine) { engine.recoverDamagedStore() } }
+            local.queue.async { [self] in
+                guard let engine = local.engine else { return continuation.resume(returning: body(nil)) }
+                let value = noticingReplacement(engine) {
+                    let value = body(engine)
+                    engine.recoverDamagedStore()
+                    return value
+                }
                 continuation.resume(returning: value)
             }
         }
     }
 
-    /// Replaces the engine on the worker queue: the old one is closed first (its SQLite connection and
-    /// libcurl handle released), then `teardown` runs (e.g. erasing the account's files), then `make`
-    /// builds the new one. Work queued earlier runs first on the old engine.
-    func replaceEngine(teardown: @escaping @Sendable () throws -> Void, make: @escaping @Sendable () throws -> SyncEngine) async throws {
+    /// Replaces every engine on the local lane: it waits until no refresh lane uses its engine (the core
+    /// cancelled them), closes them all (SQLite connections and libcurl handles released), runs `teardown`
+    /// (e.g. erasing the account's files), then opens the new local engine; refresh lanes open theirs when
+    /// next used. Local work queued earlier runs first on the old engine.
+    func replaceEngines(teardown: @escaping @Sendable () throws -> Void, make: @escaping @Sendable () throws -> SyncEngine) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            queue.async { [self] in
+            local.queue.async { [self] in
                 do {
-                    engine = nil
-                    try teardown()
-                    let newEngine = try make()
-                    engine = newEngine
+                    try gate.writing {
+                        for lane in lanes { lane.engine = nil }
+                        local.engine = nil
+                        // What the engines remembered about the old account's outbox goes with it.
+                        shared.memory.withLock { $0 = EngineShared.Memory() }
+                        try teardown()
+                        local.engine = try make()
+                    }
                     continuation.resume()
                 } catch {
                     continuation.resume(throwing: error)

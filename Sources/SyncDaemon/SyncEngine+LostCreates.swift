@@ -19,7 +19,8 @@ extension SyncEngine {
     func lostCreates(of source: SourceConfiguration) -> [OutboxRecord] {
         guard source.writable else { return [] }
         let entries = (try? store.outbox(source: source.name)) ?? []
-        return entries.filter { $0.answerWasLost && !checkedCreates.contains($0.seq) }
+        let checked = shared.memory.withLock { $0.checkedCreates }
+        return entries.filter { $0.answerWasLost && !checked.contains($0.seq) }
     }
 
     /// The IDs of the listing as it was before the pull: records that were in it cannot be the lost create.
@@ -52,7 +53,7 @@ extension SyncEngine {
             return true
         }
         guard case .object(let sent)? = entry.body.flatMap({ try? JSONValue(parsing: $0) }) else {
-            checkedCreates.insert(entry.seq)
+            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq) }
             return false
         }
         var search = LostCreateSearch(clientID: entry.recordID, sent: sent, idField: source.idField,
@@ -63,7 +64,7 @@ extension SyncEngine {
         }
         switch search.decision {
         case .resend:
-            checkedCreates.insert(entry.seq)
+            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq) }
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
             return false
         case .adopt(let id, let idIsInteger):

@@ -54,8 +54,22 @@ extension SyncEngine {
                   baseVersion: onServer?.version ?? pending?.baseVersion)
     }
 
+    /// Queues and republishes holding the source's lock: a refresh of the same source never publishes in between.
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
                        body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
+        let result: Result<Void, ManagerError> = shared.withSourceLock(source.name) {
+            do throws(ManagerError) {
+                try queueLocked(source, id: id, isInteger: isInteger, operation: operation, body: body, baseVersion: baseVersion)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    private func queueLocked(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
+                             body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
         // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
         // (`syncctl outbox`), and no longer holds the record's changes back.
         let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
@@ -101,11 +115,13 @@ extension SyncEngine {
 
     /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
     func republish(_ name: String) {
-        do {
-            try store.setSnapshotDirty(source: name, true)
-            try publish(name, state: try store.state(of: name))
-        } catch {
-            logger.error("\(name): \(error)")
+        shared.withSourceLock(name) {
+            do {
+                try store.setSnapshotDirty(source: name, true)
+                try publish(name, state: try store.state(of: name))
+            } catch {
+                logger.error("\(name): \(error)")
+            }
         }
     }
 
@@ -182,7 +198,7 @@ extension SyncEngine {
                 continue
             }
             guard !blocked.contains(entry.recordID) else { continue }
-            if entry.answerWasLost && !checkedCreates.contains(entry.seq) {
+            if entry.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(entry.seq) }) {
                 // Its answer was lost (a timeout, a closed connection, a crash): the listing pulled next decides
                 // whether it is on the server (settleLostCreates); it is never POSTed again blindly.
                 blocked.insert(entry.recordID)
@@ -191,7 +207,7 @@ extension SyncEngine {
             changed = true
             do {
                 try pushOne(entry, source: source, token: token)
-                if notFoundAnswers[entry.seq] != nil { blocked.insert(entry.recordID) }
+                if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(entry.recordID) }
                 failuresInARow = 0
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
@@ -242,7 +258,7 @@ extension SyncEngine {
                 ifMatch = etag
             }
         }
-        if entry.operation == .create { checkedCreates.remove(entry.seq) }
+        if entry.operation == .create { _ = shared.memory.withLock { $0.checkedCreates.remove(entry.seq) } }
         var request = HTTPRequest(url: entry.operation == .create ? source.url : itemURL)
         request.method = entry.operation == .create ? "POST" : entry.operation == .update ? "PUT" : "DELETE"
         request.timeout = source.timeout
@@ -370,7 +386,7 @@ extension SyncEngine {
     /// A 404 for a record the listing had: the listing pulled next decides (`settleNotFound`). The change
     /// stays queued meanwhile, and the record's later changes wait behind it.
     private func awaitListing(_ entry: OutboxRecord, source: SourceConfiguration, url: String) throws(RefreshFailure) {
-        notFoundAnswers[entry.seq] = url
+        shared.memory.withLock { $0.notFoundAnswers[entry.seq] = url }
         try? store.noteFailure(entry.seq, status: 404, error: "HTTP 404 from \(url); checking the listing")
         logger.info("\(source.name): HTTP 404 from \(url) for \(entry.recordID), which the listing had; checking the listing")
     }
@@ -379,10 +395,10 @@ extension SyncEngine {
     /// removed on the server (a removal is done; a change is a conflict for `ConflictPolicy`); a record it
     /// still has means the item URL is wrong, and the change is parked, never dropped, whatever the policy.
     func settleNotFound(_ source: SourceConfiguration) {
-        guard !notFoundAnswers.isEmpty, let entries = try? store.outbox(source: source.name) else { return }
+        guard !shared.memory.withLock({ $0.notFoundAnswers.isEmpty }), let entries = try? store.outbox(source: source.name) else { return }
         var changed = false
         for entry in entries {
-            guard let url = notFoundAnswers.removeValue(forKey: entry.seq) else { continue }
+            guard let url = shared.memory.withLock({ $0.notFoundAnswers.removeValue(forKey: entry.seq) }) else { continue }
             changed = true
             do {
                 if try serverRecord(source: source.name, id: entry.recordID) != nil {

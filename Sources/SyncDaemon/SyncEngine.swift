@@ -16,9 +16,14 @@ public final class SyncEngine {
     let logger: Logger
     let environment: [String: String]
     let clock: () -> Timestamp
+    /// What this engine shares with the daemon's other engines (docs/architecture.md, "Concurrency").
+    let shared: EngineShared
+    /// The `shared.storeGeneration` this engine's store belongs to.
+    private var storeGeneration: Int
 
-    /// Creates an engine over an opened store.
-    public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String], clock: @escaping () -> Timestamp = currentTimestamp) throws(RefreshFailure) {
+    /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
+    public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
+                shared: EngineShared = EngineShared(), clock: @escaping () -> Timestamp = currentTimestamp) throws(RefreshFailure) {
         do {
             client = try HTTPClient()
         } catch {
@@ -28,26 +33,39 @@ public final class SyncEngine {
         self.snapshots = snapshots
         self.logger = logger
         self.environment = environment
+        self.shared = shared
+        storeGeneration = shared.storeGeneration.load(ordering: .acquiring)
         self.clock = clock
     }
 
-    /// Creates whose answer was lost and that the latest listing showed not to be on the server: the next
-    /// push may POST them again (once; a second lost answer needs a second check).
-    var checkedCreates: Set<Int64> = []
-    /// Changes that met a 404 for a record the listing had, by outbox sequence, with the URL that answered;
-    /// the next listing decides (`settleNotFound`).
-    var notFoundAnswers: [Int64: String] = [:]
+    /// Reopens the store when another engine replaced the damaged database since this one opened it:
+    /// the old connection still reads the file moved aside. Call before each piece of work.
+    public func followReplacedStore() {
+        let current = shared.storeGeneration.load(ordering: .acquiring)
+        guard current != storeGeneration else { return }
+        do {
+            let path = store.path
+            store.close()
+            store = try StateStore(path: path)
+            storeGeneration = current
+        } catch {
+            // The closed store fails every operation with a clear error; the next piece of work tries again.
+            logger.error("Failed to reopen the replaced state database \(store.path): \(failureReason(error))")
+        }
+    }
 
     /// The warnings of each source's latest listing that did not fail it (an unfollowed next page, an
     /// oversized validator): logged once per source until they change.
-    public private(set) var notices: [String: [String]] = [:]
+    public var notices: [String: [String]] { shared.memory.withLock { $0.notices } }
 
     /// Logs `current` once per source (a warning repeated at every refresh would drown the journal).
     func note(_ current: [String], of source: SourceConfiguration) {
         let unique = current.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-        let known = notices[source.name] ?? []
+        let known = shared.memory.withLock { memory in
+            defer { memory.notices[source.name] = unique.isEmpty ? nil : unique }
+            return memory.notices[source.name] ?? []
+        }
         for notice in unique where !known.contains(notice) { logger.warning("\(source.name): \(notice)") }
-        notices[source.name] = unique.isEmpty ? nil : unique
     }
 
     /// Cancels the refresh in progress, if any (from any thread).
@@ -84,6 +102,7 @@ public final class SyncEngine {
             store = try AccountStorage.replaceDamagedStore(
                 at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
                 undeliveredChanges: undelivered, logger: logger, now: clock())
+            storeGeneration = shared.storeGeneration.add(1, ordering: .acquiringAndReleasing).newValue
             return true
         } catch {
             // The closed store fails every operation; the next one tries again.
@@ -120,6 +139,16 @@ public final class SyncEngine {
         } catch {
             return fail(source, error, at: now)
         }
+        // From the commit to the published file the source's lock is held: a local change of the same source
+        // waits for that much, never for the paging above (docs/architecture.md, "Concurrency").
+        return shared.withSourceLock(source.name) {
+            conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, pages: pages, now: now)
+        }
+    }
+
+    /// Commits (or confirms) what the listing brought and publishes the cache file.
+    private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, previous: SourceState,
+                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, pages: Int, now: String) -> RefreshResult {
         switch fetched {
         case .notModified:
             settleNotFound(source)

@@ -36,40 +36,43 @@ public struct ListingOutcome: Sendable, Equatable {
 }
 
 extension StateStore {
-    /// Starts staging a new complete listing of `source` inside one transaction.
-    /// Nothing is visible to readers until `ListingWriter.commit` succeeds.
+    /// Starts staging a new complete listing of `source`. No write transaction is held while pages arrive:
+    /// differing chunks wait in a temporary table of this connection, and `ListingWriter.commit` moves them
+    /// in one short transaction, so local changes and other sources' refreshes never wait for the paging.
+    /// Nothing is visible to readers until `commit` succeeds.
     public func beginListing(source: String) throws(StoreError) -> ListingWriter {
         do {
-            try database.execute("BEGIN IMMEDIATE")
-        } catch {
-            throw .sqlite(error)
-        }
-        do {
+            try database.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS staged_chunks (seq INTEGER PRIMARY KEY, records INTEGER NOT NULL, data BLOB NOT NULL);
+                DELETE FROM temp.staged_chunks;
+                """)
             return try ListingWriter(store: self, source: source)
         } catch {
-            try? database.execute("ROLLBACK")
             throw .sqlite(error)
         }
     }
 }
 
 /// Stages the records of one listing (syncd(8) GUARANTEES 3): the new listing replaces the old one whole, in one
-/// transaction; records missing from it are gone, changed ones replaced, new ones added; an ID twice is refused.
+/// short transaction taken by `commit` (none is held while pages arrive); records missing from it are gone, changed ones replaced, new ones added; an ID twice is refused.
 ///
 /// Records are framed into chunks of `RecordChunk.capacity`. While the new listing matches the stored one
-/// chunk for chunk, nothing is written; from the first differing chunk on, chunks are written. So an
+/// chunk for chunk, nothing is written; from the first differing chunk on, chunks are staged in the
+/// connection's temporary table `staged_chunks` and copied into `chunks` at commit. So an
 /// identical listing costs reads only, and a listing that changed at its end rewrites only its end.
 /// Either `commit` or `rollback` must be called exactly once.
 public final class ListingWriter {
     let store: StateStore
     let source: String
     private let storedChunks: Int
-    private let replaceChunk: Statement
+    private let stageChunk: Statement
     private var buffer: [UInt8] = []
     private var inBuffer = 0
     private var nextSeq = 0
     private var diverged = false
     private var finished = false
+    /// `commit` began its transaction and has not ended it.
+    private var inTransaction = false
     private var idHashes: [UInt64] = []
     /// Records staged so far.
     public private(set) var count = 0
@@ -78,12 +81,12 @@ public final class ListingWriter {
         self.store = store
         self.source = source
         storedChunks = try store.chunkCount(source: source)
-        replaceChunk = try store.database.prepare("INSERT OR REPLACE INTO chunks (source, seq, records, data) VALUES (?1, ?2, ?3, ?4)")
+        stageChunk = try store.database.prepare("INSERT OR REPLACE INTO temp.staged_chunks (seq, records, data) VALUES (?1, ?2, ?3)")
         buffer.reserveCapacity(160 << 10)
     }
 
     deinit {
-        if !finished { try? store.database.execute("ROLLBACK") }
+        if !finished { discardStaged() }
     }
 
     /// Stages one record.
@@ -105,13 +108,12 @@ public final class ListingWriter {
                 diverged = stored != buffer
             }
             if diverged {
-                replaceChunk.reset()
-                try replaceChunk.bind(1, source)
-                try replaceChunk.bind(2, Int64(nextSeq))
-                try replaceChunk.bind(3, Int64(inBuffer))
-                try buffer.withUnsafeBytes { try replaceChunk.bind(4, borrowedBlob: $0) }
-                try replaceChunk.step()
-                replaceChunk.reset()
+                stageChunk.reset()
+                try stageChunk.bind(1, Int64(nextSeq))
+                try stageChunk.bind(2, Int64(inBuffer))
+                try buffer.withUnsafeBytes { try stageChunk.bind(3, borrowedBlob: $0) }
+                try stageChunk.step()
+                stageChunk.reset()
             }
         } catch let error as SQLiteError {
             throw .sqlite(error)
@@ -128,11 +130,18 @@ public final class ListingWriter {
     public func commit(_ metadata: ListingMetadata) throws(StoreError) -> ListingOutcome {
         precondition(!finished, "ListingWriter used after commit or rollback")
         do {
+            try flushChunk()
+            try store.database.execute("BEGIN IMMEDIATE")
+            inTransaction = true
             let previous = try store.state(of: source)
             if count == 0 && previous.recordCount > 0 && !metadata.allowEmpty {
                 throw StoreError.emptyListingRefused(existing: previous.recordCount)
             }
-            try flushChunk()
+            let move = try store.database.prepare("""
+                INSERT OR REPLACE INTO chunks (source, seq, records, data) SELECT ?1, seq, records, data FROM temp.staged_chunks
+                """)
+            try move.bind(1, source)
+            _ = try move.step()
             try checkDuplicates()
             let sweep = try store.database.prepare("DELETE FROM chunks WHERE source = ?1 AND seq >= ?2")
             try sweep.bind(1, source)
@@ -157,7 +166,9 @@ public final class ListingWriter {
             try state.bind(8, unchanged ? 0 : 1)
             try state.step()
             try store.database.execute("COMMIT")
+            inTransaction = false
             finished = true
+            discardStaged()
             return ListingOutcome(count: count, unchanged: unchanged)
         } catch let error as SQLiteError {
             rollback()
@@ -197,6 +208,14 @@ public final class ListingWriter {
     public func rollback() {
         guard !finished else { return }
         finished = true
-        try? store.database.execute("ROLLBACK")
+        discardStaged()
+    }
+
+    /// Ends the transaction `commit` may have begun and empties the staging table (a failure to empty it
+    /// is harmless: the next listing empties it first).
+    private func discardStaged() {
+        if inTransaction { try? store.database.execute("ROLLBACK") }
+        inTransaction = false
+        try? store.database.execute("DELETE FROM temp.staged_chunks")
     }
 }

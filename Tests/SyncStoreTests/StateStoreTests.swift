@@ -140,6 +140,38 @@ struct StateStoreListingTests {
         #expect(try storedBodies(t.store) == records(600).map { String(decoding: $0.1, as: UTF8.self) })
     }
 
+    @Test("a listing being staged holds no write transaction: another connection writes meanwhile and reads the old listing")
+    func stagingHoldsNoWriteLock() throws {
+        let t = try TemporaryStore()
+        try store(records(600), into: t.store)
+        let other = try StateStore(path: t.path)
+        let writer = try t.store.beginListing(source: "posts")
+        for (id, body) in records(1300, version: 2) {
+            try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
+        }
+        // Would wait for the busy timeout and fail with SQLITE_BUSY if the writer held BEGIN IMMEDIATE.
+        try other.saveRetryState(source: "other", "{}")
+        #expect(try storedBodies(other) == records(600).map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(try writer.commit(ListingMetadata(url: "http://h/posts", etag: nil, lastModified: nil, time: "2026-11-29T12:00:00Z",
+                                                  allowEmpty: false)).count == 1300)
+        #expect(try storedBodies(other) == records(1300, version: 2).map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(try other.state(of: "other").retryState == "{}")
+    }
+
+    @Test("a rolled-back listing leaves nothing staged for the next one")
+    func rollbackLeavesNothingStaged() throws {
+        let t = try TemporaryStore()
+        try store(records(3), into: t.store)
+        let writer = try t.store.beginListing(source: "posts")
+        for (id, body) in records(1300, version: 2) {
+            try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
+        }
+        writer.rollback()
+        try store(records(2, version: 3), into: t.store)
+        #expect(try storedBodies(t.store) == records(2, version: 3).map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(try t.store.state(of: "posts").recordCount == 2)
+    }
+
     @Test func sourcesAreKeptApart() throws {
         let t = try TemporaryStore()
         try store(records(3), into: t.store, source: "a")

@@ -13,7 +13,7 @@ public struct RequestID: Hashable, Sendable, Comparable, CustomStringConvertible
     public var description: String { "request \(value)" }
 }
 
-/// One refresh of one source: the loop runs it on the worker with a cancellation flag of its own and
+/// One refresh of one source: the loop runs it on a refresh lane with a cancellation flag of its own and
 /// reports its end with the same ticket, so a result is matched by ticket, never by source name.
 public struct RefreshTicket: Hashable, Sendable, CustomStringConvertible {
     /// Increasing for the daemon's lifetime: a waiter counts only tickets issued after it asked.
@@ -85,15 +85,18 @@ public struct SourcePlan: Sendable, Equatable {
     public var probeInterval: Duration
     /// `ReachabilityURL=` is set: probes go there, so they can run while no source is failing (offline).
     public var probeURL: Bool
+    /// How many sources may refresh at once (each on its own lane; never two refreshes of one source).
+    public var lanes: Int
 
     /// Creates a plan.
     public init(sources: [String], changed: Set<String> = [], settings: SchedulerSettings, probeInterval: Duration,
-                probeURL: Bool = false) {
+                probeURL: Bool = false, lanes: Int = 1) {
         self.sources = sources
         self.changed = changed
         self.settings = settings
         self.probeInterval = probeInterval
         self.probeURL = probeURL
+        self.lanes = max(1, lanes)
     }
 }
 

@@ -14,14 +14,14 @@ extension DaemonStateMachine {
         return []
     }
 
-    /// Logout (syncd(8) GUARANTEES 9): a new generation, the running refresh cancelled, every waiter
+    /// Logout (syncd(8) GUARANTEES 9): a new generation, every running refresh cancelled, every waiter
     /// answered, the sources resting; the loop erases the account and reports back.
     mutating func logout(_ id: RequestID, discardPending: Bool, pendingChanges: Int) -> [DaemonAction] {
         if pendingChanges > 0 && !discardPending { return [.reply(id, .failed(.pendingChanges(count: pendingChanges)))] }
         var actions: [DaemonAction] = []
         generation += 1
         clearQueue()
-        if let running { actions.append(.cancelRefresh(running)) }
+        actions += cancelAll()
         for name in scheduler.sourceNames { scheduler.removeSource(name) }
         actions += failWaiters(.cancelled(reason: "the refresh was cancelled by a logout"))
         permanentlyFailing.removeAll()
@@ -33,8 +33,8 @@ extension DaemonStateMachine {
         return actions
     }
 
-    /// SIGTERM or SIGINT: one transition. The running refresh is cancelled, every waiting request fails
-    /// with a clear error, nothing new starts; the loop exits when the refresh ends or at the deadline.
+    /// SIGTERM or SIGINT: one transition. Every running refresh is cancelled, every waiting request fails
+    /// with a clear error, nothing new starts; the loop exits when the last refresh ends or at the deadline.
     mutating func stop(at now: MonotonicInstant) -> [DaemonAction] {
         var actions: [DaemonAction] = []
         clearQueue()
@@ -42,22 +42,33 @@ extension DaemonStateMachine {
         if let pendingLogout { actions.append(.reply(pendingLogout, .failed(.stopping))) }
         pendingLogout = nil
         nextProbe = nil
-        guard let running else { return actions + exit() }
+        guard !running.isEmpty else { return actions + exit() }
         phase = .stopping(deadline: now + Self.stopGrace)
-        actions.append(.cancelRefresh(running))
-        return actions
+        return actions + cancelAll()
+    }
+
+    /// Cancels every running refresh, oldest ticket first.
+    func cancelAll() -> [DaemonAction] {
+        running.values.sorted { $0.id < $1.id }.map { .cancelRefresh($0) }
     }
 
     mutating func exit() -> [DaemonAction] {
         phase = .exited
-        running = nil
+        running.removeAll()
         return [.exit]
+    }
+
+    /// A ticket ended: its lane is free, and its source, if triggered meanwhile, joins the queue again.
+    mutating func release(_ ticket: RefreshTicket) {
+        guard running[ticket.source] == ticket else { return }
+        running[ticket.source] = nil
+        if waitingForSelf.remove(ticket.source) != nil { queue.append(ticket.source) }
     }
 
     /// A refresh ended: the scheduler learns the outcome, waiters issued before the ticket get its report.
     mutating func finished<J: JitterSource>(_ ticket: RefreshTicket, _ finish: RefreshFinish, at now: MonotonicInstant,
                                             jitter: inout J) -> [DaemonAction] {
-        if running == ticket { running = nil }
+        release(ticket)
         let name = ticket.source
         guard ticket.generation == generation, scheduler.source(name) != nil else { return [.discarded(ticket)] }
         if !finish.cancelled {
@@ -79,11 +90,12 @@ extension DaemonStateMachine {
         configured = Set(plan.sources)
         probeInterval = plan.probeInterval
         probeURL = plan.probeURL
+        lanes = plan.lanes
         scheduler.updateSettings(plan.settings)
         for name in plan.sources {
             if !old.contains(name) {
                 scheduler.addSource(name, at: now)
-            } else if plan.changed.contains(name), let running, running.source == name {
+            } else if plan.changed.contains(name), let running = running[name] {
                 actions.append(.cancelRefresh(running))
             }
             if !old.contains(name) || plan.changed.contains(name) { feed(.trigger(.reload), source: name, at: now, jitter: &jitter) }
@@ -91,10 +103,11 @@ extension DaemonStateMachine {
         for name in old.subtracting(configured).sorted() {
             scheduler.removeSource(name)
             queued.remove(name)
+            waitingForSelf.remove(name)
             permanentlyFailing.remove(name)
             unhealthy.remove(name)
             stale.remove(name)
-            if let running, running.source == name { actions.append(.cancelRefresh(running)) }
+            if let running = running[name] { actions.append(.cancelRefresh(running)) }
             let removed = SourceRefreshReport(source: name, result: .cancelled, records: 0,
                                               error: "removed from the configuration by a reload")
             actions += report(removed, ticket: nil)
@@ -126,27 +139,38 @@ extension DaemonStateMachine {
         return waiters.map { .reply($0.id, .failed(error)) }
     }
 
-    /// Starts the next queued source when the worker is free.
+    /// Starts queued sources while a lane is free. A source whose own refresh still runs waits for it
+    /// (`waitingForSelf`) and is queued again when it ends; the sources behind it go ahead.
     mutating func startNext() -> [DaemonAction] {
-        guard running == nil, phase == .running || phase == .loggedOut else { return [] }
-        while queueHead < queue.count {
+        guard phase == .running || phase == .loggedOut else { return [] }
+        var actions: [DaemonAction] = []
+        while running.count < lanes, queueHead < queue.count {
             let name = queue[queueHead]
             queueHead += 1
             // Queued twice after a removal and re-adding: only the entry the set still holds counts once.
-            guard queued.remove(name) != nil, configured.contains(name) else { continue }
+            guard queued.contains(name), configured.contains(name) else { continue }
+            if running[name] != nil {
+                waitingForSelf.insert(name)
+                continue
+            }
+            queued.remove(name)
             let ticket = RefreshTicket(id: nextTicket, source: name, generation: generation)
             nextTicket += 1
-            running = ticket
-            return [.startRefresh(ticket)]
+            running[name] = ticket
+            actions.append(.startRefresh(ticket))
         }
-        clearQueue()
-        return []
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        return actions
     }
 
     mutating func clearQueue() {
         queue.removeAll(keepingCapacity: true)
         queueHead = 0
         queued.removeAll(keepingCapacity: true)
+        waitingForSelf.removeAll(keepingCapacity: true)
     }
 
     /// Feeds the scheduler; the sources it wants refreshed join the queue (once: a source already queued

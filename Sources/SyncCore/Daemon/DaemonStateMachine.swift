@@ -1,6 +1,6 @@
 // The daemon's core as one pure state machine (docs/architecture.md, "The daemon's core"): it owns the
-// per-source schedulers, the run queue, the running refresh ticket, the account generation, the waiting
-// requests, the failing sources, the logged-out and stopping states and the probe schedule. The loop
+// per-source schedulers, the run queue, the running refresh tickets (at most one per source), the account
+// generation, the waiting requests, the failing sources, the logged-out and stopping states and the probe schedule. The loop
 // (SyncDaemon's DaemonLoop) feeds it inputs stamped with the monotonic time and performs the actions it
 // returns; it reads no clock and does no I/O, so every scenario is a unit test with a manual clock.
 
@@ -12,8 +12,8 @@ public struct DaemonStateMachine: Sendable {
         case running
         /// Logged out: the sources rest until a manual refresh or a reload brings them back.
         case loggedOut
-        /// Stopping: the running refresh is cancelled; `deadline` is when the loop exits whatever the
-        /// worker does (within 5 s of SIGTERM, syncd(8) SIGNALS).
+        /// Stopping: the running refreshes are cancelled; `deadline` is when the loop exits whatever the
+        /// lanes do (within 5 s of SIGTERM, syncd(8) SIGNALS).
         case stopping(deadline: MonotonicInstant)
         /// `.exit` was returned; nothing happens any more.
         case exited
@@ -28,6 +28,9 @@ public struct DaemonStateMachine: Sendable {
         var reports: [SourceRefreshReport] = []
     }
 
+    /// The most refreshes that ever run at once (docs/architecture.md, "Concurrency").
+    public static let maxLanes = 4
+
     /// How long the loop may wait for a cancelled refresh before exiting anyway.
     public static let stopGrace: Duration = .seconds(4)
 
@@ -37,12 +40,17 @@ public struct DaemonStateMachine: Sendable {
     public internal(set) var sources: [String]
     var configured: Set<String>
     public internal(set) var phase: Phase = .running
-    /// The refresh on the worker, if any.
-    public internal(set) var running: RefreshTicket?
+    /// The refreshes running, by source: at most one per source (a refresh of a source never overlaps
+    /// another of the same source, whatever its generation), at most `lanes` in all.
+    public internal(set) var running: [String: RefreshTicket] = [:]
+    /// How many refreshes may run at once.
+    public internal(set) var lanes: Int
+    /// Queued sources met while their own refresh was still running: queued again when it ends.
+    var waitingForSelf: Set<String> = []
     /// Bumped by logout: results of older tickets are discarded (syncd(8) GUARANTEES 9).
     public internal(set) var generation = 0
     var nextTicket = 1
-    /// Sources waiting for the worker, in order (`queued` mirrors it for O(1) membership).
+    /// Sources waiting for a lane, in order (`queued` mirrors it for O(1) membership).
     var queue: [String] = []
     var queueHead = 0
     var queued: Set<String> = []
@@ -74,6 +82,7 @@ public struct DaemonStateMachine: Sendable {
         configured = Set(plan.sources)
         probeInterval = plan.probeInterval
         probeURL = plan.probeURL
+        lanes = plan.lanes
         scheduler = Scheduler(settings: plan.settings)
         for name in plan.sources { scheduler.addSource(name, restoring: saved[name], at: now) }
     }
@@ -87,12 +96,12 @@ public struct DaemonStateMachine: Sendable {
 
     /// Whether `source` is being refreshed for the current account.
     public func isRefreshing(_ source: String) -> Bool {
-        running?.source == source && running?.generation == generation
+        running[source]?.generation == generation
     }
 
     /// The waiting requests a progress report of `source` concerns (refreshes issued after they asked).
     public func requests(waitingFor source: String) -> [RequestID] {
-        guard let running, running.source == source else { return [] }
+        guard let running = running[source] else { return [] }
         return waiters.filter { $0.remaining.contains(source) && running.id >= $0.firstTicket }.map(\.id)
     }
 
@@ -120,8 +129,8 @@ public struct DaemonStateMachine: Sendable {
         case (.stopping(let deadline), .timer):
             if now >= deadline { actions += exit() }
         case (.stopping, .refreshFinished(let ticket, _)):
-            if running == ticket { running = nil }
-            actions += exit()
+            release(ticket)
+            if running.isEmpty { actions += exit() }
         case (.stopping, .accountErased(let id, _)):
             actions.append(.reply(id, .failed(.stopping)))
         case (.stopping, _):

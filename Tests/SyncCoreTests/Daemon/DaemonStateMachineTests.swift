@@ -2,15 +2,15 @@ import Testing
 @testable import SyncCore
 
 /// The daemon's core driven by a manual clock: the test says what happens when and checks the actions.
-private struct Core {
+struct Core {
     var machine: DaemonStateMachine
     var jitter = ConstantJitter(0.5)
     var now = MonotonicInstant.zero
 
-    init(_ sources: [String] = ["s1", "s2"], probeInterval: Duration = .zero) {
+    init(_ sources: [String] = ["s1", "s2"], probeInterval: Duration = .zero, lanes: Int = 1) {
         let settings = SchedulerSettings(debounce: .seconds(2), interval: .seconds(900), randomizedDelay: .zero,
                                          initialDelay: .seconds(1), maxDelay: .seconds(60), maxAttempts: 5)
-        machine = DaemonStateMachine(SourcePlan(sources: sources, settings: settings, probeInterval: probeInterval), at: now)
+        machine = DaemonStateMachine(SourcePlan(sources: sources, settings: settings, probeInterval: probeInterval, lanes: lanes), at: now)
     }
 
     mutating func send(_ input: DaemonInput, after delay: Duration = .zero) -> [DaemonAction] {
@@ -42,11 +42,11 @@ private struct Core {
     }
 }
 
-private func started(_ actions: [DaemonAction]) -> [RefreshTicket] {
+func started(_ actions: [DaemonAction]) -> [RefreshTicket] {
     actions.compactMap { if case .startRefresh(let ticket) = $0 { ticket } else { nil } }
 }
 
-private func replies(_ actions: [DaemonAction]) -> [RequestID: DaemonReply] {
+func replies(_ actions: [DaemonAction]) -> [RequestID: DaemonReply] {
     var replies: [RequestID: DaemonReply] = [:]
     for case .reply(let id, let reply) in actions {
         #expect(replies[id] == nil, "\(id) answered twice")
@@ -73,7 +73,7 @@ struct DaemonStateMachineTests {
         var core = Core()
         let startup = try #require(started(core.send(.started)).first)
         _ = core.send(.refreshFinished(startup, Core.finish("s1")))
-        let s2 = try #require(core.machine.running)
+        let s2 = try #require(core.machine.running["s2"])
         _ = core.send(.refreshFinished(s2, Core.finish("s2")))
         let ticket = try #require(started(core.send(.refresh(RequestID(1), source: nil, wait: true), after: .seconds(5))).first)
         let actions = core.send(.stop, after: .milliseconds(500))

@@ -1,0 +1,96 @@
+"""Nobody waits behind one source's refresh (syncd(8), "Concurrency"): while source "slow" pages slowly
+and endlessly, a local change of another source returns at once and reaches the server, another source's
+refresh completes, a local change of "slow" itself returns without waiting for its paging, and SIGTERM
+still stops the daemon within 5 s. The test server's own request log and records are the evidence."""
+import json
+import signal
+import subprocess
+import time
+
+from conftest import BIN, POSTS, wait_for
+from test_syncctl import syncctl
+
+PAGE_DELAY = 0.3
+SLOW = [{"id": i, "title": f"slow {i}"} for i in range(1, 2001)]   # 2000 pages of one record: ~10 minutes
+
+
+def put(setup, source, record):
+    started = time.monotonic()
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", source, "-"],
+                       input=json.dumps(record), capture_output=True, text=True, timeout=30)
+    return r, time.monotonic() - started
+
+
+def slow_pages(server):
+    return len(server.requests("/slow"))
+
+
+def still_paging(server, d, at_least):
+    """More pages of "slow" arrive, and its listing has not ended."""
+    wait_for(lambda: slow_pages(server) > at_least, timeout=5, what="another page of slow")
+    assert "slow: synced" not in d.output()
+    assert "slow: refresh failed" not in d.output()
+
+
+def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
+    setup.write_main("[Network]\nDebounceSec=2s\nReachabilityIntervalSec=0\n")
+    server.set_records("slow", SLOW)
+    server.options("slow", perPage=1, delay=PAGE_DELAY)
+    server.set_records("b", POSTS)
+    server.set_records("c", POSTS)
+    setup.add_source("slow", server.url("slow"), Pagination="link", Writable="yes", TimeoutSec="5s")
+    setup.add_source("b", server.url("b"), Writable="yes")
+    setup.add_source("c", server.url("c"))
+    d = daemons(setup)
+    # b and c refresh on their own lanes while slow pages.
+    d.wait_log("b: synced 2 records")
+    d.wait_log("c: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    pages = slow_pages(server)
+    assert pages >= 1
+    still_paging(server, d, pages)
+
+    # (a) A put on b returns within a second, lands in b's cache file and outbox, and is pushed to the server.
+    r, took = put(setup, "b", {"id": 10, "title": "from b"})
+    assert r.returncode == 0, r.stderr
+    assert took < 1.0, f"put on b took {took:.2f} s while slow was paging"
+    doc = setup.cache_doc("b")
+    assert doc["pending"] == [10]
+    assert doc["records"][-1] == {"id": 10, "title": "from b"}
+    # Pushed only after DebounceSec=2s: the change waits in the outbox meanwhile.
+    outbox = json.loads(syncctl(setup, "outbox", "--json").stdout)
+    assert [(e["source"], e["id"]) for e in outbox] == [("b", "10")]
+    wait_for(lambda: any(rec.get("id") == 10 for rec in server.records("b")), timeout=5, what="b's record on the server")
+    assert [(q["method"], q["path"]) for q in server.requests("/b") if q["method"] == "POST"] == [("POST", "/b")]
+
+    # (b) A refresh of c completes, with the server's new data, while slow still pages.
+    server.set_records("c", POSTS + [{"id": 3, "title": "Post 3"}])
+    pages = slow_pages(server)
+    started = time.monotonic()
+    refresh = syncctl(setup, "refresh", "c", "--wait")
+    assert refresh.returncode == 0, refresh.stderr
+    assert time.monotonic() - started < 3
+    assert [rec["id"] for rec in setup.cache_doc("c")["records"]] == [1, 2, 3]
+    assert len([q for q in server.requests("/c") if q["method"] == "GET"]) == 2
+    still_paging(server, d, pages)
+
+    # (c) A put on slow itself returns within a second: its refresh holds no lock while it pages.
+    pages = slow_pages(server)
+    r, took = put(setup, "slow", {"id": 9001, "title": "local"})
+    assert r.returncode == 0, r.stderr
+    assert took < 1.0, f"put on slow took {took:.2f} s while slow was paging"
+    outbox = json.loads(syncctl(setup, "outbox", "--json").stdout)
+    assert [(e["source"], e["id"]) for e in outbox] == [("slow", "9001")]
+    assert setup.cache_doc("slow")["pending"] == [9001]
+    still_paging(server, d, pages)
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert {s["name"]: s["state"] for s in status["sources"]}["slow"] == "syncing"
+
+    # (d) SIGTERM with slow mid-listing: gone within 5 s.
+    started = time.monotonic()
+    d.signal(signal.SIGTERM)
+    d.proc.wait(5)
+    assert time.monotonic() - started < 5
+    assert d.proc.returncode == 0
+    assert "slow: synced" not in d.output()
+    assert not setup.leftovers()
