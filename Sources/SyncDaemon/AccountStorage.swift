@@ -7,8 +7,10 @@ import SyncStore
 /// and replaced by an empty one that the next good refresh fills: the daemon never crashes on its own files.
 /// At open, or later when an operation finds a damaged page (`SyncEngine.recoverDamagedStore`).
 public enum AccountStorage {
-    /// Opens the store of `account`, recovering from a damaged file.
-    public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp) throws -> StateStore {
+    /// Opens the store of `account`, recovering from a damaged file (then `replaced` runs, so the daemon's
+    /// other engines can follow).
+    public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp,
+                                 replaced: () -> Void = {}) throws -> StateStore {
         try Directories.create(directories.state, mode: 0o700)
         let directory = directories.state + "/" + account
         try Directories.create(directory, mode: 0o700)
@@ -16,7 +18,9 @@ public enum AccountStorage {
         do {
             return try StateStore(path: path)
         } catch .corrupt(_, let reason) {
-            return try replaceDamagedStore(at: path, problem: "was unusable (\(reason))", undeliveredChanges: nil, logger: logger, now: now)
+            let store = try replaceDamagedStore(at: path, problem: "was unusable (\(reason))", undeliveredChanges: nil, logger: logger, now: now)
+            replaced()
+            return store
         }
     }
 

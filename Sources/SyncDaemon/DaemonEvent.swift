@@ -2,7 +2,7 @@ import SyncControl
 import SyncCore
 import SyncStore
 
-/// Everything that wakes the daemon's loop. Producers (signals, the timer, the refresh worker, the link
+/// Everything that wakes the daemon's loop. Producers (signals, the timer, the refresh lanes, the link
 /// monitor, the prober, control clients) only yield events; the loop alone changes state.
 enum DaemonEvent: Sendable {
     /// The earliest deadline passed.
@@ -23,11 +23,11 @@ enum DaemonEvent: Sendable {
     case accountErased(RequestID, Result<Void, ManagerError>)
     /// A refresh in progress moved on.
     case refreshProgress(source: String, RefreshProgressCount)
-    /// A local change was stored (on the worker); `state` is the source's state afterwards.
+    /// A local change was stored (on the local lane); `state` is the source's state afterwards.
     case localChanged(source: String, state: SourceState?)
     /// A cache file changed outside a refresh (logout): tell watchers.
     case cacheChanged(WatchEvent)
-    /// The state database was found damaged and replaced by an empty one (on the worker): every
+    /// The state database was found damaged and replaced by an empty one (on a lane): every
     /// source's state is gone and must be rebuilt from its server.
     case storeReplaced
 }

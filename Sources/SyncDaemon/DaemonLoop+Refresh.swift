@@ -7,7 +7,7 @@ import SyncStore
 extension DaemonLoop {
     // MARK: Refreshes
 
-    /// Runs the ticket on the worker with a cancellation flag of its own.
+    /// Runs the ticket on a free refresh lane with a cancellation flag of its own.
     func startRefresh(_ ticket: RefreshTicket) {
         guard let source = sourcesByName[ticket.source] else {
             // The core only issues tickets for configured sources; answer it anyway so nothing waits.

@@ -142,7 +142,9 @@ final class DaemonLoop {
         let directories = Directories(
             state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
             runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
-        let store = try AccountStorage.openStore(directories: directories, account: account, logger: run.logger, now: currentTimestamp())
+        // A lane that finds the file unusable replaces it; the other engines follow (docs/architecture.md, "Concurrency").
+        let store = try AccountStorage.openStore(directories: directories, account: account, logger: run.logger, now: currentTimestamp(),
+                                                 replaced: { shared.storeGeneration.withLock { $0 += 1 } })
         let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
         return try SyncEngine(store: store, snapshots: snapshots, logger: run.logger, environment: run.environment, shared: shared)
     }

@@ -1,3 +1,4 @@
+internal import Glibc
 import Synchronization
 
 /// What the engines of one daemon share (docs/architecture.md, "Concurrency"): the local-change engine
@@ -18,16 +19,18 @@ public final class EngineShared: Sendable {
     }
 
     let memory = Mutex(Memory())
-    /// Bumped each time an engine replaced the damaged database: the others reopen the new file.
-    let storeGeneration = Atomic<Int>(0)
+    /// Bumped each time an engine replaced the damaged database (held while it does): the others reopen
+    /// the new file.
+    let storeGeneration = Mutex(0)
     private let locks = Mutex<[String: SourceLock]>([:])
 
     /// Creates the state for one daemon (or one `syncd --once`).
     public init() {}
 
-    /// Runs `body` holding the lock of `source`: a refresh holds it from committing a listing to publishing
-    /// it, a local change from queueing to publishing; never while pages are fetched. Reentrant.
-    func withSourceLock<T>(_ source: String, _ body: () throws -> T) rethrows -> T {
+    /// Runs `body` holding the lock of `source`: a refresh holds it while it pushes the source's changes and
+    /// from committing a listing to publishing it; a local change (put, delete, resolve, drop) from reading
+    /// what it decides on to publishing. Never while pages are fetched. Reentrant.
+    func withSourceLock<T, E: Error>(_ source: String, _ body: () throws(E) -> T) throws(E) -> T {
         let lock = locks.withLock { locks in
             if let lock = locks[source] { return lock }
             let lock = SourceLock()
@@ -38,4 +41,60 @@ public final class EngineShared: Sendable {
         defer { lock.unlock() }
         return try body()
     }
+}
+
+/// A pthread read-write lock that prefers writers, so a logout's engine replacement (the writer) is not
+/// held off by refreshes that keep starting (the readers).
+/// `@unchecked Sendable`: the lock itself is the synchronisation.
+final class ReadWriteLock: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+
+    init() {
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        pthread_rwlock_init(lock, &attributes)
+        pthread_rwlockattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    /// Runs `body` holding the lock shared.
+    func reading<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    /// Runs `body` holding the lock exclusively.
+    func writing<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+}
+
+/// A recursive pthread mutex: the publish path is entered again from inside the queueing path.
+/// `@unchecked Sendable`: the mutex itself is the synchronisation.
+final class SourceLock: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+
+    init() {
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
 }

@@ -10,8 +10,8 @@ import SyncStore
 /// - the local lane runs local changes (put, delete, resolve, outbox retry and drop) and retry-state saves
 ///   with an engine of its own, so they never wait for a refresh;
 /// - up to `DaemonStateMachine.maxLanes` refresh lanes run refreshes of different sources at once (the core
-///   decides how many and never runs one source twice). Lane 0 keeps its engine between refreshes; the
-///   others open one for a refresh and close it afterwards, so an idle daemon holds two engines.
+///   decides how many and never runs one source twice). A refresh lane opens an engine for a refresh and
+///   closes it afterwards, so an idle daemon holds only the local engine.
 ///
 /// Every engine has its own SQLite connection and libcurl handle and shares `EngineShared` with the others.
 /// `@unchecked Sendable`: a lane's engine is touched only on its queue, under `gate` (refresh lanes read-lock
@@ -21,12 +21,10 @@ final class RefreshWorker: @unchecked Sendable {
     private final class Lane: @unchecked Sendable {
         let queue: DispatchQueue
         var engine: SyncEngine?
-        let keepsEngine: Bool
 
-        init(_ label: String, engine: SyncEngine?, keepsEngine: Bool) {
+        init(_ label: String, engine: SyncEngine?) {
             queue = DispatchQueue(label: label)
             self.engine = engine
-            self.keepsEngine = keepsEngine
         }
     }
 
@@ -46,8 +44,8 @@ final class RefreshWorker: @unchecked Sendable {
 
     init(engine: SyncEngine, make: @escaping @Sendable () throws -> SyncEngine,
          onStoreReplaced: @escaping @Sendable () -> Void = {}) {
-        local = Lane("syncd.local", engine: engine, keepsEngine: true)
-        lanes = (0..<DaemonStateMachine.maxLanes).map { Lane("syncd.refresh.\($0)", engine: nil, keepsEngine: $0 == 0) }
+        local = Lane("syncd.local", engine: engine)
+        lanes = (0..<DaemonStateMachine.maxLanes).map { Lane("syncd.refresh.\($0)", engine: nil) }
         self.make = make
         shared = engine.shared
         self.onStoreReplaced = onStoreReplaced
@@ -79,10 +77,14 @@ final class RefreshWorker: @unchecked Sendable {
         let lane = lanes[index]
         lane.queue.async { [self] in
             let (result, state) = gate.reading { () -> (RefreshResult, SourceState?) in
-                defer { if !lane.keepsEngine { lane.engine = nil } }
+                // Closed after each refresh (its SQLite connection and libcurl handle): idle costs nothing.
+                defer { lane.engine = nil }
                 if lane.engine == nil {
                     do {
+                        let generation = shared.storeGeneration.withLock { $0 }
                         lane.engine = try make()
+                        // Opening found the file unusable and replaced it: every source's stored state went with it.
+                        if shared.storeGeneration.withLock({ $0 }) != generation { onStoreReplaced() }
                     } catch {
                         return (.failed(RefreshFailure(.transient, "Failed to open the account's storage: \(failureReason(error))")), nil)
                     }

@@ -8,7 +8,13 @@ extension SyncEngine {
 
     /// Queues a new or changed record durably and republishes the cache file; returns the record's ID.
     /// A record without an ID gets a UUID string as ID.
+    /// Holds the source's lock (`EngineShared.withSourceLock`): a push or a listing commit of the same source on
+    /// another engine never runs between deciding create or update and queueing.
     public func put(_ record: JSONObject, into source: SourceConfiguration) throws(ManagerError) -> String {
+        try shared.withSourceLock(source.name) { () throws(ManagerError) -> String in try putLocked(record, into: source) }
+    }
+
+    private func putLocked(_ record: JSONObject, into source: SourceConfiguration) throws(ManagerError) -> String {
         guard source.writable else { throw .notWritable(source: source.name) }
         var record = record
         let id: String
@@ -42,7 +48,12 @@ extension SyncEngine {
     }
 
     /// Queues the removal of a record durably and republishes the cache file.
+    /// Holds the source's lock, like `put`.
     public func delete(id: String, from source: SourceConfiguration) throws(ManagerError) {
+        try shared.withSourceLock(source.name) { () throws(ManagerError) in try deleteLocked(id: id, from: source) }
+    }
+
+    private func deleteLocked(id: String, from source: SourceConfiguration) throws(ManagerError) {
         guard source.writable else { throw .notWritable(source: source.name) }
         let onServer = try serverRecord(source: source.name, id: id)
         let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == id }
@@ -54,22 +65,8 @@ extension SyncEngine {
                   baseVersion: onServer?.version ?? pending?.baseVersion)
     }
 
-    /// Queues and republishes holding the source's lock: a refresh of the same source never publishes in between.
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
                        body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
-        let result: Result<Void, ManagerError> = shared.withSourceLock(source.name) {
-            do throws(ManagerError) {
-                try queueLocked(source, id: id, isInteger: isInteger, operation: operation, body: body, baseVersion: baseVersion)
-                return .success(())
-            } catch {
-                return .failure(error)
-            }
-        }
-        try result.get()
-    }
-
-    private func queueLocked(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
-                             body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
         // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
         // (`syncctl outbox`), and no longer holds the record's changes back.
         let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
@@ -141,11 +138,14 @@ extension SyncEngine {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
             throw .noSuchOutboxEntry(seq: seq)
         }
-        do {
-            try store.removeOutboxEntry(seq)
-            if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
-        } catch {
-            throw .storageFailure(reason: "\(error)")
+        // Not while a push of its source may be sending it.
+        try shared.withSourceLock(entry.source) { () throws(ManagerError) in
+            do {
+                try store.removeOutboxEntry(seq)
+                if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
+            } catch {
+                throw .storageFailure(reason: "\(error)")
+            }
         }
         logger.notice("\(entry.source): dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
@@ -153,7 +153,12 @@ extension SyncEngine {
     }
 
     /// `syncctl resolve SOURCE ID --keep local|remote`.
+    /// Holds the source's lock, like `put`.
     public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
+        try shared.withSourceLock(source.name) { () throws(ManagerError) in try resolveLocked(source: source, id: id, keepLocal: keepLocal) }
+    }
+
+    private func resolveLocked(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
         let entries = try reading("the outbox") { try store.outbox(source: source.name) }
         guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
             throw .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source.name)\" is not in conflict")
@@ -183,8 +188,15 @@ extension SyncEngine {
     /// then reports the refresh as failed (retried with backoff). What concerns the whole server stops the
     /// push and is thrown: a network error, a timeout, a 429, a 502/503/504, a `Retry-After`, three
     /// records in a row failing, a storage failure, cancellation.
+    ///
+    /// Holds the source's lock throughout: a local change of the same source (another engine) waits for the
+    /// push, so a change being sent is never coalesced with a newer one nor dropped under it.
     func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
         guard source.writable else { return nil }
+        return try shared.withSourceLock(source.name) { () throws(RefreshFailure) -> RefreshFailure? in try pushLocked(source, token: token) }
+    }
+
+    private func pushLocked(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
         let entries: [OutboxRecord]
         do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
         var blocked: Set<String> = []

@@ -3,7 +3,8 @@ import SyncRemote
 import SyncStore
 
 /// Refreshes sources: fetch, validate, reconcile into the store in one transaction, publish the cache file.
-/// The only writer of the store. Blocking: run it off the cooperative pool, one refresh at a time.
+/// The daemon has several (docs/architecture.md, "Concurrency"), each with its own connection and libcurl
+/// handle, sharing `EngineShared`. Blocking: run it off the cooperative pool, one piece of work at a time.
 public final class SyncEngine {
     /// How large the write-ahead log may grow before a refresh that changed nothing folds it in: about
     /// sixteen no-change refreshes (each appends one 64 KiB page), measured in docs/benchmarks.md.
@@ -34,23 +35,26 @@ public final class SyncEngine {
         self.logger = logger
         self.environment = environment
         self.shared = shared
-        storeGeneration = shared.storeGeneration.load(ordering: .acquiring)
+        storeGeneration = shared.storeGeneration.withLock { $0 }
         self.clock = clock
     }
 
     /// Reopens the store when another engine replaced the damaged database since this one opened it:
     /// the old connection still reads the file moved aside. Call before each piece of work.
     public func followReplacedStore() {
-        let current = shared.storeGeneration.load(ordering: .acquiring)
-        guard current != storeGeneration else { return }
+        let current = shared.storeGeneration.withLock { $0 }
+        if current != storeGeneration { reopenStore(generation: current) }
+    }
+
+    private func reopenStore(generation: Int) {
+        let path = store.path
+        store.close()
         do {
-            let path = store.path
-            store.close()
             store = try StateStore(path: path)
-            storeGeneration = current
+            storeGeneration = generation
         } catch {
             // The closed store fails every operation with a clear error; the next piece of work tries again.
-            logger.error("Failed to reopen the replaced state database \(store.path): \(failureReason(error))")
+            logger.error("Failed to reopen the replaced state database \(path): \(failureReason(error))")
         }
     }
 
@@ -96,18 +100,26 @@ public final class SyncEngine {
     public func recoverDamagedStore() -> Bool {
         guard let damage = store.damage else { return false }
         let path = store.path
-        let undelivered = store.undeliveredChangeCount()
-        store.close()
-        do {
-            store = try AccountStorage.replaceDamagedStore(
-                at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
-                undeliveredChanges: undelivered, logger: logger, now: clock())
-            storeGeneration = shared.storeGeneration.add(1, ordering: .acquiringAndReleasing).newValue
-            return true
-        } catch {
-            // The closed store fails every operation; the next one tries again.
-            logger.error("Failed to replace the damaged state database \(path): \(failureReason(error))")
-            return false
+        // One engine replaces the file; another that met the same damage meanwhile opens the new file instead.
+        return shared.storeGeneration.withLock { generation in
+            if generation != storeGeneration {
+                reopenStore(generation: generation)
+                return true
+            }
+            let undelivered = store.undeliveredChangeCount()
+            store.close()
+            do {
+                store = try AccountStorage.replaceDamagedStore(
+                    at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
+                    undeliveredChanges: undelivered, logger: logger, now: clock())
+                generation += 1
+                storeGeneration = generation
+                return true
+            } catch {
+                // The closed store fails every operation; the next one tries again.
+                logger.error("Failed to replace the damaged state database \(path): \(failureReason(error))")
+                return false
+            }
         }
     }
 
@@ -141,7 +153,7 @@ public final class SyncEngine {
         }
         // From the commit to the published file the source's lock is held: a local change of the same source
         // waits for that much, never for the paging above (docs/architecture.md, "Concurrency").
-        return shared.withSourceLock(source.name) {
+        return shared.withSourceLock(source.name) { () -> RefreshResult in
             conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, pages: pages, now: now)
         }
     }

@@ -94,3 +94,35 @@ def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
     assert d.proc.returncode == 0
     assert "slow: synced" not in d.output()
     assert not setup.leftovers()
+
+
+def test_logout_during_an_endless_listing_replaces_every_engine(server, setup, daemons):
+    setup.write_main("[Network]\nReachabilityIntervalSec=0\n")
+    server.set_records("slow", SLOW)
+    server.options("slow", perPage=1, delay=PAGE_DELAY)
+    server.set_records("b", POSTS)
+    server.set_records("c", POSTS)
+    setup.add_source("slow", server.url("slow"), Pagination="link", TimeoutSec="5s")
+    setup.add_source("b", server.url("b"))
+    setup.add_source("c", server.url("c"))
+    d = daemons(setup)
+    d.wait_log("b: synced 2 records")
+    d.wait_log("c: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    still_paging(server, d, slow_pages(server))
+    # Logout cancels slow's listing, waits for it, closes every engine and erases the account.
+    started = time.monotonic()
+    r = syncctl(setup, "logout")
+    assert r.returncode == 0, r.stderr
+    assert time.monotonic() - started < 3
+    assert not setup.cache_file("b").exists() and not setup.cache_file("c").exists()
+    pages = slow_pages(server)
+    time.sleep(3 * PAGE_DELAY)
+    assert slow_pages(server) <= pages + 1, "slow kept paging after the logout"
+    # The new account's engines work: a refresh on a refresh lane and the local lane's status both see it.
+    server.set_records("c", POSTS + [{"id": 3, "title": "Post 3"}])
+    assert syncctl(setup, "refresh", "c", "--wait").returncode == 0
+    assert [rec["id"] for rec in setup.cache_doc("c")["records"]] == [1, 2, 3]
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert {s["name"]: s["records"] for s in status["sources"]}["c"] == 3
+    assert "slow: synced" not in d.output()
