@@ -32,7 +32,9 @@ def still_paging(server, d, at_least):
     assert "slow: refresh failed" not in d.output()
 
 
-def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
+def slow_b_and_c(server, setup, daemons):
+    """A daemon with "slow" (paging endlessly, writable), "b" (writable) and "c"; b and c synced on their own
+    lanes while slow pages. Local changes are pushed DebounceSec=2s after they are made."""
     setup.write_main("[Network]\nDebounceSec=2s\nReachabilityIntervalSec=0\n")
     server.set_records("slow", SLOW)
     server.options("slow", perPage=1, delay=PAGE_DELAY)
@@ -42,10 +44,14 @@ def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
     setup.add_source("b", server.url("b"), Writable="yes")
     setup.add_source("c", server.url("c"))
     d = daemons(setup)
-    # b and c refresh on their own lanes while slow pages.
     d.wait_log("b: synced 2 records")
     d.wait_log("c: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
+    d = slow_b_and_c(server, setup, daemons)
     pages = slow_pages(server)
     assert pages >= 1
     still_paging(server, d, pages)
@@ -97,18 +103,7 @@ def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
 
 
 def test_logout_during_an_endless_listing_replaces_every_engine(server, setup, daemons):
-    setup.write_main("[Network]\nReachabilityIntervalSec=0\n")
-    server.set_records("slow", SLOW)
-    server.options("slow", perPage=1, delay=PAGE_DELAY)
-    server.set_records("b", POSTS)
-    server.set_records("c", POSTS)
-    setup.add_source("slow", server.url("slow"), Pagination="link", TimeoutSec="5s")
-    setup.add_source("b", server.url("b"))
-    setup.add_source("c", server.url("c"))
-    d = daemons(setup)
-    d.wait_log("b: synced 2 records")
-    d.wait_log("c: synced 2 records")
-    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    d = slow_b_and_c(server, setup, daemons)
     still_paging(server, d, slow_pages(server))
     # Logout cancels slow's listing, waits for it, closes every engine and erases the account.
     started = time.monotonic()
@@ -126,3 +121,28 @@ def test_logout_during_an_endless_listing_replaces_every_engine(server, setup, d
     status = json.loads(syncctl(setup, "status", "--json").stdout)
     assert {s["name"]: s["records"] for s in status["sources"]}["c"] == 3
     assert "slow: synced" not in d.output()
+
+
+def test_a_change_made_while_its_record_is_being_pushed_is_not_lost(server, setup, daemons):
+    """The local lane and a refresh lane both touch b's outbox: a put of a record whose previous change is being
+    sent waits for that push (it must not merge into the change in flight, which is then marked sent)."""
+    setup.write_main("[Network]\nDebounceSec=200ms\nReachabilityIntervalSec=0\n")
+    server.set_records("b", POSTS)
+    server.options("b", writeDelay=2)
+    setup.add_source("b", server.url("b"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("b: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    r, took = put(setup, "b", {"id": 1, "title": "first"})
+    assert r.returncode == 0, r.stderr
+    assert took < 1.0
+    wait_for(lambda: [q for q in server.requests("/b/1") if q["method"] == "PUT"], what="the first PUT to arrive")
+    r, took = put(setup, "b", {"id": 1, "title": "second"})
+    assert r.returncode == 0, r.stderr
+    assert took < 5, f"put took {took:.2f} s: longer than the push it waited for"
+    wait_for(lambda: next(rec for rec in server.records("b") if rec["id"] == 1)["title"] == "second", timeout=10,
+             what="the second change on the server")
+    puts = [json.loads(q["body"])["title"] for q in server.requests("/b/1") if q["method"] == "PUT"]
+    assert puts == ["first", "second"]
+    wait_for(lambda: setup.cache_doc("b")["pending"] == [], what="the outbox to empty")
+    assert setup.cache_doc("b")["records"][0] == {"id": 1, "title": "second"}

@@ -10,7 +10,8 @@ The tests steer it through /_control:
   PUT    /_control/faults/<name>        body = JSON fault description (see Fault below)
   DELETE /_control/faults/<name>
   PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
-                                         "nextLink": URL, "delay": seconds, "etagBytes": n}
+                                         "nextLink": URL, "delay": seconds, "etagBytes": n,
+                                         "writeDelay": seconds}
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
 Standard library only.
@@ -245,6 +246,10 @@ class Handler(BaseHTTPRequestHandler):
     def _write(self, name, ident):
         body = self._read_body()
         self._record(body)
+        with STATE.lock:
+            delay = STATE.options.get(name, {}).get("writeDelay")
+        if delay:
+            time.sleep(delay)   # a slow write: recorded on arrival, applied and answered after the delay
         with STATE.lock:
             lose = STATE.faults.get(name, {}).get("kind") == "lose-answer" and \
                 STATE.faults[name].get("method", self.command) == self.command
