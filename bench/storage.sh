@@ -65,20 +65,7 @@ PY
 $M --dirs "$B" -- python3 "$WORK/baseline.py" "$BIG" "$B/py.json" > "$OUT/py-first.json"
 
 # 3. The daemon's resident memory: idle with two small sources; 5 s after refreshing 300k records.
-rss_after() {  # $1 = config name; waits for every source's first sync, then 5 s
-    "$BIN/syncd" --config-dir "$WORK/$1/etc" 2>"$WORK/$1.log" & DAEMON=$!
-    local want; want=$(ls "$WORK/$1/etc/sources.d" | wc -l)
-    for _ in $(seq 1200); do
-        [ "$(grep -c 'synced\|not modified' "$WORK/$1.log" || true)" -ge "$want" ] && break; sleep 0.1
-    done
-    sleep 5
-    # VmRSS, then what it is made of (KiB): anonymous memory, the syncd binary's pages, shared libraries.
-    awk '/VmRSS/ {printf "%s ", $2}' "/proc/$DAEMON/status"
-    awk -v bin="$(readlink -f "$BIN/syncd")" '/^[0-9a-f]+-/ {name = $6} /^Rss:/ {
-            if (name == bin) b += $2; else if (name ~ /\.so/) l += $2; else a += $2 }
-        END {print a, b, l}' "/proc/$DAEMON/smaps"
-    kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true; DAEMON=
-}
+. bench/daemon-rss.sh
 setup_config idle small.json small.json
 rss_after idle > "$OUT/rss-idle"
 setup_config r300 300k.json

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import SyncCore
 
 /// Erases one account's cache folder and state (logout, syncd(8) GUARANTEES 9).
@@ -8,9 +7,8 @@ enum AccountErasure {
             state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
             runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
         let account = configuration.daemon.account
-        for folder in [directories.cache + "/" + account, directories.state + "/" + account]
-        where FileManager.default.fileExists(atPath: folder) {
-            try FileManager.default.removeItem(atPath: folder)
+        for folder in [directories.cache + "/" + account, directories.state + "/" + account] {
+            try DirectoryTree.remove(folder)
         }
     }
 }

@@ -1,5 +1,4 @@
 import Dispatch
-import FoundationEssentials
 internal import Glibc
 import Synchronization
 import SyncControl
@@ -73,7 +72,7 @@ extension DaemonLoop {
         let saved = await finishes(before: deadline) {
             await worker.withEngine { engine in
                 for name in names {
-                    let text = retryStates[name].flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+                    let text = retryStates[name]?.jsonText
                     try? engine?.store.saveRetryState(source: name, text)
                 }
             }

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import SyncControl
 import SyncCore
 import SyncRemote
@@ -102,7 +101,7 @@ extension DaemonLoop {
 
     func saveRetryState(_ name: String) {
         let saved = core.scheduler.source(name)?.exportRetryState(at: monotonicNow())
-        let text = saved.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        let text = saved?.jsonText
         guard states[name]?.retryState != text else { return }
         states[name]?.retryState = text
         Task(executorPreference: DaemonExecutor.shared) { [worker, logger] in
@@ -116,9 +115,15 @@ extension DaemonLoop {
         }
     }
 
-    static func decodeRetryState(_ text: String?) -> PersistedRetryState? {
+    /// The retry state `source` saved; nil (a fresh retry cycle, logged) when the saved text is damaged.
+    static func decodeRetryState(_ text: String?, source: String, logger: Logger) -> PersistedRetryState? {
         guard let text else { return nil }
-        return try? JSONDecoder().decode(PersistedRetryState.self, from: Data(text.utf8))
+        do {
+            return try PersistedRetryState(jsonText: text)
+        } catch {
+            logger.warning("\(source): \(error); starting a new retry cycle")
+            return nil
+        }
     }
 
     // MARK: Network

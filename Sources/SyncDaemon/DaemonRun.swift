@@ -1,5 +1,4 @@
 import Dispatch
-import FoundationEssentials
 internal import Glibc
 import SyncControl
 import SyncCore
@@ -131,7 +130,7 @@ final class DaemonLoop {
         for source in configuration.sources {
             let state = (try? engine.store.state(of: source.name, countingLocalView: true)) ?? SourceState(name: source.name)
             states[source.name] = state
-            saved[source.name] = DaemonLoop.decodeRetryState(state.retryState)
+            saved[source.name] = DaemonLoop.decodeRetryState(state.retryState, source: source.name, logger: run.logger)
         }
         let stale = Set(states.values.filter(\.isStale).map(\.name))
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))

@@ -29,19 +29,7 @@ struct TemporaryConfigurationDirectory {
     }
 
     func remove() {
-        Self.removeTree(path)
-    }
-
-    /// Removes a tree this test created (no symbolic links in it).
-    static func removeTree(_ path: String) {
-        if rmdir(path) == 0 || unlink(path) == 0 { return }
-        guard let stream = opendir(path) else { return }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { removeTree(path + "/" + name) }
-        }
-        closedir(stream)
-        rmdir(path)
+        try? DirectoryTree.remove(path)
     }
 }
 

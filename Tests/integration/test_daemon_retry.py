@@ -1,4 +1,6 @@
 """syncd(8) GUARANTEES 7 against a real server: bounded exponential backoff with jitter, Retry-After, no retry on 401."""
+import json
+import sqlite3
 import time
 
 from conftest import POSTS, wait_for
@@ -118,3 +120,51 @@ def test_reachability_probes_only_while_failing_and_recovery_refreshes(server, s
         assert probe.requests() == []
     finally:
         probe.stop()
+
+
+def _saved_retry_state(setup):
+    with sqlite3.connect(setup.db()) as db:
+        return db.execute("SELECT retry_state FROM sources WHERE name = 'posts'").fetchone()[0]
+
+
+def _save_retry_state(setup, text):
+    with sqlite3.connect(setup.db()) as db:
+        db.execute("UPDATE sources SET retry_state = ? WHERE name = 'posts'", (text,))
+
+
+def test_a_retry_state_saved_by_the_earlier_release_still_loads(server, setup, daemons):
+    # The text the previous release's JSONEncoder wrote (member order was not fixed): attempt 2 of a
+    # backoff, the next attempt due in 4 s.
+    retry_config(setup, initial="200ms", maximum="10s", attempts=4)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=503, times=1)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("refresh failed")
+    assert d.stop() == 0
+    # What this release saved is JSON any reader (the earlier release's JSONDecoder too) understands.
+    assert json.loads(_saved_retry_state(setup))["phase"] == "backoff"
+    _save_retry_state(setup, '{"nextAttemptInMilliseconds":4000,"attempt":2,"phase":"backoff"}')
+    server.clear_requests()
+    restarted = time.monotonic()
+    d2 = daemons(setup)
+    d2.wait_log("posts: synced 2 records", timeout=20)
+    times = attempt_times(server)
+    assert len(times) == 1, times  # the restored backoff: one attempt, when it was due
+    assert times[0] - restarted >= 4.0 - 0.3, (times[0] - restarted)
+    assert "retry state" not in d2.output()
+
+
+def test_a_damaged_retry_state_is_reported_and_the_source_starts_fresh(server, setup, daemons):
+    retry_config(setup)
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    assert d.stop() == 0
+    _save_retry_state(setup, '{"phase":"resting","attempt":1}')
+    d2 = daemons(setup)
+    d2.wait_log("posts: not modified")
+    assert ('posts: Failed to read the saved retry state: unknown phase "resting" (expected "backoff" or '
+            '"error"); starting a new retry cycle') in d2.output()
+    assert setup.cache_doc("posts")["records"] == POSTS  # the cache is untouched
