@@ -19,11 +19,11 @@ struct DaemonControlHandler: ControlHandler {
     func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
         switch request {
         case .getStatus:
-            guard let snapshot = await ask(refused: nil, { .status($0) }) else {
+            guard let parameters = await ask(refused: nil, { .status($0) }) else {
                 _ = reply.fail(ManagerError.stopping)
                 return
             }
-            _ = reply.finish(snapshot.json)
+            _ = reply.finish(serializedParameters: parameters)
         case .refresh(let source, let wait):
             // With `more`, progress (pages, bytes, records) streams while the refresh runs.
             let (updates, sink) = AsyncStream.makeStream(of: RefreshProgress.self, bufferingPolicy: .bufferingNewest(8))
@@ -218,11 +218,11 @@ struct DaemonControlHandler: ControlHandler {
     }
 
     private func sourceExists(_ source: String, reply: ReplySink) async -> Bool {
-        guard let snapshot = await ask(refused: nil, { .status($0) }) else {
+        guard let exists = await ask(refused: nil, { .sourceExists(source, $0) }) else {
             _ = reply.fail(ManagerError.stopping)
             return false
         }
-        if snapshot.sources.contains(where: { $0.name == source }) { return true }
+        if exists { return true }
         _ = reply.fail(ManagerError.noSuchSource(source: source))
         return false
     }

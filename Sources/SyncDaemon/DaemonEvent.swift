@@ -35,8 +35,10 @@ enum DaemonEvent: Sendable {
 /// A control request and the continuation that answers it. Each continuation is resumed exactly once: by
 /// the loop, by the core's `.reply`, or (once the loop has stopped reading) with `ManagerError.stopping`.
 enum ControlRequest: Sendable {
-    /// `GetStatus`; nil once the daemon is stopping.
-    case status(CheckedContinuation<ManagerStatus?, Never>)
+    /// `GetStatus`: the reply's parameters, serialised; nil once the daemon is stopping.
+    case status(CheckedContinuation<[UInt8]?, Never>)
+    /// Whether a source of this name is configured; nil once the daemon is stopping.
+    case sourceExists(String, CheckedContinuation<Bool?, Never>)
     /// `Refresh`: answered by the core; `progress` receives updates while it waits.
     case refresh(RequestID, source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
                  CheckedContinuation<DaemonReply, Never>)
@@ -52,6 +54,7 @@ enum ControlRequest: Sendable {
     func refuse() {
         switch self {
         case .status(let continuation): continuation.resume(returning: nil)
+        case .sourceExists(_, let continuation): continuation.resume(returning: nil)
         case .refresh(_, _, _, let progress, let continuation):
             progress?.finish()
             continuation.resume(returning: .failed(.stopping))

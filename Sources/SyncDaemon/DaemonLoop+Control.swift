@@ -6,7 +6,9 @@ extension DaemonLoop {
     func handle(_ request: ControlRequest) {
         switch request {
         case .status(let continuation):
-            continuation.resume(returning: snapshot())
+            continuation.resume(returning: statusReply())
+        case .sourceExists(let name, let continuation):
+            continuation.resume(returning: sourcesByName[name] != nil)
         case .refresh(let id, let source, let wait, let progress, let continuation):
             pending[id] = PendingRequest(progress: progress, continuation: continuation)
             feed(.refresh(id, source: source, wait: wait))

@@ -148,42 +148,6 @@ extension DaemonLoop {
         prober.probe(urls: urls) { [input] isReachable in input.yield(.probed(reachable: isReachable)) }
     }
 
-    // MARK: Status
-
-    func snapshot() -> ManagerStatus {
-        let now = monotonicNow()
-        let wall = currentTimestamp()
-        let daemon = DaemonStatus(
-            version: syncdVersion, account: configuration.daemon.account, online: core.online, links: linkState,
-            reachable: core.reachable, uptimeSec: (now - .zero).components.seconds, reloadRejected: reloadFailure)
-        let sources = configuration.sources.map { source -> SourceStatus in
-            let state = states[source.name] ?? SourceState(name: source.name)
-            let status = core.scheduler.status(of: source.name)
-            let name: SourceStateName = core.isRefreshing(source.name) ? .syncing : status?.state ?? .idle
-            let next = status?.nextAttempt.map { instant -> String in
-                let seconds = max(0, (instant - now).components.seconds)
-                return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
-            }
-            return SourceStatus(
-                name: source.name, url: source.url, state: name, records: Int64(state.cachedRecordCount),
-                pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-                warnings: notices[source.name] ?? [],
-                lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
-                stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
-        }
-        let failed = failedSources.map {
-            FailedSourceStatus(name: $0.name, file: PrintableText.escaping($0.file), problem: $0.problem)
-        }
-        return ManagerStatus(daemon: daemon, sources: sources, failed: failed)
-    }
-
-    /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
-    func statusLine() -> String {
-        let summary = snapshot().summary
-        guard let reloadFailure else { return summary }
-        return "Reload failed (keeping previous configuration): \(reloadFailure); \(summary)"
-    }
-
     func broadcast(_ event: WatchEvent) {
         for watcher in watchers.values { watcher.yield(event) }
     }

@@ -86,6 +86,10 @@ final class DaemonLoop {
     var statusSentAt: MonotonicInstant?
     var statusDue: MonotonicInstant?
     var lastStatusLine = ""
+    /// Each source's serialised `GetStatus` object, reused while the source's status is unchanged.
+    var statusFragments = SourceStatusFragments()
+    /// The size of the last `GetStatus` reply, to size the next one's buffer.
+    var statusReplySize = 0
     /// Why the last reload was rejected; shown in front of STATUS= and in GetStatus until a reload succeeds.
     var reloadFailure: String?
     /// `.source` files left out because of a configuration error; GetStatus lists them.

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncStore
 
 /// The daemon's own reading of `GetStatus` (the type itself is SyncCore's `ManagerStatus`,
 /// which the daemon fills, the control server sends and `syncctl` formats; docs/control-api.md).
@@ -35,5 +36,65 @@ extension ManagerStatus {
     static func shortReason(_ error: String?) -> String {
         guard let error else { return "waiting" }
         return error.count > 80 ? String(error.prefix(80)) + "…" : error
+    }
+}
+
+extension DaemonLoop {
+    /// Every source's status, for STATUS= and the `ready` summary.
+    func snapshot() -> ManagerStatus {
+        let now = monotonicNow()
+        let wall = currentTimestamp()
+        return ManagerStatus(daemon: daemonStatus(now: now), sources: configuration.sources.map { sourceStatus(of: $0, now: now, wall: wall) },
+                             failed: failedSourceStatuses())
+    }
+
+    /// The parameters of the `GetStatus` reply, serialised: each source's object comes from `statusFragments`
+    /// and is serialised again only when that source's status changed since the last call, so a reply
+    /// at 10,000 sources is mostly a copy (docs/architecture.md, "Status at scale").
+    func statusReply() -> [UInt8] {
+        let now = monotonicNow()
+        let wall = currentTimestamp()
+        if statusFragments.count > configuration.sources.count {
+            statusFragments.keepOnly(Set(configuration.sources.map(\.name)))
+        }
+        let fragments = configuration.sources.lazy.map { self.statusFragments.fragment(for: self.sourceStatus(of: $0, now: now, wall: wall)) }
+        let reply = ManagerStatus.serializedParameters(daemon: daemonStatus(now: now), sourceFragments: fragments,
+                                                       failed: failedSourceStatuses(), capacity: statusReplySize + 4096)
+        statusReplySize = reply.count
+        return reply
+    }
+
+    /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
+    func statusLine() -> String {
+        let summary = snapshot().summary
+        guard let reloadFailure else { return summary }
+        return "Reload failed (keeping previous configuration): \(reloadFailure); \(summary)"
+    }
+
+    func daemonStatus(now: MonotonicInstant) -> DaemonStatus {
+        DaemonStatus(
+            version: syncdVersion, account: configuration.daemon.account, online: core.online, links: linkState,
+            reachable: core.reachable, uptimeSec: (now - .zero).components.seconds, reloadRejected: reloadFailure)
+    }
+
+    /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
+    func sourceStatus(of source: SourceConfiguration, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+        let state = states[source.name] ?? SourceState(name: source.name)
+        let status = core.scheduler.status(of: source.name)
+        let name: SourceStateName = core.isRefreshing(source.name) ? .syncing : status?.state ?? .idle
+        let next = status?.nextAttempt.map { instant -> String in
+            let seconds = max(0, (instant - now).components.seconds)
+            return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
+        }
+        return SourceStatus(
+            name: source.name, url: source.url, state: name, records: Int64(state.cachedRecordCount),
+            pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
+            warnings: notices[source.name] ?? [],
+            lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
+            stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
+    }
+
+    func failedSourceStatuses() -> [FailedSourceStatus] {
+        failedSources.map { FailedSourceStatus(name: $0.name, file: PrintableText.escaping($0.file), problem: $0.problem) }
     }
 }

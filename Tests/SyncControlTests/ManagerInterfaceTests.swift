@@ -71,6 +71,18 @@ struct ManagerInterfaceTests {
         for key in status.sources[0].json.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
     }
 
+    /// `GetStatus` is sent from parameters the daemon serialised itself: the wire bytes are those of the
+    /// ordinary reply with the same parameters, and read back as that reply.
+    @Test(arguments: [#"{}"#, #"{"daemon":{"online":true},"sources":[{"name":"a\"b","warnings":["é"]}],"failed":[]}"#])
+    func preserialisedParametersGoOutAsTheOrdinaryReply(parameters: String) throws {
+        let object = try #require(JSONValue(parsing: parameters).objectValue)
+        let bytes = VarlinkReply.wireBytes(serializedParameters: JSONValue.object(object).serializedBytes())
+        #expect(bytes == VarlinkReply(parameters: object).wireBytes)
+        #expect(bytes.last == 0)
+        let reply = try #require(VarlinkReply(message: JSONValue(parsing: bytes.dropLast())))
+        #expect(reply == VarlinkReply(parameters: object))
+    }
+
     /// A source's state travels as the name of a `SourceStateName`; a reply with another name is refused
     /// with the field that holds it, not shown as if it were a state syncctl knows.
     @Test func sourceStateIsOneOfTheNamedStates() throws {

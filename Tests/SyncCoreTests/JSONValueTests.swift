@@ -79,6 +79,17 @@ struct JSONValueTests {
         #expect(JSONValue.number(.nan).serialized() == "null")
     }
 
+    @Test func escapesQuotesBackslashesAndControlCharactersBetweenPlainRuns() throws {
+        let text = "ab\"c\\d\u{0}\u{1F}e\u{08}\u{0C}\r\n\tf\u{7F}é😀"
+        let expected = #""ab\"c\\d\u0000\u001Fe\b\f\r\n\tf"# + "\u{7F}é😀\""
+        #expect(JSONText.quoted(text) == expected)
+        #expect(JSONValue.string(text).serializedBytes() == Array(expected.utf8))
+        #expect(try JSONValue(parsing: JSONValue.string(text).serialized()) == .string(text))
+        // Small (inline) and large strings take the same path.
+        #expect(JSONText.quoted("x") == #""x""#)
+        #expect(JSONText.quoted(String(repeating: "y", count: 1000) + "\"") == "\"" + String(repeating: "y", count: 1000) + #"\"""#)
+    }
+
     @Test(arguments: [
         #"{"a":[1,-2,3.25,1e-7,"\u0001é😀",true,false,null],"b":{"c":{}}}"#,
         #"[12345678901234,-1,0,1.7976931348623157e+308]"#,

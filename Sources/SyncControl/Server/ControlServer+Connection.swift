@@ -151,6 +151,13 @@ public struct ReplySink: Sendable {
         send(VarlinkReply(parameters: parameters), final: true)
     }
 
+    /// Sends the final reply with its parameters already serialised as a compact JSON object (`GetStatus`,
+    /// assembled from each source's cached part); the client receives what `finish(_:)` sends for the object.
+    @discardableResult
+    public func finish(serializedParameters: [UInt8]) -> Bool {
+        send(oneway ? [] : VarlinkReply.wireBytes(serializedParameters: serializedParameters), final: true)
+    }
+
     /// Sends an error as the final reply.
     @discardableResult
     public func fail(_ error: some VarlinkErrorConvertible) -> Bool {
@@ -169,7 +176,10 @@ public struct ReplySink: Sendable {
     }
 
     private func send(_ reply: VarlinkReply, final: Bool) -> Bool {
-        let bytes = oneway ? [] : reply.wireBytes
+        send(oneway ? [] : reply.wireBytes, final: final)
+    }
+
+    private func send(_ bytes: [UInt8], final: Bool) -> Bool {
         // Checking the call and queueing under one lock keeps replies in call order.
         let sent = connection.withState { state -> Bool in
             guard !state.closed, state.callInFlight == callID else { return false }

@@ -116,6 +116,17 @@ public struct VarlinkReply: Sendable, Equatable {
     /// The reply as wire bytes: compact JSON followed by NUL.
     public var wireBytes: [UInt8] { json.serializedBytes() + [0] }
 
+    /// The wire bytes of a final, successful reply whose parameters are already serialised as a compact JSON
+    /// object: the same bytes as `wireBytes` of the equivalent reply (a large reply assembled from cached parts).
+    public static func wireBytes(serializedParameters: [UInt8]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(serializedParameters.count + 16)
+        bytes += #"{"parameters":"#.utf8
+        bytes += serializedParameters
+        bytes += [UInt8(ascii: "}"), 0]
+        return bytes
+    }
+
     /// Reads a reply from a parsed message; nil if it is not shaped like one.
     public init?(message: JSONValue) {
         guard let object = message.objectValue else { return nil }

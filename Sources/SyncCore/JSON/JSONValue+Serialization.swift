@@ -10,52 +10,57 @@ public enum JSONStyle: Sendable, Equatable {
 extension JSONValue {
     /// The value as JSON text. Non-finite doubles (which JSON cannot carry) become `null`.
     public func serialized(_ style: JSONStyle = .compact) -> String {
-        var out = ""
-        write(to: &out, style: style, indent: 0)
-        return out
+        String(decoding: serializedBytes(style), as: UTF8.self)
     }
 
     /// The value as UTF-8 JSON bytes.
     public func serializedBytes(_ style: JSONStyle = .compact) -> [UInt8] {
-        Array(serialized(style).utf8)
+        var out: [UInt8] = []
+        write(to: &out, style: style)
+        return out
     }
 
-    private func write(to out: inout String, style: JSONStyle, indent: Int) {
+    /// Appends the value as UTF-8 JSON bytes to `out` (for replies assembled from parts).
+    public func write(to out: inout [UInt8], style: JSONStyle = .compact) {
+        write(to: &out, style: style, indent: 0)
+    }
+
+    private func write(to out: inout [UInt8], style: JSONStyle, indent: Int) {
         switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .integer(let value): out += String(value)
-        case .number(let value): out += JSONValue.text(of: value)
+        case .null: out += "null".utf8
+        case .bool(let value): out += (value ? "true" : "false").utf8
+        case .integer(let value): out += String(value).utf8
+        case .number(let value): out += JSONValue.text(of: value).utf8
         case .string(let value): JSONText.appendQuoted(value, to: &out)
         case .array(let elements):
-            guard !elements.isEmpty else { out += "[]"; return }
-            out += "["
+            guard !elements.isEmpty else { out += "[]".utf8; return }
+            out.append(UInt8(ascii: "["))
             for (position, element) in elements.enumerated() {
-                if position > 0 { out += "," }
+                if position > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, style, indent + 1)
                 element.write(to: &out, style: style, indent: indent + 1)
             }
             newline(&out, style, indent)
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let object):
-            guard !object.isEmpty else { out += "{}"; return }
-            out += "{"
+            guard !object.isEmpty else { out += "{}".utf8; return }
+            out.append(UInt8(ascii: "{"))
             for (position, member) in object.enumerated() {
-                if position > 0 { out += "," }
+                if position > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, style, indent + 1)
                 JSONText.appendQuoted(member.key, to: &out)
-                out += style == .pretty ? ": " : ":"
+                out += (style == .pretty ? ": " : ":").utf8
                 member.value.write(to: &out, style: style, indent: indent + 1)
             }
             newline(&out, style, indent)
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    private func newline(_ out: inout String, _ style: JSONStyle, _ indent: Int) {
+    private func newline(_ out: inout [UInt8], _ style: JSONStyle, _ indent: Int) {
         guard style == .pretty else { return }
-        out += "\n"
-        out += String(repeating: " ", count: indent * 2)
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
     }
 
     /// Shortest text that reads back as the same double; integral values without `.0` when exact.

@@ -3,37 +3,44 @@
 public enum JSONText {
     /// `value` as a JSON string literal, quotes included.
     public static func quoted(_ value: String) -> String {
-        var out = ""
-        appendQuoted(value, to: &out)
-        return out
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(value.utf8.count + 2)
+        appendQuoted(value, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `value` as a JSON string literal, quotes included. Text with nothing to escape (the usual
-    /// case: names, URLs, timestamps) is copied whole: a status of 10,000 sources is mostly such strings.
-    public static func appendQuoted(_ value: String, to out: inout String) {
-        out += "\""
-        if !value.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            out += value
-            out += "\""
-            return
-        }
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16, uppercase: true)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+    /// Appends `value` as a JSON string literal, quotes included, as UTF-8. Runs with nothing to escape (the
+    /// usual case: names, URLs, timestamps) are copied whole: a status of 10,000 sources is mostly such strings.
+    public static func appendQuoted(_ value: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let copied: Void? = value.utf8.withContiguousStorageIfAvailable { appendEscaped($0, to: &out) }
+        if copied == nil { Array(value.utf8).withUnsafeBufferPointer { appendEscaped($0, to: &out) } }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends UTF-8 text with `"`, `\` and the control characters escaped; everything else (non-ASCII
+    /// included) is copied as is, which RFC 8259 §7 allows.
+    static func appendEscaped(_ text: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+        var runStart = 0
+        for index in text.indices {
+            let byte = text[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart..<index]))
+            runStart = index + 1
+            out.append(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(byte)
+            case UInt8(ascii: "\n"): out.append(UInt8(ascii: "n"))
+            case UInt8(ascii: "\r"): out.append(UInt8(ascii: "r"))
+            case UInt8(ascii: "\t"): out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(UInt8(ascii: "f"))
             default:
-                out.unicodeScalars.append(scalar)
+                let hex = Array("0123456789ABCDEF".utf8)
+                out.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
             }
         }
-        out += "\""
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: text[runStart...]))
     }
 
     /// `value` as a JSON string literal, or `null`.
