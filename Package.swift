@@ -29,7 +29,15 @@ let package = Package(
         .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
         .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CSystemd", "CShim"]),
         // Executables.
-        .executableTarget(name: "syncd", dependencies: ["SyncDaemon"]),
+        // Linked for a small resident set (docs/benchmarks.md, "Daemon memory"): lld with packed
+        // relative relocations (DT_RELR, glibc >= 2.36: 5 KiB of relocations to read at start instead
+        // of 665 KiB) and the C++ runtime linked statically (packaging/link/libstdc++.so says why).
+        .executableTarget(name: "syncd", dependencies: ["SyncDaemon"], linkerSettings: [
+            .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+            // Release only: there the Swift runtime is static too (make release); a debug build loads
+            // libswiftCore.so, which brings libstdc++.so.6 anyway.
+            .unsafeFlags(["-L", Context.packageDirectory + "/packaging/link"], .when(configuration: .release)),
+        ]),
         .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"]),
 
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),

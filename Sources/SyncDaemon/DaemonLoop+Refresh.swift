@@ -42,6 +42,8 @@ extension DaemonLoop {
             case .failed(let failure): replaced = failure.listingReplaced  // pulled, but a change failed to push
             case .unchanged: replaced = false
             }
+            // A new listing's buffers are free now: give their pages back (docs/benchmarks.md, "Daemon memory").
+            if replaced { MemoryPolicy.returnFreedMemory() }
             if let state, replaced || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
                 broadcast(watchEvent(name, state, .saved))
             }

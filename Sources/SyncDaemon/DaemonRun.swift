@@ -31,6 +31,7 @@ public struct DaemonRun: Sendable {
 
     /// Runs until asked to stop; returns the exit status.
     public func run() async -> Int32 {
+        MemoryPolicy.configure()
         let (events, input) = AsyncStream.makeStream(of: DaemonEvent.self, bufferingPolicy: .unbounded)
         let lock: InstanceLock
         let loop: DaemonLoop

@@ -15,10 +15,11 @@ enum DirectoryTree {
     /// "Failed to remove /var/cache/syncd/default/posts.json: Permission denied".
     static func remove(_ path: String) throws(SystemError) {
         if unlinkat(AT_FDCWD, path, 0) == 0 { return }
-        switch errno {
+        let code = errno
+        switch code {
         case ENOENT: return
         case EISDIR, EPERM: break  // a directory (Linux says EISDIR; POSIX allows EPERM)
-        default: throw SystemError("remove \(path)")
+        default: throw SystemError("remove \(path)", code: code)
         }
         try removeDirectory(parent: AT_FDCWD, name: Array(path.utf8CString), shownAs: path)
     }
@@ -28,17 +29,22 @@ enum DirectoryTree {
         let fd = retryingEINTR { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else {
             // Not a directory after all (replaced meanwhile, or EPERM meant something else): say why.
-            throw SystemError("remove \(path)", code: errno == ENOTDIR || errno == ELOOP ? EPERM : errno)
+            let code = errno
+            throw SystemError("remove \(path)", code: code == ENOTDIR || code == ELOOP ? EPERM : code)
         }
         defer { close(fd) }
         for entry in try entries(fd, path) {
             let bytes = entry.dropLast().map { UInt8(bitPattern: $0) }
             let child = path + "/" + (PrintableText.escapingInvalidUTF8(bytes) ?? String(decoding: bytes, as: UTF8.self))
             if unlinkat(fd, entry, 0) == 0 { continue }
-            guard errno == EISDIR || errno == EPERM else { throw SystemError("remove \(child)") }
+            let code = errno
+            guard code == EISDIR || code == EPERM else { throw SystemError("remove \(child)", code: code) }
             try removeDirectory(parent: fd, name: entry, shownAs: child)
         }
-        guard unlinkat(parent, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw SystemError("remove \(path)") }
+        if unlinkat(parent, name, AT_REMOVEDIR) != 0 {
+            let code = errno
+            if code != ENOENT { throw SystemError("remove \(path)", code: code) }
+        }
     }
 
     /// The names (NUL-terminated bytes, as readdir(3) gives them) in the open directory `fd`, read in full before anything is removed (removing while
@@ -55,7 +61,8 @@ enum DirectoryTree {
         while true {
             errno = 0
             guard let entry = readdir(stream) else {
-                if errno != 0 { throw SystemError("read directory \(path)") }
+                let code = errno
+                if code != 0 { throw SystemError("read directory \(path)", code: code) }
                 return names
             }
             var name = withUnsafeBytes(of: entry.pointee.d_name) { raw in raw.prefix { $0 != 0 }.map { CChar(bitPattern: $0) } }

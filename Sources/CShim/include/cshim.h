@@ -7,6 +7,9 @@
 #include <stdint.h>
 #include <sqlite3.h>
 #include <curl/curl.h>
+// glibc's allocator controls (mallopt, malloc_trim) are not in Swift's Glibc module; the daemon's
+// MemoryPolicy calls them directly through this include.
+#include <malloc.h>
 
 // --- libcurl: curl_easy_setopt/curl_easy_getinfo are variadic. ---------------
 CURLcode cshim_curl_setopt_long(CURL *h, CURLoption o, long v);
