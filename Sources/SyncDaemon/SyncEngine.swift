@@ -201,7 +201,7 @@ public final class SyncEngine {
     /// After a refresh: fold the write-ahead log into the database and truncate it once it passes
     /// `SyncEngine.writeAheadLogLimit`. Every process that opens the store reads the whole log first
     /// (closing does not checkpoint), so a log left behind makes the next `syncd --once` pay for it, and
-    /// its file holds a second copy of the listing on disk (docs/architecture.md, "Storage").
+    /// its file holds a second copy of the listing on disk (docs/architecture.md, "Storing listings").
     func tidyWriteAheadLog() {
         do {
             if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }

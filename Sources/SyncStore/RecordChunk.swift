@@ -86,3 +86,34 @@ enum RecordChunk {
         return hash ^ (hash >> 31)
     }
 }
+
+/// The 64-bit hashes of a listing's IDs (`RecordChunk.hash`), kept to find candidate duplicates
+/// (docs/architecture.md, "Storing listings"). They are kept in 256 buckets by their top byte, each sorted
+/// on its own at the end: one flat array of a million hashes (8 MiB) briefly needs 12 MiB while it grows
+/// and another 4 MiB while the standard sort merges, which made up a tenth of `syncd --once`'s peak
+/// resident memory for 1M records (docs/benchmarks.md, "Storage (issue 12)"); buckets grow and sort in
+/// steps of tens of KiB.
+struct IDHashes {
+    private var buckets = [[UInt64]](repeating: [], count: 256)
+
+    /// Adds the hash of one ID.
+    mutating func insert(_ hash: UInt64) {
+        buckets[Int(truncatingIfNeeded: hash >> 56)].append(hash)
+    }
+
+    /// The hashes added more than once, freeing the buckets as it goes.
+    mutating func repeated() -> Set<UInt64> {
+        var suspects: Set<UInt64> = []
+        for index in buckets.indices {
+            var bucket = buckets[index]
+            buckets[index] = []
+            bucket.sort()
+            var position = 1
+            while position < bucket.count {
+                if bucket[position] == bucket[position - 1] { suspects.insert(bucket[position]) }
+                position += 1
+            }
+        }
+        return suspects
+    }
+}

@@ -70,7 +70,7 @@ public final class ListingWriter {
     private var nextSeq = 0
     private var diverged = false
     private var finished = false
-    private var idHashes: [UInt64] = []
+    private var idHashes = IDHashes()
     /// Records staged so far.
     public private(set) var count = 0
 
@@ -89,7 +89,7 @@ public final class ListingWriter {
     /// Stages one record.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, body: body, to: &buffer)
-        idHashes.append(RecordChunk.hash(id))
+        idHashes.insert(RecordChunk.hash(id))
         inBuffer += 1
         count += 1
         if inBuffer == RecordChunk.capacity {
@@ -171,17 +171,10 @@ public final class ListingWriter {
         }
     }
 
-    /// Sorts the ID hashes; equal neighbours are candidates, confirmed by comparing the IDs themselves,
-    /// so a hash collision never refuses a valid listing.
+    /// Equal ID hashes are candidates, confirmed by comparing the IDs themselves, so a hash collision
+    /// never refuses a valid listing.
     private func checkDuplicates() throws {
-        idHashes.sort()
-        var suspects: Set<UInt64> = []
-        var index = 1
-        while index < idHashes.count {
-            if idHashes[index] == idHashes[index - 1] { suspects.insert(idHashes[index]) }
-            index += 1
-        }
-        idHashes = []
+        let suspects = idHashes.repeated()
         guard !suspects.isEmpty else { return }
         var seen: Set<String> = []
         var position = 0

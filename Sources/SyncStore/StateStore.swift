@@ -122,7 +122,10 @@ public final class StateStore {
             // Listings are stored as ~100 KiB chunks: 64 KiB pages write them in a sixteenth of the
             // system calls 4 KiB pages need. Takes effect only when the file is created.
             try database.execute("PRAGMA page_size=65536")
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-4096")
+            // A 1 MiB page cache (16 pages): listings stream through it once, so a larger one only held
+            // resident memory; 4 MiB made `syncd --once` of 1M records peak 3 MiB higher, no faster
+            // (docs/benchmarks.md, "Storage (issue 12)").
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
             let version = try database.integerPragma("user_version")
             switch version {
             case 0:

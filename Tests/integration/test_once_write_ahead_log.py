@@ -1,4 +1,5 @@
-"""A run leaves no large write-ahead log behind for the next one to fold (docs/architecture.md, "Storage")."""
+"""A run leaves no large write-ahead log behind for the next one to fold
+(docs/architecture.md, "Storing listings")."""
 import json
 
 
