@@ -89,7 +89,7 @@ public final class ListingWriter {
     /// Stages one record.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, body: body, to: &buffer)
-        idHashes.insert(RecordChunk.hash(id))
+        idHashes.insert(RecordChunk.hash(id), seq: nextSeq)
         inBuffer += 1
         count += 1
         if inBuffer == RecordChunk.capacity {
@@ -156,6 +156,8 @@ public final class ListingWriter {
             try state.bind(7, Int64(count))
             try state.bind(8, unchanged ? 0 : 1)
             try state.step()
+            try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
+                                   stamp: StateStore.idIndexStamp(savedAt: saved, count: count))
             try store.database.execute("COMMIT")
             finished = true
             return ListingOutcome(count: count, unchanged: unchanged)
@@ -179,7 +181,7 @@ public final class ListingWriter {
         var seen: Set<String> = []
         var position = 0
         try store.forEachRecord(source: source) { record in
-            if suspects.contains(RecordChunk.hash(record.id)) && !seen.insert(record.id).inserted {
+            if suspects.contains(RecordChunk.hash(record.id) >> 16) && !seen.insert(record.id).inserted {
                 throw StoreError.duplicateID(record.id, index: position)
             }
             position += 1
