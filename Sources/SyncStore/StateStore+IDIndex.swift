@@ -14,11 +14,12 @@ extension StateStore {
     static func idIndexStamp(savedAt: String, count: Int) -> String { "\(savedAt)|\(count)" }
 
     /// Replaces the ID index of `source` with `hashes` (sorted here), stamped `stamp`; inside the listing's
-    /// transaction. Does nothing when the index already carries `stamp`.
-    func writeIDIndex(source: String, hashes: inout IDHashes, chunks: Int, stamp: String) throws {
+    /// transaction. An `unchanged` listing whose index already carries `stamp` keeps it. (A changed one is
+    /// always indexed: two listings saved in the same second with as many records have the same stamp.)
+    func writeIDIndex(source: String, hashes: inout IDHashes, chunks: Int, stamp: String, unchanged: Bool) throws {
         let current = try database.prepare("SELECT id_index_stamp FROM sources WHERE name = ?1")
         try current.bind(1, source)
-        if try current.step(), current.string(0) == stamp { return }
+        if unchanged, try current.step(), current.string(0) == stamp { return }
         let clear = try database.prepare("DELETE FROM id_index WHERE source = ?1")
         try clear.bind(1, source)
         try clear.step()

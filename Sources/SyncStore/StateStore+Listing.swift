@@ -157,7 +157,8 @@ public final class ListingWriter {
             try state.bind(8, unchanged ? 0 : 1)
             try state.step()
             try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
-                                   stamp: StateStore.idIndexStamp(savedAt: saved, count: count))
+                                   stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
+            idHashes = IDHashes()  // 8 bytes a record, not to be held while the cache file is written
             try store.database.execute("COMMIT")
             finished = true
             return ListingOutcome(count: count, unchanged: unchanged)

@@ -62,6 +62,16 @@ struct IDHashesTests {
         #expect(try t.store.chunksHolding(source: "posts", id: "1599") == [1])
     }
 
+    @Test func aChangedListingSavedInTheSameSecondWithAsManyRecordsIsIndexedAnew() throws {
+        let t = try TemporaryStore()
+        try store(records(1500), into: t.store, time: "2026-11-29T10:00:00Z")
+        try store(records(1500, from: 2001), into: t.store, time: "2026-11-29T10:00:00Z")
+        var found: [UInt8] = []
+        #expect(try t.store.record(source: "posts", id: "3000") { found = Array($0.body) })
+        #expect(found == Array("{\"id\":3000,\"v\":0}".utf8))
+        #expect(try !t.store.record(source: "posts", id: "1") { _ in })
+    }
+
     @Test func anIndexOfAnotherListingIsNotTrustedAndTheListingIsScanned() throws {
         let t = try TemporaryStore()
         try store(records(1500), into: t.store)
