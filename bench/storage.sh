@@ -4,7 +4,8 @@
 #  - the `--once` right after a first sync (a 304) vs a conditional curl (100k records, hyperfine);
 #  - 1M records: disk at rest and at peak (state + cache, WAL included, sampled every 5 ms), peak RSS,
 #    and bytes written to disk (/proc/PID/io write_bytes) per byte of listing for the first sync, an
-#    unchanged re-sync (304), an identical listing served as a 200 and a one-record change;
+#    unchanged re-sync (304), an identical listing served as a 200, a one-record change on the server
+#    and a local one-record edit (`syncctl put`) in a running daemon;
 #  - the daemon's RSS idle with two small sources, and 5 s after refreshing 300k records.
 # Writes the figures into docs/benchmarks.md (section "Storage"). Called by bench/run.sh.
 set -euo pipefail
@@ -63,6 +64,22 @@ with open(sys.argv[2] + ".tmp", "w") as f:
 os.rename(sys.argv[2] + ".tmp", sys.argv[2])
 PY
 $M --dirs "$B" -- python3 "$WORK/baseline.py" "$BIG" "$B/py.json" > "$OUT/py-first.json"
+
+# 2b. A local one-record edit (`syncctl put`) on the 1M listing, in a running daemon: the bytes the daemon
+# writes between the put's start and its answer (the outbox commit and the cache file it rewrites; the
+# answer comes after both). The push it triggers later goes to nginx, which refuses writes: not measured.
+setup_config local big.json
+printf 'Writable=yes\n' >> "$WORK/local/etc/sources.d/posts.source"
+"$BIN/syncd" --config-dir "$WORK/local/etc" 2>"$WORK/local.log" & DAEMON=$!
+SOCK=$WORK/local/run/io.syncd.Manager
+for _ in $(seq 1200); do grep -q 'posts: synced' "$WORK/local.log" && [ -S "$SOCK" ] && break; sleep 0.1; done
+written() { awk '/^write_bytes/ {print $2}' "/proc/$DAEMON/io"; }
+W0=$(written); T0=$(date +%s%N)
+echo '{"id":500000,"title":"Post 500000 (edited locally)"}' | "$BIN/syncctl" --socket "$SOCK" put posts - >/dev/null
+T1=$(date +%s%N); W1=$(written)
+grep -q '"title":"Post 500000 (edited locally)"' "$WORK/local/cache/default/posts.json"  # the edit is in the file apps read
+printf '{"wall_s": %s, "write_bytes": %s}\n' "$(( (T1 - T0) / 1000000 ))e-3" "$((W1 - W0))" > "$OUT/syncd-put.json"
+kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true; DAEMON=
 
 # 3. The daemon's resident memory: idle with two small sources; 5 s after refreshing 300k records.
 . bench/daemon-rss.sh

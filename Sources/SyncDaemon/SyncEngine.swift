@@ -6,8 +6,9 @@ import SyncStore
 /// The daemon has several (docs/architecture.md, "Concurrency"), each with its own connection and libcurl
 /// handle, sharing `EngineShared`. Blocking: run it off the cooperative pool, one piece of work at a time.
 public final class SyncEngine {
-    /// How large the write-ahead log may grow before a refresh that changed nothing folds it in: about
-    /// sixteen no-change refreshes (each appends one 64 KiB page), measured in docs/benchmarks.md.
+    /// How large the write-ahead log may grow before a refresh folds it in: about sixteen no-change
+    /// refreshes (each appends one 64 KiB page), measured in docs/benchmarks.md; a changed listing of more
+    /// than a few thousand records passes it at once.
     static let writeAheadLogLimit = 1 << 20
     /// The account's store; replaced by an empty one when SQLite finds it damaged (`recoverDamagedStore`).
     public private(set) var store: StateStore
@@ -212,8 +213,10 @@ public final class SyncEngine {
             } catch {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
+            // A changed listing leaves its records in the log: fold them in now rather than leave the next
+            // process (the next `syncd --once`, a control read) to replay the log when it opens the store.
+            tidyWriteAheadLog()
             if outcome.unchanged {
-                tidyWriteAheadLog()
                 logger.info("\(source.name): listing unchanged, \(counted(outcome.count, "record")) current\(publication.note)")
                 // A listing an earlier failure kept out of the cache file is news to the apps that read it.
                 guard publication.rewroteFile else {
@@ -236,9 +239,10 @@ public final class SyncEngine {
         return fail(source, failure, at: time)
     }
 
-    /// After a refresh that changed nothing: fold the write-ahead log into the database once it passes
+    /// After a refresh: fold the write-ahead log into the database and truncate it once it passes
     /// `SyncEngine.writeAheadLogLimit`. Every process that opens the store reads the whole log first
-    /// (closing does not checkpoint), so a log left to grow makes each `syncd --once` slower.
+    /// (closing does not checkpoint), so a log left behind makes the next `syncd --once` pay for it, and
+    /// its file holds a second copy of the listing on disk (docs/architecture.md, "Storing listings").
     func tidyWriteAheadLog() {
         do {
             if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }

@@ -86,3 +86,56 @@ enum RecordChunk {
         return hash ^ (hash >> 31)
     }
 }
+
+/// The hashes of a listing's IDs with the chunk each record is in: the duplicate check's candidates and,
+/// stored, the ID index (`StateStore.record(source:id:)`; docs/architecture.md, "Storing listings").
+///
+/// An entry is 8 bytes: bits 63–24 are bits 55–16 of the ID's `RecordChunk.hash`, bits 23–0 the chunk's
+/// `seq`; bits 63–56 of the hash choose one of 256 buckets. So 48 bits of the hash tell IDs apart (a
+/// million records give a false candidate about once in 500 listings, confirmed or cleared by comparing
+/// IDs), and 2^24 chunks of 512 records are addressable. Buckets grow and sort one by one: one flat array
+/// of a million entries briefly needs 12 MiB while it grows and 4 more while the standard sort merges.
+struct IDHashes {
+    /// Chunks addressable in an entry.
+    static let maxChunks = 1 << 24
+    private(set) var buckets = [[UInt64]](repeating: [], count: 256)
+    private var sorted = false
+
+    /// The bucket of `hash` and its entry for chunk `seq`.
+    static func entry(_ hash: UInt64, seq: Int) -> (bucket: Int, entry: UInt64) {
+        (Int(truncatingIfNeeded: hash >> 56), (hash << 8) & ~UInt64(0xff_ffff) | UInt64(truncatingIfNeeded: seq) & 0xff_ffff)
+    }
+
+    /// The part of an entry that comes from the hash.
+    static func key(_ entry: UInt64) -> UInt64 { entry >> 24 }
+
+    /// Adds the record whose ID hashes to `hash`, in chunk `seq`.
+    mutating func insert(_ hash: UInt64, seq: Int) {
+        let (bucket, entry) = IDHashes.entry(hash, seq: seq)
+        buckets[bucket].append(entry)
+        sorted = false
+    }
+
+    /// Sorts every bucket (once).
+    mutating func sort() {
+        guard !sorted else { return }
+        for index in buckets.indices { buckets[index].sort() }
+        sorted = true
+    }
+
+    /// The hashes (`RecordChunk.hash(id) >> 16`) added more than once.
+    mutating func repeated() -> Set<UInt64> {
+        sort()
+        var suspects: Set<UInt64> = []
+        for (number, bucket) in buckets.enumerated() {
+            var position = 1
+            while position < bucket.count {
+                if IDHashes.key(bucket[position]) == IDHashes.key(bucket[position - 1]) {
+                    suspects.insert(UInt64(number) << 40 | IDHashes.key(bucket[position]))
+                }
+                position += 1
+            }
+        }
+        return suspects
+    }
+}

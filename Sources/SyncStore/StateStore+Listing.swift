@@ -73,7 +73,7 @@ public final class ListingWriter {
     private var finished = false
     /// `commit` began its transaction and has not ended it.
     private var inTransaction = false
-    private var idHashes: [UInt64] = []
+    private var idHashes = IDHashes()
     /// Records staged so far.
     public private(set) var count = 0
 
@@ -92,7 +92,7 @@ public final class ListingWriter {
     /// Stages one record.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, body: body, to: &buffer)
-        idHashes.append(RecordChunk.hash(id))
+        idHashes.insert(RecordChunk.hash(id), seq: nextSeq)
         inBuffer += 1
         count += 1
         if inBuffer == RecordChunk.capacity {
@@ -165,6 +165,9 @@ public final class ListingWriter {
             try state.bind(7, Int64(count))
             try state.bind(8, unchanged ? 0 : 1)
             try state.step()
+            try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
+                                   stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
+            idHashes = IDHashes()  // 8 bytes a record, not to be held while the cache file is written
             try store.database.execute("COMMIT")
             inTransaction = false
             finished = true
@@ -182,22 +185,15 @@ public final class ListingWriter {
         }
     }
 
-    /// Sorts the ID hashes; equal neighbours are candidates, confirmed by comparing the IDs themselves,
-    /// so a hash collision never refuses a valid listing.
+    /// Equal ID hashes are candidates, confirmed by comparing the IDs themselves, so a hash collision
+    /// never refuses a valid listing.
     private func checkDuplicates() throws {
-        idHashes.sort()
-        var suspects: Set<UInt64> = []
-        var index = 1
-        while index < idHashes.count {
-            if idHashes[index] == idHashes[index - 1] { suspects.insert(idHashes[index]) }
-            index += 1
-        }
-        idHashes = []
+        let suspects = idHashes.repeated()
         guard !suspects.isEmpty else { return }
         var seen: Set<String> = []
         var position = 0
         try store.forEachRecord(source: source) { record in
-            if suspects.contains(RecordChunk.hash(record.id)) && !seen.insert(record.id).inserted {
+            if suspects.contains(RecordChunk.hash(record.id) >> 16) && !seen.insert(record.id).inserted {
                 throw StoreError.duplicateID(record.id, index: position)
             }
             position += 1

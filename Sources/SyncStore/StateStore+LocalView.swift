@@ -1,5 +1,5 @@
 /// Reads of the local view (syncd(8) DESCRIPTION: the server's last good listing with the
-/// pending local changes applied) for the control API's `List` and `Get`. Both walk
+/// pending local changes applied) for the control API's `List` and `Get`. Both follow
 /// `forEachLocalRecord`, the same merge the cache file is written from, so `syncctl list` / `get`
 /// and the file never disagree.
 extension StateStore {
@@ -22,16 +22,16 @@ extension StateStore {
     }
 
     /// Calls `body` with the record of the local view of `source` whose ID is `id`; returns false if the
-    /// view has none (never had one, or it was removed locally).
+    /// view has none (never had one, or it was removed locally). The merge of `forEachLocalRecord` for one
+    /// ID: its latest local change if it has one (nothing for a removal), else the server's record, found
+    /// through the ID index.
     public func localRecord(source: String, id: String,
                             _ body: (_ json: UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        var found = false
-        try forEachLocalRecord(source: source) { recordID, json in
-            if !found && recordID == id {
-                found = true
-                try body(json)
-            }
+        if let change = try outbox(source: source).last(where: { $0.recordID == id }) {
+            guard change.operation != .delete, let local = change.body else { return false }
+            try local.withUnsafeBytes { try body($0) }
+            return true
         }
-        return found
+        return try record(source: source, id: id) { try body($0.body) }
     }
 }

@@ -122,7 +122,10 @@ public final class StateStore {
             // Listings are stored as ~100 KiB chunks: 64 KiB pages write them in a sixteenth of the
             // system calls 4 KiB pages need. Takes effect only when the file is created.
             try database.execute("PRAGMA page_size=65536")
-            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-4096")
+            // A 1 MiB page cache (16 pages): listings stream through it once, so a larger one only held
+            // resident memory; 4 MiB made `syncd --once` of 1M records peak 3 MiB higher, no faster
+            // (docs/benchmarks.md, "Storage (issue 12)").
+            try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
             let version = try database.integerPragma("user_version")
             switch version {
             case 0:
@@ -233,9 +236,12 @@ public final class StateStore {
         // Records in the cache file as syncd last wrote it; NULL until then. While `snapshot_dirty` is set the
         // store is ahead of the file, and this is what apps read (docs/architecture.md, "The cache file").
         ("sources", "snapshot_records", "INTEGER"),
+        // The listing the ID index (table id_index, StateStore+IDIndex) was written with; NULL: none.
+        ("sources", "id_index_stamp", "TEXT"),
     ]
 
-    /// Adds the columns of `addedColumns` a file lacks, in one transaction, keeping every row.
+    /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
+    /// transaction, keeping every row.
     private func addMissingColumns() throws(SQLiteError) {
         func missing() throws(SQLiteError) -> [(table: String, column: String, definition: String)] {
             var present: Set<String> = []
@@ -243,13 +249,23 @@ public final class StateStore {
             while try statement.step() { if let name = statement.string(0) { present.insert(name) } }
             return StateStore.addedColumns.filter { !present.contains($0.column) }
         }
-        guard try !missing().isEmpty else { return }
+        func indexMissing() throws(SQLiteError) -> Bool {
+            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'id_index'")
+            _ = try statement.step()
+            return statement.int64(0) == 0
+        }
+        let columnsMissing = try !missing().isEmpty
+        let tableMissing = try indexMissing()
+        guard columnsMissing || tableMissing else { return }
         do {
             try database.transaction {
                 // Another process may have added them since we looked.
                 for added in try missing() {
                     try database.execute("ALTER TABLE \(added.table) ADD COLUMN \(added.column) \(added.definition)")
                 }
+                // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex). An
+                // older syncd never names it: going back keeps the file.
+                try database.execute("CREATE TABLE IF NOT EXISTS id_index (source TEXT NOT NULL, bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, bucket))")
             }
         } catch let error as SQLiteError {
             throw error
@@ -494,18 +510,6 @@ extension StateStore {
             }
         }
         return total
-    }
-
-    /// Calls `body` with the record of `source` whose ID is `id`; returns false if there is none.
-    public func record(source: String, id: String, _ body: (StoredRecord) throws -> Void) throws -> Bool {
-        var found = false
-        try forEachRecord(source: source) { record in
-            if !found && record.id == id {
-                found = true
-                try body(record)
-            }
-        }
-        return found
     }
 }
 

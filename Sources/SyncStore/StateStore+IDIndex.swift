@@ -1,0 +1,118 @@
+internal import CSQLite
+
+/// The ID index (docs/architecture.md, "Storing listings"): per source, 256 rows of sorted `IDHashes`
+/// entries (8 bytes each, little-endian), written with each listing that changed, so that finding one
+/// record by ID (`syncctl get`, and every `put` and `delete`, which look up the server's copy) reads one
+/// small row and one chunk instead of scanning the listing.
+///
+/// The index is valid only for the listing it was written with: `sources.id_index_stamp` holds that
+/// listing's `saved_at` and record count. A listing committed by a syncd that does not know the index
+/// (going back to an older version and forward again) leaves the stamp behind, and lookups fall back to
+/// scanning until the next listing rewrites it.
+extension StateStore {
+    /// The stamp of the listing saved at `savedAt` with `count` records.
+    static func idIndexStamp(savedAt: String, count: Int) -> String { "\(savedAt)|\(count)" }
+
+    /// Replaces the ID index of `source` with `hashes` (sorted here), stamped `stamp`; inside the listing's
+    /// transaction. An `unchanged` listing whose index already carries `stamp` keeps it. (A changed one is
+    /// always indexed: two listings saved in the same second with as many records have the same stamp.)
+    func writeIDIndex(source: String, hashes: inout IDHashes, chunks: Int, stamp: String, unchanged: Bool) throws {
+        let current = try database.prepare("SELECT id_index_stamp FROM sources WHERE name = ?1")
+        try current.bind(1, source)
+        if unchanged, try current.step(), current.string(0) == stamp { return }
+        let clear = try database.prepare("DELETE FROM id_index WHERE source = ?1")
+        try clear.bind(1, source)
+        try clear.step()
+        let valid = chunks <= IDHashes.maxChunks
+        if valid {
+            hashes.sort()
+            let insert = try database.prepare("INSERT INTO id_index (source, bucket, entries) VALUES (?1, ?2, ?3)")
+            for (bucket, entries) in hashes.buckets.enumerated() where !entries.isEmpty {
+                insert.reset()
+                try insert.bind(1, source)
+                try insert.bind(2, Int64(bucket))
+                // Stored little-endian, the order of every machine Swift on Linux runs on.
+                try entries.withUnsafeBytes { try insert.bind(3, borrowedBlob: $0) }
+                try insert.step()
+            }
+        }
+        let mark = try database.prepare("UPDATE sources SET id_index_stamp = ?2 WHERE name = ?1")
+        try mark.bind(1, source)
+        try mark.bind(2, valid ? stamp : nil)
+        try mark.step()
+    }
+
+    /// The chunks that may hold the record of `source` whose ID is `id`, in order; nil when the index
+    /// cannot answer (never written, written for another listing, or a file from before the index).
+    /// Throws `StoreError.corrupt` for an index row that is not whole entries.
+    func chunksHolding(source: String, id: String) throws -> [Int]? {
+        let state: Statement
+        do {
+            state = try database.prepare("SELECT id_index_stamp, saved_at, record_count FROM sources WHERE name = ?1")
+        } catch {
+            // A file the index was never added to (opened read-only before the daemon opened it).
+            if error.isCorruption { throw error }
+            return nil
+        }
+        try state.bind(1, source)
+        guard try state.step(), let stamp = state.string(0), let savedAt = state.string(1),
+              stamp == StateStore.idIndexStamp(savedAt: savedAt, count: Int(state.int64(2))) else { return nil }
+        let (bucket, probe) = IDHashes.entry(RecordChunk.hash(id), seq: 0)
+        let row = try database.prepare("SELECT entries FROM id_index WHERE source = ?1 AND bucket = ?2")
+        try row.bind(1, source)
+        try row.bind(2, Int64(bucket))
+        guard try row.step() else { return [] }
+        let entries = row.bytes(0)
+        guard entries.count % 8 == 0 else {
+            throw StoreError.corrupt(path: path, reason: "ID index row \(bucket) of \(source) is \(entries.count) bytes, not whole 8-byte entries")
+        }
+        return entries.withUnsafeBytes { StateStore.seqs(matching: probe, in: $0) }
+    }
+
+    /// The chunk numbers of the entries of one sorted index row whose hash part equals `probe`'s.
+    static func seqs(matching probe: UInt64, in raw: UnsafeRawBufferPointer) -> [Int] {
+        let count = raw.count / 8
+        let key = IDHashes.key(probe)
+        // The first entry whose hash part is not below the probe's, then every equal one.
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if IDHashes.key(entry(middle, in: raw)) < key { low = middle + 1 } else { high = middle }
+        }
+        var seqs: [Int] = []
+        while low < count, IDHashes.key(entry(low, in: raw)) == key {
+            seqs.append(Int(entry(low, in: raw) & 0xff_ffff))
+            low += 1
+        }
+        return seqs
+    }
+
+    /// Entry `index` of an index row (little-endian).
+    private static func entry(_ index: Int, in raw: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+    }
+
+    /// Calls `body` with the record of `source` whose ID is `id`; returns false if there is none. Reads
+    /// the chunks the ID index names, or scans the listing when the index cannot answer.
+    public func record(source: String, id: String, _ body: (StoredRecord) throws -> Void) throws -> Bool {
+        var found = false
+        func visit(_ record: StoredRecord) throws {
+            if !found && record.id == id {
+                found = true
+                try body(record)
+            }
+        }
+        guard let seqs = try chunksHolding(source: source, id: id) else {
+            try forEachRecord(source: source, visit)
+            return found
+        }
+        for seq in seqs where !found {
+            guard let chunk = try chunk(source: source, seq: seq) else {
+                throw StoreError.corrupt(path: path, reason: "the ID index of \(source) names chunk \(seq), which is missing")
+            }
+            try chunk.withUnsafeBytes { try RecordChunk.forEach(in: $0, visit) }
+        }
+        return found
+    }
+}

@@ -1,0 +1,76 @@
+"""A state folder written by an earlier syncd (Tests/fixtures/store-v1, made by its make-fixture.py) is taken
+over without a refetch: records, outbox, conflicts and validators survive, and the next refresh is conditional."""
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from conftest import ROOT
+
+FIXTURE = ROOT / "Tests" / "fixtures" / "store-v1"
+
+
+def adopt_fixture(setup, server):
+    """Copies the fixture's state and cache folders into `setup`, serves the records its server held and
+    points the stored URLs at this test's server (the fixture was written against another port)."""
+    shutil.copytree(FIXTURE / "state", setup.state)
+    shutil.copytree(FIXTURE / "cache", setup.cache)
+    for name, keys in json.loads((FIXTURE / "sources.json").read_text()).items():
+        server.set_records(name, json.loads((FIXTURE / "server" / f"{name}.json").read_text()))
+        setup.add_source(name, server.url(name), **keys)
+    old = json.loads((FIXTURE / "fixture.json").read_text())["url"]
+    with sqlite3.connect(setup.db()) as db:
+        db.execute("UPDATE sources SET url = replace(url, ?1, ?2)", (old, server.base))
+    db.close()
+
+
+def stored(setup):
+    """The outbox, conflicts and validators as the store holds them."""
+    with sqlite3.connect(f"file:{setup.db()}?mode=ro", uri=True) as db:
+        outbox = db.execute("SELECT source, record_id, operation, state FROM outbox ORDER BY seq").fetchall()
+        conflicts = db.execute("SELECT source, record_id, remote_version FROM conflicts").fetchall()
+        etags = dict(db.execute("SELECT name, etag FROM sources").fetchall())
+    db.close()
+    return outbox, conflicts, etags
+
+
+def fixture_doc(name):
+    return json.loads((FIXTURE / "cache" / "default" / f"{name}.json").read_bytes())
+
+
+def test_an_earlier_store_is_taken_over_without_a_refetch(server, setup):
+    adopt_fixture(setup, server)
+    outbox, conflicts, etags = stored(setup)
+    assert [row[3] for row in outbox] == ["conflict", "parked", "queued"]
+    assert conflicts == [("posts", "1", "2026-11-29T11:00:00Z")]
+
+    # First run with the server down: everything comes from what the earlier syncd left.
+    server.fault("posts", kind="status", status=503)
+    server.fault("users", kind="status", status=503)
+    r = setup.syncd("--once")
+    assert "HTTP 503" in r.stderr, r.stderr
+    for name in ("posts", "users"):
+        doc, before = setup.cache_doc(name), fixture_doc(name)
+        for key in ("records", "pending", "parked", "conflicts", "etag"):
+            assert doc[key] == before[key], (name, key)
+    assert stored(setup) == (outbox, conflicts, etags)
+
+    # The server is back: the queued change goes out, and both listings are asked for conditionally.
+    server.clear_fault("posts")
+    server.clear_fault("users")
+    server.clear_requests()
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "users: not modified (HTTP 304), 2 records current" in r.stderr
+    gets = {req["path"]: req["headers"] for req in server.requests() if req["method"] == "GET"}
+    assert gets["/users"]["if-none-match"] == etags["users"]
+    assert gets["/posts"]["if-none-match"] == etags["posts"]
+    assert [req["path"] for req in server.requests() if req["method"] == "POST"] == ["/posts"]
+    assert {"id": "queued", "title": "queued note"} in server.records("posts")
+    doc = setup.cache_doc("posts")
+    assert [record["id"] for record in doc["records"]] == [1, 2, "queued", "bad"]
+    assert doc["records"][0]["title"] == "local edit"          # the conflict keeps the local version
+    assert doc["conflicts"] == [1] and doc["parked"] == ["bad"] and doc["pending"] == ["bad"]
+    outbox_after, conflicts_after, _ = stored(setup)
+    assert [row[3] for row in outbox_after] == ["conflict", "parked"]
+    assert conflicts_after == conflicts
