@@ -63,10 +63,10 @@ final class RefreshWorker: @unchecked Sendable {
 
     /// Refreshes `source` on a free lane and reports the result (and the source's stored state afterwards) there.
     func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
-                 completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
+                 completion: @escaping @Sendable (RefreshResult, StampedState?) -> Void) {
         let index = acquireLane()
         laneQueues[index].async { [self] in
-            let (result, state) = gate.reading { () -> (RefreshResult, SourceState?) in
+            let (result, state) = gate.reading { () -> (RefreshResult, StampedState?) in
                 // Opened for this refresh and closed after it (its SQLite connection and libcurl handle): an idle
                 // lane costs nothing.
                 let engine: SyncEngine
@@ -89,8 +89,8 @@ final class RefreshWorker: @unchecked Sendable {
                         }
                     }
                 }
-                var state = try? engine.store.state(of: source.name, countingLocalView: true)
-                state?.notices = engine.notices[source.name] ?? []
+                var state = shared.stampedState(of: source.name, from: engine.store)
+                state?.state.notices = engine.notices[source.name] ?? []
                 return (result, state)
             }
             _ = busy.withLock { $0.remove(index) }
