@@ -20,6 +20,8 @@ public final class EngineShared: Sendable {
     }
 
     let memory = Mutex(Memory())
+    /// Refreshes running on the daemon's lanes (`RefreshWorker`); 0 for `syncd --once`.
+    let runningRefreshes = Mutex(0)
     /// Numbers the engines' reads of a source's stored state (`stampedState`).
     private let stateReads = Mutex(0)
     /// Bumped each time an engine replaced the damaged database (held while it does): the others reopen

@@ -80,6 +80,8 @@ final class RefreshWorker: @unchecked Sendable {
                 }
                 // At most ten progress reports a second reach the loop.
                 var last = ContinuousClock.now - .seconds(1)
+                shared.runningRefreshes.withLock { $0 += 1 }
+                defer { shared.runningRefreshes.withLock { $0 -= 1 } }
                 let result: RefreshResult = noticingReplacement(engine) {
                     engine.refresh(source, cancellation: cancellation) { count in
                         let now = ContinuousClock.now

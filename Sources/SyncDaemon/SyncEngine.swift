@@ -240,6 +240,9 @@ public final class SyncEngine {
     /// `SyncEngine.writeAheadLogLimit`. Every process that opens the store reads the whole log first
     /// (closing does not checkpoint), so a log left to grow makes each `syncd --once` slower.
     func tidyWriteAheadLog() {
+        // A truncating checkpoint holds the write lock while it waits for readers, such as another lane
+        // publishing a large cache file: local changes would wait with it. The last refresh running folds it.
+        guard shared.runningRefreshes.withLock({ $0 }) <= 1 else { return }
         do {
             if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }
         } catch {
