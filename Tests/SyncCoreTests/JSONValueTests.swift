@@ -51,6 +51,10 @@ struct JSONValueTests {
         #expect(value["big"] == .integer(Int64.max))
         #expect(value["min"] == .integer(Int64.min))
         #expect(value["over"] == .number(9_223_372_036_854_775_808))
+        // 18 digits and fewer are summed directly, longer ones read as text: both exact.
+        #expect(try JSONValue(parsing: "[0,-0,7,-42,999999999999999999,-999999999999999999,1234567890123456789,-1234567890123456789]")
+            == .array([0, 0, 7, -42, .integer(999_999_999_999_999_999), .integer(-999_999_999_999_999_999),
+                       .integer(1_234_567_890_123_456_789), .integer(-1_234_567_890_123_456_789)]))
         #expect(value.serialized() == #"{"id":12345678901234,"big":9223372036854775807,"min":-9223372036854775808,"over":9.223372036854776e+18}"#)
     }
 
