@@ -67,7 +67,10 @@ public struct CommandContext {
     /// for, or when `prettyOnTerminal` and stdout is a terminal).
     public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false) {
         let pretty = globals.json == .pretty || (globals.json == nil && prettyOnTerminal && output.isTerminal)
-        output.write(value.serialized(pretty ? .pretty : .compact) + "\n")
+        // Bytes with the newline appended, then one string: a status of 10,000 sources is 2.7 MB, copied once.
+        var bytes = value.serializedBytes(pretty ? .pretty : .compact)
+        bytes.append(UInt8(ascii: "\n"))
+        output.write(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Decodes a reply shape, turning a mismatch into a failure.
