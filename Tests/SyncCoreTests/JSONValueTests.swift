@@ -83,6 +83,23 @@ struct JSONValueTests {
         #expect(JSONValue.number(.nan).serialized() == "null")
     }
 
+    /// The text of a top-level member's value, for passing a reply on unchanged: the last one when the key
+    /// repeats (as the subscript reads it), never a nested member of the same name.
+    @Test func locatesATopLevelMembersText() throws {
+        let text = #"{"parameters": {"a": [1, {"parameters": 2}]} , "parameters" :"x\"y","b":{"parameters":3}}"#
+        let bytes = Array(text.utf8)
+        let parsed = try JSONValue.parsing(bytes, locatingMember: "parameters")
+        #expect(parsed.value == (try JSONValue(parsing: text)))
+        let member = try #require(parsed.member)
+        #expect(String(decoding: bytes[member], as: UTF8.self) == #""x\"y""#)
+        #expect(try JSONValue.parsing(Array(#"{"a": {"parameters": 1}}"#.utf8), locatingMember: "parameters").member == nil)
+        #expect(try JSONValue.parsing(Array("[1]".utf8), locatingMember: "parameters").member == nil)
+        let single = Array(#" {"parameters":{"x":[]}} "#.utf8)
+        let range = try #require(try JSONValue.parsing(single, locatingMember: "parameters").member)
+        #expect(String(decoding: single[range], as: UTF8.self) == #"{"x":[]}"#)
+        #expect(throws: JSONParseError.self) { try JSONValue.parsing(Array(#"{"parameters":}"#.utf8), locatingMember: "parameters") }
+    }
+
     @Test func escapesQuotesBackslashesAndControlCharactersBetweenPlainRuns() throws {
         let text = "ab\"c\\d\u{0}\u{1F}e\u{08}\u{0C}\r\n\tf\u{7F}é😀"
         let expected = #""ab\"c\\d\u0000\u001Fe\b\f\r\n\tf"# + "\u{7F}é😀\""

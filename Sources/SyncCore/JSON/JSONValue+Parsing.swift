@@ -59,6 +59,19 @@ extension JSONValue {
         self = try parser.parseDocument()
     }
 
+    /// Parses exactly one JSON value like `init(parsing:limits:)`, and tells where the value of the top-level
+    /// object's member `key` lies in `bytes` (the last one when the key repeats, as the object's subscript
+    /// reads it; nil when the value is not an object or has no such member), so a caller can pass that text
+    /// on unchanged instead of serialising the parsed value again.
+    public static func parsing(_ bytes: [UInt8], locatingMember key: String,
+                               limits: JSONParseLimits = JSONParseLimits()) throws(JSONParseError) -> (value: JSONValue, member: Range<Int>?) {
+        guard bytes.count <= limits.maxBytes else { throw JSONParseError(reason: .tooLarge(limit: limits.maxBytes), offset: 0) }
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth)
+        parser.memberToLocate = key
+        let value = try parser.parseDocument()
+        return (value, parser.locatedMember)
+    }
+
     /// Parses exactly one JSON value from a string.
     public init(parsing text: String, limits: JSONParseLimits = JSONParseLimits()) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8), limits: limits)
@@ -71,6 +84,9 @@ struct JSONParser {
     let maxDepth: Int
     var index = 0
     var depth = 0
+    /// A member of the top-level object whose value's place to record in `locatedMember`.
+    var memberToLocate: String?
+    var locatedMember: Range<Int>?
 
     init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
@@ -153,7 +169,9 @@ struct JSONParser {
             guard colon == UInt8(ascii: ":") else { throw fail(.unexpectedByte(colon)) }
             index += 1
             skipWhitespace()
+            let valueStart = index
             object.append(key, try parseValue())
+            if depth == 1, key == memberToLocate { locatedMember = valueStart..<index }
             skipWhitespace()
             let next = try peek()
             index += 1
