@@ -75,8 +75,12 @@ public struct CommandContext {
     /// whitespace, since JSON strings hold none raw), which spares serialising a reply of megabytes again.
     public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false, received: ArraySlice<UInt8>? = nil) {
         let pretty = globals.json == .pretty || (globals.json == nil && prettyOnTerminal && output.isTerminal)
-        if !pretty, let received, !received.contains(UInt8(ascii: "\n")), !received.contains(UInt8(ascii: "\r")) {
-            return output.write(String(decoding: received, as: UTF8.self) + "\n")
+        if !pretty, let received {
+            let oneLine = received.withUnsafeBufferPointer { !$0.contains { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") } }
+            if oneLine {
+                output.write(String(decoding: received, as: UTF8.self))
+                return output.write("\n")
+            }
         }
         // Bytes with the newline appended, then one string: a status of 10,000 sources is 2.7 MB, copied once.
         var bytes = value.serializedBytes(pretty ? .pretty : .compact)
