@@ -38,3 +38,25 @@ def test_an_idle_daemon_has_libcurl_unloaded_and_loads_it_for_a_refresh(server, 
     assert setup.cache_doc("posts")["records"] == POSTS[:1]
     wait_for(lambda: not libcurl_mapped(d.proc.pid), what="libcurl unloaded after the second refresh")
     assert d.stop() == 0
+
+
+def test_a_missing_libcurl_fails_the_refresh_clearly_and_keeps_the_cached_copy(server, setup):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    server.set_records("posts", POSTS[:1])
+    # In a mount namespace of its own, libcurl.so.4 is an empty file: dlopen fails as with the package removed.
+    library = Path("/usr/lib/x86_64-linux-gnu/libcurl.so.4").resolve()
+    script = f'mount --bind /dev/null {library} && exec "$@"'
+    r = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh",
+                        str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    # dlerror names the file as the dynamic linker found it (/lib or /usr/lib: the same file on Debian).
+    assert "posts: Failed to load libcurl (libcurl.so.4): /" in r.stderr, r.stderr
+    assert "/libcurl.so.4: file too short; install the libcurl4 package" in r.stderr, r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    # With libcurl back, the next run brings the change.
+    assert setup.syncd("--once").returncode == 0
+    assert setup.cache_doc("posts")["records"] == POSTS[:1]
