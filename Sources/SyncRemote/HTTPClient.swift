@@ -104,7 +104,16 @@ public final class HTTPClient {
         onHead: (HTTPResponseHead) throws -> Void,
         onBody: (UnsafeRawBufferPointer) throws -> Void
     ) throws(HTTPError) -> HTTPResponseHead {
-        let target = try URLParts(request.url)
+        // One reference for the whole request, so that the URL parses in it do not load libcurl again.
+        try library.using { _ throws(HTTPError) in try performLoaded(request, onHead: onHead, onBody: onBody) }
+    }
+
+    private func performLoaded(
+        _ request: HTTPRequest,
+        onHead: (HTTPResponseHead) throws -> Void,
+        onBody: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(HTTPError) -> HTTPResponseHead {
+        let target = try URLParts(request.url, library: library)
         if target.scheme == "file" {
             return try LocalFileReader.read(request, onHead: onHead, onBody: onBody, cancellation: cancellation)
         }
