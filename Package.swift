@@ -14,7 +14,8 @@ let package = Package(
     targets: [
         // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev, libsystemd-dev).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libcurl: headers only, no link: it is dlopened while in use (Sources/CShim/cshim_curl.c).
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Typed one-line wrappers for what Swift cannot import (variadics, macros).
         .target(name: "CShim", dependencies: ["CSQLite", "CCurl", "CSystemd"]),

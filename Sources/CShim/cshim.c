@@ -6,22 +6,6 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
-CURLcode cshim_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
-CURLcode cshim_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
-CURLcode cshim_curl_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
-CURLcode cshim_curl_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
-CURLcode cshim_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
-CURLcode cshim_curl_setopt_writefn(CURL *h, cshim_curl_data_cb cb) { return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cb); }
-CURLcode cshim_curl_setopt_headerfn(CURL *h, cshim_curl_data_cb cb) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb); }
-CURLcode cshim_curl_setopt_readfn(CURL *h, cshim_curl_data_cb cb) { return curl_easy_setopt(h, CURLOPT_READFUNCTION, cb); }
-CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb); }
-CURLcode cshim_curl_setopt_seekfn(CURL *h, cshim_curl_seek_cb cb) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, cb); }
-CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
-CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out) { return curl_easy_getinfo(h, i, out); }
-CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out) { return curl_easy_getinfo(h, i, out); }
-long cshim_curlauth_bearer(void) { return (long)CURLAUTH_BEARER; }
-size_t cshim_curl_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
-
 int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int n) { return sqlite3_bind_text(s, i, v, n, SQLITE_TRANSIENT); }
 int cshim_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *v, int n) { return sqlite3_bind_blob(s, i, v, n, SQLITE_TRANSIENT); }
 int cshim_sqlite3_no_checkpoint_on_close(sqlite3 *db) { return sqlite3_db_config(db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)0); }

@@ -129,7 +129,7 @@ final class DaemonLoop {
         self.worker = RefreshWorker(engine: engine,
                                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) },
                                     onStoreReplaced: { [input] in input.yield(.storeReplaced) })
-        self.prober = try Prober()
+        self.prober = Prober()
         self.timer = try WakeupTimer { [input] in input.yield(.timer) }
         // syncd(8) GUARANTEES 1: serve the cached copy from the first moment, from the store, before any network.
         engine.restoreSnapshots(configuration.sources)

@@ -11,13 +11,15 @@ final class Prober: @unchecked Sendable {
     private let client: HTTPClient
     static let timeout: Duration = .seconds(5)
 
-    init() throws {
-        client = try HTTPClient()
+    init() {
+        client = HTTPClient()
     }
 
     /// Probes `urls` one after another until one answers; reports on the probe queue.
     func probe(urls: [String], completion: @escaping @Sendable (Bool) -> Void) {
         queue.async { [self] in
+            // Between probes no libcurl handle is kept: libcurl stays unloaded while the daemon is idle.
+            defer { client.close() }
             for url in urls {
                 var request = HTTPRequest(url: url)
                 request.method = "HEAD"

@@ -11,7 +11,8 @@ import SyncStore
 ///   with an engine of its own, so they never wait for a refresh;
 /// - up to `DaemonStateMachine.maxLanes` refresh lanes run refreshes of different sources at once (the core
 ///   decides how many and never runs one source twice). A refresh lane opens an engine for a refresh and
-///   closes it afterwards, so an idle daemon holds only the local engine.
+///   closes it afterwards, so an idle daemon holds only the local engine, which closes its libcurl handle
+///   after each piece of work: an idle daemon has libcurl unloaded (docs/architecture.md, "libcurl on demand").
 ///
 /// Every engine has its own SQLite connection and libcurl handle and shares `EngineShared` with the others.
 /// `@unchecked Sendable`: the local engine is touched only on `localQueue`; a refresh lane's engine lives
@@ -111,6 +112,8 @@ final class RefreshWorker: @unchecked Sendable {
                     engine.recoverDamagedStore()
                     return value
                 }
+                // The local engine stays open while the daemon idles; its libcurl handle does not.
+                engine.closeConnections()
                 continuation.resume(returning: value)
             }
         }

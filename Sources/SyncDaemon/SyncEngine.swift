@@ -26,11 +26,8 @@ public final class SyncEngine {
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
                 shared: EngineShared = EngineShared(), clock: @escaping () -> Timestamp = currentTimestamp) throws(RefreshFailure) {
-        do {
-            client = try HTTPClient()
-        } catch {
-            throw RefreshFailure(.transient, "\(error)")
-        }
+        // libcurl is loaded at the first transfer, and unloaded by `closeConnections()` once no one uses it.
+        client = HTTPClient()
         self.store = store
         self.snapshots = snapshots
         self.logger = logger
@@ -72,6 +69,10 @@ public final class SyncEngine {
         }
         for notice in unique where !known.contains(notice) { logger.warning("\(source.name): \(notice)") }
     }
+
+    /// Closes the libcurl handle and its connections, so that an idle engine keeps no libcurl loaded
+    /// (docs/architecture.md, "libcurl on demand"); the next transfer opens a new one.
+    public func closeConnections() { client.close() }
 
     /// Cancels the refresh in progress, if any (from any thread).
     public func cancel() { client.cancellation.cancel() }

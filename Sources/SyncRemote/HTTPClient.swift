@@ -6,29 +6,53 @@ import SyncCore
 /// The `User-Agent` syncd sends.
 public let syncdUserAgent = "syncd/\(syncdVersion)"
 
-private let curlInitialised: Bool = {
-    curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
-}()
-
 /// An HTTP client over one libcurl easy handle (connections are reused across requests).
+///
+/// The handle, and with it a reference on the loaded libcurl (`CurlLibrary`), is taken at the first HTTP
+/// transfer and kept until `close()` or the end of the client: an owner that goes idle calls `close()`, so an
+/// idle daemon has libcurl unloaded (docs/architecture.md, "libcurl on demand").
 ///
 /// Blocking: `perform` runs the transfer on the calling thread, so callers run it
 /// off the cooperative pool. One request at a time per client.
 public final class HTTPClient {
-    private let handle: UnsafeMutableRawPointer
+    private let library: CurlLibrary
+    /// The loaded library and this client's easy handle, from the first HTTP transfer until `close()`.
+    private var connection: (api: OpaquePointer, handle: UnsafeMutableRawPointer)?
     /// Set from any thread to abort the transfer in progress at its next progress callback. Its owner may
     /// give each piece of work a flag of its own (the daemon does, per refresh ticket).
     public var cancellation = CancellationFlag()
 
-    /// Creates a client. Fails only when libcurl cannot initialise.
-    public init() throws(HTTPError) {
-        guard curlInitialised, let handle = curl_easy_init() else {
-            throw .transport(code: Int32(CURLE_FAILED_INIT.rawValue), message: "Failed to initialise libcurl")
-        }
-        self.handle = handle
+    /// Creates a client; libcurl is loaded at its first HTTP transfer.
+    public convenience init() { self.init(library: .shared) }
+
+    /// A client of `library` (tests give a copy of libcurl of their own).
+    init(library: CurlLibrary) { self.library = library }
+
+    deinit { close() }
+
+    /// Whether the client holds a libcurl handle (and a reference on the library).
+    public var isOpen: Bool { connection != nil }
+
+    /// Closes the handle and its connections and releases the library (unloaded when no one else uses it).
+    /// The next transfer opens a new handle.
+    public func close() {
+        guard let connection else { return }
+        self.connection = nil
+        cshim_curl_easy_cleanup(connection.api, connection.handle)
+        library.release()
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    /// The handle, opened (and the library loaded) on first use.
+    private func open() throws(HTTPError) -> (api: OpaquePointer, handle: UnsafeMutableRawPointer) {
+        if let connection { return connection }
+        let api = try library.acquire()
+        guard let handle = cshim_curl_easy_init(api) else {
+            library.release()
+            throw .transport(code: Int32(CURLE_FAILED_INIT.rawValue), message: "Failed to initialise libcurl: curl_easy_init failed")
+        }
+        connection = (api, handle)
+        return (api, handle)
+    }
 
     /// Performs `request`, following redirects one hop at a time: each target is checked against
     /// `request.origins` before anything is sent there, and the token goes only where the policy says.
@@ -80,30 +104,41 @@ public final class HTTPClient {
         onHead: (HTTPResponseHead) throws -> Void,
         onBody: (UnsafeRawBufferPointer) throws -> Void
     ) throws(HTTPError) -> HTTPResponseHead {
-        let target = try URLParts(request.url)
+        // One reference for the whole request, so that the URL parses in it do not load libcurl again.
+        try library.using { _ throws(HTTPError) in try performLoaded(request, onHead: onHead, onBody: onBody) }
+    }
+
+    private func performLoaded(
+        _ request: HTTPRequest,
+        onHead: (HTTPResponseHead) throws -> Void,
+        onBody: (UnsafeRawBufferPointer) throws -> Void
+    ) throws(HTTPError) -> HTTPResponseHead {
+        let target = try URLParts(request.url, library: library)
         if target.scheme == "file" {
             return try LocalFileReader.read(request, onHead: onHead, onBody: onBody, cancellation: cancellation)
         }
         if request.bearerToken != nil && target.scheme == "http" && !target.isLoopback {
             throw .insecureToken(host: target.host)
         }
-        curl_easy_reset(handle)
+        let (api, handle) = try open()
+        cshim_curl_easy_reset(api, handle)
         return try withoutActuallyEscaping(onHead) { (onHead) throws(HTTPError) -> HTTPResponseHead in
             try withoutActuallyEscaping(onBody) { (onBody) throws(HTTPError) -> HTTPResponseHead in
-                let context = TransferContext(handle: handle, maxBytes: request.maxBytes, cancellation: cancellation, onHead: onHead, onBody: onBody)
+                let context = TransferContext(api: api, handle: handle, maxBytes: request.maxBytes, cancellation: cancellation, onHead: onHead, onBody: onBody)
                 return try run(request, target: target, context: context)
             }
         }
     }
 
     private func run(_ request: HTTPRequest, target: URLParts, context: TransferContext) throws(HTTPError) -> HTTPResponseHead {
+        let api = context.api, handle = context.handle
         var headerList: UnsafeMutablePointer<curl_slist>?
-        defer { curl_slist_free_all(headerList) }
+        defer { cshim_curl_slist_free_all(api, headerList) }
         for (name, value) in request.headers {
-            headerList = curl_slist_append(headerList, "\(name): \(value)")
+            headerList = cshim_curl_slist_append(api, headerList, "\(name): \(value)")
         }
         // curl adds "Expect: 100-continue" to large uploads; servers like json-server do not answer it.
-        headerList = curl_slist_append(headerList, "Expect:")
+        headerList = cshim_curl_slist_append(api, headerList, "Expect:")
         var bodyReader = BodyReader(bytes: request.body ?? [])
 
         let code: CURLcode = withExtendedLifetime(context) {
@@ -111,18 +146,18 @@ public final class HTTPClient {
             configure(request, target: target, headerList: headerList, context: opaque)
             return withUnsafeMutablePointer(to: &bodyReader) { reader in
                 if request.body != nil {
-                    _ = cshim_curl_setopt_readfn(handle, readCallback)
-                    _ = cshim_curl_setopt_ptr(handle, CURLOPT_READDATA, reader)
+                    _ = cshim_curl_setopt_readfn(api, handle, readCallback)
+                    _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_READDATA, reader)
                     // libcurl rewinds the body when it must send it again (a reused connection found closed).
                     // Never for POST, which is not idempotent (RFC 9110 §9.2.2): a POST that may have reached
                     // the server fails instead, and its caller decides whether to send it again.
                     if request.method != "POST" {
-                        _ = cshim_curl_setopt_seekfn(handle, seekCallback)
-                        _ = cshim_curl_setopt_ptr(handle, CURLOPT_SEEKDATA, reader)
+                        _ = cshim_curl_setopt_seekfn(api, handle, seekCallback)
+                        _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_SEEKDATA, reader)
                     }
-                    _ = cshim_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body!.count))
+                    _ = cshim_curl_setopt_off(api, handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(request.body!.count))
                 }
-                return curl_easy_perform(handle)
+                return cshim_curl_easy_perform(api, handle)
             }
         }
 
@@ -146,49 +181,51 @@ public final class HTTPClient {
     }
 
     private func configure(_ request: HTTPRequest, target: URLParts, headerList: UnsafeMutablePointer<curl_slist>?, context: UnsafeMutableRawPointer) {
+        let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
+        let api = transfer.api, handle = transfer.handle
         let timeoutMS = max(1, Int(request.timeout.components.seconds * 1000 + request.timeout.components.attoseconds / 1_000_000_000_000_000))
-        _ = cshim_curl_setopt_str(handle, CURLOPT_URL, request.url)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        _ = cshim_curl_setopt_str(handle, CURLOPT_USERAGENT, syncdUserAgent)
-        _ = cshim_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
-        _ = cshim_curl_setopt_str(handle, CURLOPT_ACCEPT_ENCODING, "")
-        _ = cshim_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMS)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeoutMS)
+        _ = cshim_curl_setopt_str(api, handle, CURLOPT_URL, request.url)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_NOSIGNAL, 1)
+        _ = cshim_curl_setopt_str(api, handle, CURLOPT_USERAGENT, syncdUserAgent)
+        _ = cshim_curl_setopt_slist(api, handle, CURLOPT_HTTPHEADER, headerList)
+        _ = cshim_curl_setopt_str(api, handle, CURLOPT_ACCEPT_ENCODING, "")
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMS)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_TIMEOUT_MS, timeoutMS)
         // A stall of the whole timeout aborts even before the total bound is reached.
-        _ = cshim_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMS / 1000))
-        _ = cshim_curl_setopt_off(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
-        _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMS / 1000))
+        _ = cshim_curl_setopt_off(api, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_SSL_VERIFYPEER, 1)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_SSL_VERIFYHOST, 2)
         // Redirects are followed by `perform`, one checked hop at a time (OriginPolicy), never by libcurl.
-        _ = cshim_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_FOLLOWLOCATION, 0)
         // file: URLs are read by LocalFileReader, which refuses FIFOs and devices.
-        _ = cshim_curl_setopt_str(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+        _ = cshim_curl_setopt_str(api, handle, CURLOPT_PROTOCOLS_STR, "http,https")
         if let token = request.bearerToken {
             // `perform` removed the token unless OriginPolicy allows this URL to have it.
-            _ = cshim_curl_setopt_long(handle, CURLOPT_HTTPAUTH, cshim_curlauth_bearer())
-            _ = cshim_curl_setopt_str(handle, CURLOPT_XOAUTH2_BEARER, token)
+            _ = cshim_curl_setopt_long(api, handle, CURLOPT_HTTPAUTH, cshim_curlauth_bearer())
+            _ = cshim_curl_setopt_str(api, handle, CURLOPT_XOAUTH2_BEARER, token)
         }
         switch request.method {
         case "GET": break
-        case "HEAD": _ = cshim_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+        case "HEAD": _ = cshim_curl_setopt_long(api, handle, CURLOPT_NOBODY, 1)
         case "PUT", "POST":
-            _ = cshim_curl_setopt_long(handle, CURLOPT_UPLOAD, 1)
-            _ = cshim_curl_setopt_str(handle, CURLOPT_CUSTOMREQUEST, request.method)
-        default: _ = cshim_curl_setopt_str(handle, CURLOPT_CUSTOMREQUEST, request.method)
+            _ = cshim_curl_setopt_long(api, handle, CURLOPT_UPLOAD, 1)
+            _ = cshim_curl_setopt_str(api, handle, CURLOPT_CUSTOMREQUEST, request.method)
+        default: _ = cshim_curl_setopt_str(api, handle, CURLOPT_CUSTOMREQUEST, request.method)
         }
-        _ = cshim_curl_setopt_writefn(handle, writeCallback)
-        _ = cshim_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, context)
-        _ = cshim_curl_setopt_headerfn(handle, headerCallback)
-        _ = cshim_curl_setopt_ptr(handle, CURLOPT_HEADERDATA, context)
-        _ = cshim_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
-        _ = cshim_curl_setopt_xferinfofn(handle, progressCallback)
-        _ = cshim_curl_setopt_ptr(handle, CURLOPT_XFERINFODATA, context)
-        _ = cshim_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue().errorBuffer)
+        _ = cshim_curl_setopt_writefn(api, handle, writeCallback)
+        _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_WRITEDATA, context)
+        _ = cshim_curl_setopt_headerfn(api, handle, headerCallback)
+        _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_HEADERDATA, context)
+        _ = cshim_curl_setopt_long(api, handle, CURLOPT_NOPROGRESS, 0)
+        _ = cshim_curl_setopt_xferinfofn(api, handle, progressCallback)
+        _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_XFERINFODATA, context)
+        _ = cshim_curl_setopt_ptr(api, handle, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
     }
 
     private func describe(_ code: CURLcode, request: HTTPRequest, context: TransferContext) -> String {
-        let reason = context.detail ?? String(cString: curl_easy_strerror(code))
+        let reason = context.detail ?? String(cString: cshim_curl_easy_strerror(context.api, code))
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             let doing = request.method == "GET" || request.method == "HEAD" ? "fetching" : "sending \(request.method) to"
@@ -220,6 +257,7 @@ public final class CancellationFlag: Sendable {
 
 /// State shared with libcurl's callbacks for one transfer.
 final class TransferContext {
+    let api: OpaquePointer
     let handle: UnsafeMutableRawPointer
     let maxBytes: Int64
     let cancellation: CancellationFlag
@@ -233,7 +271,8 @@ final class TransferContext {
     /// libcurl's detailed message for the last failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
-    init(handle: UnsafeMutableRawPointer, maxBytes: Int64, cancellation: CancellationFlag, onHead: @escaping (HTTPResponseHead) throws -> Void, onBody: @escaping (UnsafeRawBufferPointer) throws -> Void) {
+    init(api: OpaquePointer, handle: UnsafeMutableRawPointer, maxBytes: Int64, cancellation: CancellationFlag, onHead: @escaping (HTTPResponseHead) throws -> Void, onBody: @escaping (UnsafeRawBufferPointer) throws -> Void) {
+        self.api = api
         self.handle = handle
         self.maxBytes = maxBytes
         self.cancellation = cancellation
@@ -268,10 +307,10 @@ final class TransferContext {
     /// Copies the status code and the URL that answered (after redirects) from libcurl into `head`.
     func readStatus() {
         var status = 0
-        _ = cshim_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        _ = cshim_curl_getinfo_long(api, handle, CURLINFO_RESPONSE_CODE, &status)
         head.status = status
         var effective: UnsafeMutablePointer<CChar>?
-        if cshim_curl_getinfo_str(handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
+        if cshim_curl_getinfo_str(api, handle, CURLINFO_EFFECTIVE_URL, &effective) == CURLE_OK, let effective {
             head.effectiveURL = String(cString: effective)
         }
     }

@@ -1,4 +1,5 @@
 internal import CCurl
+internal import CShim
 import Glibc
 
 /// Reads a `file:` URL (only ever the one `URL=` names; `OriginPolicy` decides that) without libcurl, so that
@@ -48,14 +49,12 @@ enum LocalFileReader {
 
     /// The local path of a `file:` URL, percent-decoded (RFC 8089), by libcurl's URL parser.
     private static func decodedPath(_ url: String) throws(HTTPError) -> String {
-        guard let handle = curl_url() else { throw .invalidURL(url) }
-        defer { curl_url_cleanup(handle) }
-        var out: UnsafeMutablePointer<CChar>?
-        guard curl_url_set(handle, CURLUPART_URL, url, 0) == CURLUE_OK,
-              curl_url_get(handle, CURLUPART_PATH, &out, UInt32(CURLU_URLDECODE)) == CURLUE_OK, let out
-        else { throw .invalidURL(url) }
-        defer { curl_free(out) }
-        let path = String(cString: out)
+        let path = try CurlLibrary.shared.using { api throws(HTTPError) in
+            try withParsedURL(api, url) { handle throws(HTTPError) in
+                guard let path = part(api, handle, CURLUPART_PATH, flags: UInt32(CURLU_URLDECODE)) else { throw .invalidURL(url) }
+                return path
+            }
+        }
         guard !path.utf8.contains(0) else { throw .invalidURL(url) }
         return path
     }

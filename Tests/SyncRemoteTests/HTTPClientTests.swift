@@ -27,7 +27,7 @@ func get(_ client: HTTPClient, _ request: HTTPRequest) throws -> (HTTPResponseHe
 struct HTTPClientTests {
     @Test func streamsTheBodyThroughTheCallbacks() throws {
         let file = try TemporaryFile(#"[{"id":1,"title":"a"}]"#)
-        let client = try HTTPClient()
+        let client = HTTPClient()
         var heads = 0
         var body: [UInt8] = []
         let head = try client.perform(HTTPRequest(url: file.url), onHead: { _ in heads += 1 }) { body += $0 }
@@ -37,7 +37,7 @@ struct HTTPClientTests {
 
     @Test func abortsPastMaxBytes() throws {
         let file = try TemporaryFile(String(repeating: "x", count: 100_000))
-        let client = try HTTPClient()
+        let client = HTTPClient()
         var request = HTTPRequest(url: file.url)
         request.maxBytes = 4096
         #expect { try get(client, request) } throws: { error in
@@ -49,7 +49,7 @@ struct HTTPClientTests {
     @Test func aConsumerErrorAbortsAndIsRethrown() throws {
         struct Stop: Error {}
         let file = try TemporaryFile("[1,2,3]")
-        let client = try HTTPClient()
+        let client = HTTPClient()
         #expect { try client.perform(HTTPRequest(url: file.url)) { _ in throw Stop() } } throws: { error in
             guard case HTTPError.rejected(let inner) = error else { return false }
             return inner is Stop
@@ -57,7 +57,7 @@ struct HTTPClientTests {
     }
 
     @Test func aMissingFileIsAClearError() throws {
-        let client = try HTTPClient()
+        let client = HTTPClient()
         #expect { try get(client, HTTPRequest(url: "file:///nonexistent/syncd-test.json")) } throws: { error in
             "\(error)" == "Failed to open /nonexistent/syncd-test.json: No such file or directory"
         }
@@ -68,7 +68,7 @@ struct HTTPClientTests {
         unlink(path)
         try #require(mkfifo(path, 0o600) == 0)
         defer { unlink(path) }
-        let client = try HTTPClient()
+        let client = HTTPClient()
         // open(2) of a FIFO without O_NONBLOCK would wait here for ever.
         #expect { try get(client, HTTPRequest(url: "file://" + path)) } throws: { error in
             "\(error)" == "\(path) is not a regular file; URL= must name a JSON file"
@@ -76,7 +76,7 @@ struct HTTPClientTests {
     }
 
     @Test func refusesToSendATokenOverPlainHTTPToAnotherHost() throws {
-        let client = try HTTPClient()
+        let client = HTTPClient()
         var request = HTTPRequest(url: "http://192.0.2.1/posts")
         request.bearerToken = "secret"
         #expect { try get(client, request) } throws: { error in
@@ -85,7 +85,7 @@ struct HTTPClientTests {
     }
 
     @Test func aRefusedConnectionIsTransient() throws {
-        let client = try HTTPClient()
+        let client = HTTPClient()
         var request = HTTPRequest(url: "http://127.0.0.1:9/x")
         request.timeout = .seconds(2)
         #expect { try get(client, request) } throws: { error in
@@ -113,14 +113,14 @@ struct HTTPClientTests {
         request.method = method
         request.body = method == "POST" || method == "PUT" ? Array("{}".utf8) : nil
         request.timeout = .milliseconds(500)
-        #expect { try get(try HTTPClient(), request) } throws: { error in
+        #expect { try get(HTTPClient(), request) } throws: { error in
             "\(error)" == "timed out after 0.5 seconds (TimeoutSec=) \(doing) \(url)"
         }
     }
 
     @Test func aCancelledClientAbortsItsNextTransfer() throws {
         let file = try TemporaryFile("[]")
-        let client = try HTTPClient()
+        let client = HTTPClient()
         client.cancellation.cancel()
         #expect { try get(client, HTTPRequest(url: file.url)) } throws: { error in
             guard case HTTPError.cancelled = error else { return false }

@@ -11,24 +11,44 @@
 // MemoryPolicy calls them directly through this include.
 #include <malloc.h>
 
-// --- libcurl: curl_easy_setopt/curl_easy_getinfo are variadic. ---------------
-CURLcode cshim_curl_setopt_long(CURL *h, CURLoption o, long v);
-CURLcode cshim_curl_setopt_off(CURL *h, CURLoption o, curl_off_t v);
-CURLcode cshim_curl_setopt_str(CURL *h, CURLoption o, const char *v);
-CURLcode cshim_curl_setopt_ptr(CURL *h, CURLoption o, void *v);
-CURLcode cshim_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v);
+// --- libcurl, loaded with dlopen only while it is used (docs/architecture.md, "libcurl on demand"). ---
+// The headers give types and constants; every call goes through the table of an opened copy.
+typedef struct cshim_curl cshim_curl;
+/* Opens `name` (RTLD_NOW | RTLD_LOCAL), resolves every function syncd calls and runs curl_global_init.
+   NULL on failure, with the reason (dlerror, a missing symbol, curl_global_init) in `error`. */
+cshim_curl *cshim_curl_open(const char *name, char *error, size_t error_size);
+/* curl_global_cleanup, then dlclose; `api` is freed. */
+void cshim_curl_close(cshim_curl *api);
+CURL *cshim_curl_easy_init(const cshim_curl *api);
+void cshim_curl_easy_cleanup(const cshim_curl *api, CURL *h);
+void cshim_curl_easy_reset(const cshim_curl *api, CURL *h);
+CURLcode cshim_curl_easy_perform(const cshim_curl *api, CURL *h);
+const char *cshim_curl_easy_strerror(const cshim_curl *api, CURLcode code);
+struct curl_slist *cshim_curl_slist_append(const cshim_curl *api, struct curl_slist *list, const char *line);
+void cshim_curl_slist_free_all(const cshim_curl *api, struct curl_slist *list);
+CURLU *cshim_curl_url(const cshim_curl *api);
+void cshim_curl_url_cleanup(const cshim_curl *api, CURLU *u);
+CURLUcode cshim_curl_url_set(const cshim_curl *api, CURLU *u, CURLUPart part, const char *content, unsigned int flags);
+CURLUcode cshim_curl_url_get(const cshim_curl *api, CURLU *u, CURLUPart part, char **out, unsigned int flags);
+void cshim_curl_free(const cshim_curl *api, void *p);
+// curl_easy_setopt/curl_easy_getinfo are variadic.
+CURLcode cshim_curl_setopt_long(const cshim_curl *api, CURL *h, CURLoption o, long v);
+CURLcode cshim_curl_setopt_off(const cshim_curl *api, CURL *h, CURLoption o, curl_off_t v);
+CURLcode cshim_curl_setopt_str(const cshim_curl *api, CURL *h, CURLoption o, const char *v);
+CURLcode cshim_curl_setopt_ptr(const cshim_curl *api, CURL *h, CURLoption o, void *v);
+CURLcode cshim_curl_setopt_slist(const cshim_curl *api, CURL *h, CURLoption o, struct curl_slist *v);
 typedef size_t (*cshim_curl_data_cb)(char *ptr, size_t size, size_t n, void *user);
 typedef int (*cshim_curl_xferinfo_cb)(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
-CURLcode cshim_curl_setopt_writefn(CURL *h, cshim_curl_data_cb cb);
-CURLcode cshim_curl_setopt_headerfn(CURL *h, cshim_curl_data_cb cb);
-CURLcode cshim_curl_setopt_readfn(CURL *h, cshim_curl_data_cb cb);
-CURLcode cshim_curl_setopt_xferinfofn(CURL *h, cshim_curl_xferinfo_cb cb);
+CURLcode cshim_curl_setopt_writefn(const cshim_curl *api, CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_headerfn(const cshim_curl *api, CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_readfn(const cshim_curl *api, CURL *h, cshim_curl_data_cb cb);
+CURLcode cshim_curl_setopt_xferinfofn(const cshim_curl *api, CURL *h, cshim_curl_xferinfo_cb cb);
 /* CURLOPT_SEEKFUNCTION: lets libcurl rewind a request body it must send again (a retried connection, auth). */
 typedef int (*cshim_curl_seek_cb)(void *user, curl_off_t offset, int origin);
-CURLcode cshim_curl_setopt_seekfn(CURL *h, cshim_curl_seek_cb cb);
-CURLcode cshim_curl_getinfo_long(CURL *h, CURLINFO i, long *out);
-CURLcode cshim_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *out);
-CURLcode cshim_curl_getinfo_str(CURL *h, CURLINFO i, char **out);
+CURLcode cshim_curl_setopt_seekfn(const cshim_curl *api, CURL *h, cshim_curl_seek_cb cb);
+CURLcode cshim_curl_getinfo_long(const cshim_curl *api, CURL *h, CURLINFO i, long *out);
+CURLcode cshim_curl_getinfo_off(const cshim_curl *api, CURL *h, CURLINFO i, curl_off_t *out);
+CURLcode cshim_curl_getinfo_str(const cshim_curl *api, CURL *h, CURLINFO i, char **out);
 // CURLAUTH_BEARER is a macro (an unsigned long shift).
 long cshim_curlauth_bearer(void);
 // CURL_WRITEFUNC_ERROR is a macro.

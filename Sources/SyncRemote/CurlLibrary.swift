@@ -1,0 +1,64 @@
+internal import CCurl
+internal import CShim
+import Synchronization
+
+/// libcurl, loaded with `dlopen` while something uses it and unloaded when the last user is done
+/// (docs/architecture.md, "libcurl on demand"): an idle daemon does not keep libcurl and the ~30 libraries it
+/// brings mapped (about 10 MiB resident, docs/benchmarks.md "Daemon memory").
+///
+/// Every `HTTPClient` with a connection handle and every URL parse holds a reference; the first reference
+/// opens the library and runs `curl_global_init`, the last one's release runs `curl_global_cleanup` and
+/// `dlclose`. The count is process-wide for one library name (`shared`) and protected by a mutex.
+final class CurlLibrary: Sendable {
+    /// The library every client and URL parse uses.
+    static let shared = CurlLibrary(name: "libcurl.so.4")
+
+    /// What `dlopen` is given: a soname, or a path (tests load a copy of their own).
+    let name: String
+    private let state = Mutex<(api: LoadedAPI?, references: Int)>((nil, 0))
+
+    /// The table of an opened copy (`cshim_curl`): written once by `cshim_curl_open`, then only read, from any thread.
+    private struct LoadedAPI: @unchecked Sendable { let pointer: OpaquePointer }
+
+    init(name: String) { self.name = name }
+
+    /// Takes a reference, loading the library first when there was none; balance with `release()`.
+    func acquire() throws(HTTPError) -> OpaquePointer {
+        let result: Result<LoadedAPI, HTTPError> = state.withLock { state in
+            if let api = state.api {
+                state.references += 1
+                return .success(api)
+            }
+            var error = [CChar](repeating: 0, count: 512)
+            guard let api = cshim_curl_open(name, &error, error.count) else {
+                let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                return .failure(.transport(code: Int32(CURLE_FAILED_INIT.rawValue),
+                                           message: "Failed to load libcurl (\(name)): \(reason); install the libcurl4 package"))
+            }
+            state = (LoadedAPI(pointer: api), 1)
+            return .success(LoadedAPI(pointer: api))
+        }
+        return try result.get().pointer
+    }
+
+    /// Gives a reference back; the last one unloads the library.
+    func release() {
+        state.withLock { state in
+            precondition(state.references > 0, "CurlLibrary.release() without acquire()")
+            state.references -= 1
+            guard state.references == 0, let api = state.api else { return }
+            state.api = nil
+            cshim_curl_close(api.pointer)
+        }
+    }
+
+    /// Runs `body` with the library loaded (a reference held for its duration).
+    func using<T>(_ body: (OpaquePointer) throws(HTTPError) -> T) throws(HTTPError) -> T {
+        let api = try acquire()
+        defer { release() }
+        return try body(api)
+    }
+
+    /// The number of references held (tests).
+    var references: Int { state.withLock { $0.references } }
+}

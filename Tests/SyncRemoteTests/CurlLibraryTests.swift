@@ -1,0 +1,88 @@
+import Glibc
+import Foundation
+import Testing
+@testable import SyncRemote
+
+/// /proc/self/maps, read to its end (its size in `stat` is 0, so it is read in chunks).
+private func processMaps() throws -> String {
+    let fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)
+    try #require(fd >= 0, "cannot open /proc/self/maps")
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        try #require(count >= 0, "cannot read /proc/self/maps")
+        if count == 0 { break }
+        bytes += buffer[0..<count]
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
+    try #require(text.contains("[stack]"), "/proc/self/maps has no [stack] line: not read whole")
+    return text
+}
+
+/// The lines of /proc/self/maps that map `path`.
+private func mappings(of path: String) throws -> [Substring] {
+    try processMaps().split(separator: "\n").filter { $0.hasSuffix(" " + path) }
+}
+
+/// A private copy of the libcurl the daemon loads: `dlopen` of another path (another inode) maps a copy of
+/// its own, so whether it is mapped does not depend on the tests that use the shared library meanwhile.
+private func privateLibcurl() throws -> String {
+    _ = try CurlLibrary.shared.acquire()
+    defer { CurlLibrary.shared.release() }
+    let original = try processMaps().split(separator: "\n").compactMap { line in
+        line.split(separator: " ", omittingEmptySubsequences: true).last.map(String.init)
+    }.first { $0.contains("/libcurl.so.4") }
+    let source = try #require(original, "libcurl.so.4 is not in /proc/self/maps while loaded")
+    let copy = NSTemporaryDirectory() + "syncd-libcurl-" + UUID().uuidString + ".so.4"
+    try FileManager.default.copyItem(atPath: source, toPath: copy)
+    return copy
+}
+
+@Suite("CurlLibrary")
+struct CurlLibraryTests {
+    @Test func libcurlIsMappedOnlyWhileAClientHoldsIt() throws {
+        let path = try privateLibcurl()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let library = CurlLibrary(name: path)
+        #expect(try mappings(of: path).isEmpty)
+
+        let client = HTTPClient(library: library)
+        #expect(try mappings(of: path).isEmpty, "a client maps libcurl only at its first transfer")
+        // Port 1 on loopback refuses the connection: a transfer that fails after libcurl was loaded.
+        var request = HTTPRequest(url: "http://127.0.0.1:1/")
+        request.timeout = .seconds(5)
+        #expect(throws: HTTPError.self) { try client.perform(request) { _ in } }
+        #expect(client.isOpen && library.references == 1)
+        #expect(try !mappings(of: path).isEmpty, "libcurl is mapped while the client holds its handle")
+
+        client.close()
+        #expect(library.references == 0)
+        #expect(try mappings(of: path).isEmpty, "the last release unloads libcurl")
+
+        // A URL parse loads it for its own duration only.
+        let parts = try URLParts("https://Example.org/x", library: library)
+        #expect(parts.scheme == "https" && parts.host == "example.org")
+        #expect(try mappings(of: path).isEmpty)
+    }
+
+    @Test func aMissingLibcurlIsAClearTransportError() throws {
+        let library = CurlLibrary(name: "/nonexistent/libcurl.so.4")
+        let client = HTTPClient(library: library)
+        #expect { try client.perform(HTTPRequest(url: "http://127.0.0.1:1/")) { _ in } } throws: { error in
+            guard case .transport(let code, let message) = error as? HTTPError else { return false }
+            return code == 2 && (error as? HTTPError)?.isTransient == true
+                && message.hasPrefix("Failed to load libcurl (/nonexistent/libcurl.so.4): /nonexistent/libcurl.so.4: cannot open shared object file")
+                && message.hasSuffix("; install the libcurl4 package")
+        }
+        #expect(!client.isOpen && library.references == 0)
+        #expect(throws: HTTPError.self) { try URLParts("http://example.org/", library: library) }
+        #expect(library.references == 0)
+        // The shared library is untouched: a file: URL is still read (its path decoded by libcurl).
+        let file = try TemporaryFile("[]")
+        var body: [UInt8] = []
+        _ = try HTTPClient().perform(HTTPRequest(url: file.url)) { body += $0 }
+        #expect(body == Array("[]".utf8))
+    }
+}
