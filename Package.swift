@@ -12,23 +12,22 @@ let package = Package(
         .executable(name: "syncctl", targets: ["syncctl"]),
     ],
     targets: [
-        // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev, libsystemd-dev).
+        // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev; systemd is spoken to over its sockets, not through libsystemd).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libcurl: headers only, no link: it is dlopened while in use (Sources/CShim/cshim_curl.c).
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Typed one-line wrappers for what Swift cannot import (variadics, macros).
-        .target(name: "CShim", dependencies: ["CSQLite", "CCurl", "CSystemd"]),
+        .target(name: "CShim", dependencies: ["CSQLite", "CCurl"]),
 
         // Pure logic: no C imports, no I/O.
         .target(name: "SyncCore"),
         // Platform modules: system calls, errors and logging first, then storage, transport, control.
-        .target(name: "SyncSystem", dependencies: ["SyncCore", "CSystemd"]),
+        .target(name: "SyncSystem", dependencies: ["SyncCore"]),
         .target(name: "SyncStore", dependencies: ["SyncCore", "CSQLite", "CShim"]),
         .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
         // Varlink: the protocol, the client syncctl uses and the server the daemon runs.
         .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
-        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CSystemd", "CShim"]),
+        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CShim"]),
         // Executables.
         // Linked for a small resident set (docs/benchmarks.md, "Daemon memory"): lld with packed
         // relative relocations (DT_RELR, glibc >= 2.36: 5 KiB of relocations to read at start instead

@@ -1,5 +1,5 @@
-internal import CSystemd
 internal import Glibc
+import SyncSystem
 
 /// Talks to systemd through `$NOTIFY_SOCKET` (sd_notify(3)): readiness, status, reload, stop, watchdog.
 /// Without `$NOTIFY_SOCKET` every call is a no-op, so the daemon runs the same outside systemd.
@@ -34,8 +34,11 @@ public final class Notifier: Sendable {
     /// `WATCHDOG=1`.
     public func watchdog() { send("WATCHDOG=1") }
 
+    /// Sends `message` as one datagram to `$NOTIFY_SOCKET` (read when sending, as sd_notify(3) does); nothing
+    /// without it. A failed send is not an error: systemd may have stopped listening.
     private func send(_ message: String) {
-        _ = sd_notify(0, message)
+        guard let socket = getenv("NOTIFY_SOCKET").map({ String(cString: $0) }), !socket.isEmpty else { return }
+        _ = Datagram.send(Array(message.utf8), to: socket)
     }
 
     /// Status lines are kept well under systemd's 4 KiB datagram buffer and on one line.

@@ -1,4 +1,3 @@
-internal import CSystemd
 internal import Glibc
 import SyncCore
 
@@ -110,26 +109,12 @@ public struct Logger: Sendable {
     /// journald's native protocol socket (systemd-journald.service(8)).
     static let journalSocket = "/run/systemd/journal/socket"
 
-    /// Sends one entry over journald's native protocol (sd_journal_sendv(3); sd_journal_send is variadic,
-    /// which Swift cannot call). False if journald refused it; the caller then writes to stderr.
+    /// Sends one entry over journald's native protocol (`Datagram.journalEntry`). False when the socket is
+    /// missing or refused the entry (e.g. one larger than a datagram); the caller then writes to stderr.
     static func sendToJournal(_ fields: [String]) -> Bool {
-        // sd_journal_sendv reports success when journald's socket is missing (it drops the entry silently):
-        // only use it when the socket is there.
         var status = stat()
         guard stat(journalSocket, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
-        // One buffer holds every field; each iovec points at its slice.
-        var bytes: [UInt8] = []
-        var ranges: [Range<Int>] = []
-        for field in fields {
-            let start = bytes.count
-            bytes += field.utf8
-            ranges.append(start..<bytes.count)
-        }
-        return bytes.withUnsafeMutableBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return false }
-            let vectors = ranges.map { iovec(iov_base: base + $0.lowerBound, iov_len: $0.count) }
-            return sd_journal_sendv(vectors, Int32(vectors.count)) >= 0
-        }
+        return Datagram.send(Datagram.journalEntry(fields), to: journalSocket)
     }
 
     func writeLine(_ line: String) {

@@ -1,2 +1,0 @@
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-journal.h>
