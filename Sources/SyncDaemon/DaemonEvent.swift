@@ -10,7 +10,7 @@ enum DaemonEvent: Sendable {
     /// SIGTERM, SIGINT or SIGHUP arrived.
     case signal(Int32)
     /// A refresh ended; the ticket tells which refresh (and account generation, syncd(8) GUARANTEES 9).
-    case refreshed(RefreshTicket, RefreshResult, SourceState?)
+    case refreshed(RefreshTicket, RefreshResult, StampedState?)
     /// The link monitor's aggregate state changed, or a significant change happened while routable.
     case links(state: String, online: Bool, significant: Bool)
     /// A reachability probe ended.
@@ -24,7 +24,7 @@ enum DaemonEvent: Sendable {
     /// A refresh in progress moved on.
     case refreshProgress(source: String, RefreshProgressCount)
     /// A local change was stored (on the local lane); `state` is the source's state afterwards.
-    case localChanged(source: String, state: SourceState?)
+    case localChanged(source: String, state: StampedState?)
     /// A cache file changed outside a refresh (logout): tell watchers.
     case cacheChanged(WatchEvent)
     /// The state database was found damaged and replaced by an empty one (on a lane): every

@@ -110,7 +110,7 @@ extension DaemonLoop {
             return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
         }
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
-            let outcome: (Result<String, ManagerError>, String?, SourceState?) = await worker.withEngine { engine in
+            let outcome: (Result<String, ManagerError>, String?, StampedState?) = await worker.withEngine { engine in
                 guard let engine else { return (.failure(.storageFailure(reason: "no account storage")), nil, nil) }
                 do throws(ManagerError) {
                     let touched: String
@@ -136,7 +136,7 @@ extension DaemonLoop {
                         try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
                         (answer, touched) = (id, try source().name)
                     }
-                    return (.success(answer), touched, try? engine.store.state(of: touched, countingLocalView: true))
+                    return (.success(answer), touched, engine.shared.stampedState(of: touched, from: engine.store))
                 } catch {
                     return (.failure(error), nil, nil)
                 }

@@ -23,7 +23,18 @@ extension DaemonLoop {
         }
     }
 
-    func finishRefresh(_ ticket: RefreshTicket, result: RefreshResult, state: SourceState?) {
+    /// Keeps `stamped` as the source's state unless a state read later already arrived (a local change's,
+    /// reported from another lane); returns the source's state to show either way (nil without a report).
+    func keepNewest(_ stamped: StampedState?, of name: String) -> SourceState? {
+        guard let stamped else { return nil }
+        if stamped.stamp > stateStamps[name, default: 0] {
+            stateStamps[name] = stamped.stamp
+            states[name] = stamped.state
+        }
+        return states[name]
+    }
+
+    func finishRefresh(_ ticket: RefreshTicket, result: RefreshResult, state stamped: StampedState?) {
         cancellations[ticket.id] = nil
         let name = ticket.source
         let current = ticket.generation == core.generation && core.scheduler.source(name) != nil
@@ -31,10 +42,8 @@ extension DaemonLoop {
         if current {
             let previous = states[name]
             wasFailing = previous?.lastError != nil || previous?.isStale == true
-            if let state {
-                states[name] = state
-                notices[name] = state.notices
-            }
+            let state = keepNewest(stamped, of: name)
+            if let stamped { notices[name] = stamped.state.notices }
             // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
             let replaced: Bool
             switch result {

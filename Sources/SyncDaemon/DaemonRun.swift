@@ -72,6 +72,8 @@ final class DaemonLoop {
     let timer: WakeupTimer
     /// Stored state of every source, refreshed after each refresh.
     var states: [String: SourceState] = [:]
+    /// The stamp of each source's state in `states` (`StampedState`): older reports do not replace it.
+    var stateStamps: [String: Int] = [:]
     /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
     var notices: [String: [String]] = [:]
     /// Each running ticket's cancellation flag: made here, set by `.cancelRefresh`, never reset.
@@ -242,8 +244,8 @@ final class DaemonLoop {
             logger.notice("Rebuilding every source into the new state database")
             for name in core.scheduler.sourceNames { states[name] = SourceState(name: name) }
             feed(.storeReplaced)
-        case .localChanged(let name, let state):
-            if let state { states[name] = state }
+        case .localChanged(let name, let stamped):
+            let state = keepNewest(stamped, of: name)
             feed(.localChanged(source: name))
             if let state { broadcast(watchEvent(name, state, .local)) }
             statusDirty = true

@@ -44,8 +44,10 @@ extension DaemonLoop {
     func snapshot() -> ManagerStatus {
         let now = monotonicNow()
         let wall = currentTimestamp()
-        return ManagerStatus(daemon: daemonStatus(now: now), sources: configuration.sources.map { sourceStatus(of: $0, now: now, wall: wall) },
-                             failed: failedSourceStatuses())
+        let sources = configuration.sources.indices.map { index in
+            sourceStatus(of: configuration.sources[index].name, url: configuration.sources[index].url, now: now, wall: wall)
+        }
+        return ManagerStatus(daemon: daemonStatus(now: now), sources: sources, failed: failedSourceStatuses())
     }
 
     /// The parameters of the `GetStatus` reply, serialised: each source's object comes from `statusFragments`
@@ -57,9 +59,13 @@ extension DaemonLoop {
         if statusFragments.count > configuration.sources.count {
             statusFragments.keepOnly(Set(configuration.sources.map(\.name)))
         }
-        let fragments = configuration.sources.lazy.map { self.statusFragments.fragment(for: self.sourceStatus(of: $0, now: now, wall: wall)) }
-        let reply = ManagerStatus.serializedParameters(daemon: daemonStatus(now: now), sourceFragments: fragments,
-                                                       failed: failedSourceStatuses(), capacity: statusReplySize + 4096)
+        var writer = StatusReplyWriter(daemon: daemonStatus(now: now), capacity: statusReplySize + 4096)
+        // By index: iterating the array would copy each source's whole configuration.
+        for index in configuration.sources.indices {
+            let status = sourceStatus(of: configuration.sources[index].name, url: configuration.sources[index].url, now: now, wall: wall)
+            writer.appendSource(statusFragments.fragment(for: status))
+        }
+        let reply = writer.finish(failed: failedSourceStatuses())
         statusReplySize = reply.count
         return reply
     }
@@ -78,18 +84,18 @@ extension DaemonLoop {
     }
 
     /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
-    func sourceStatus(of source: SourceConfiguration, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
-        let state = states[source.name] ?? SourceState(name: source.name)
-        let status = core.scheduler.status(of: source.name)
-        let name: SourceStateName = core.isRefreshing(source.name) ? .syncing : status?.state ?? .idle
+    func sourceStatus(of source: String, url: String, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+        let state = states[source] ?? SourceState(name: source)
+        let status = core.scheduler.status(of: source)
+        let name: SourceStateName = core.isRefreshing(source) ? .syncing : status?.state ?? .idle
         let next = status?.nextAttempt.map { instant -> String in
             let seconds = max(0, (instant - now).components.seconds)
             return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
         }
         return SourceStatus(
-            name: source.name, url: source.url, state: name, records: Int64(state.cachedRecordCount),
+            name: source, url: url, state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-            warnings: notices[source.name] ?? [],
+            warnings: notices[source] ?? [],
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
     }

@@ -1,5 +1,6 @@
 internal import Glibc
 import Synchronization
+import SyncStore
 
 /// What the engines of one daemon share (docs/architecture.md, "Concurrency"): the local-change engine
 /// and each refresh lane have their own SQLite connection and libcurl handle, but remember the same things
@@ -19,6 +20,10 @@ public final class EngineShared: Sendable {
     }
 
     let memory = Mutex(Memory())
+    /// Refreshes running on the daemon's lanes (`RefreshWorker`); 0 for `syncd --once`.
+    let runningRefreshes = Mutex(0)
+    /// Numbers the engines' reads of a source's stored state (`stampedState`).
+    private let stateReads = Mutex(0)
     /// Bumped each time an engine replaced the damaged database (held while it does): the others reopen
     /// the new file.
     let storeGeneration = Mutex(0)
@@ -26,6 +31,18 @@ public final class EngineShared: Sendable {
 
     /// Creates the state for one daemon (or one `syncd --once`).
     public init() {}
+
+    /// Reads the stored state of `source` under its lock and numbers the read: engines report states in
+    /// parallel, and the loop keeps the one read last whatever order the reports arrive in.
+    func stampedState(of source: String, from store: StateStore) -> StampedState? {
+        withSourceLock(source) { () -> StampedState? in
+            guard let state = try? store.state(of: source, countingLocalView: true) else { return nil }
+            return StampedState(state: state, stamp: stateReads.withLock { reads in
+                reads += 1
+                return reads
+            })
+        }
+    }
 
     /// Runs `body` holding the lock of `source`: a refresh holds it from committing a listing to publishing it;
     /// a local change (put, delete, resolve, drop) from reading what it decides on to publishing. Never while
@@ -76,6 +93,12 @@ final class ReadWriteLock: @unchecked Sendable {
         defer { pthread_rwlock_unlock(lock) }
         return try body()
     }
+}
+
+/// A source's stored state as an engine read it; a larger `stamp` was read later.
+struct StampedState: Sendable {
+    var state: SourceState
+    let stamp: Int
 }
 
 /// A recursive pthread mutex: the publish path is entered again from inside the queueing path.

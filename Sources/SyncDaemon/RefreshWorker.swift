@@ -14,26 +14,17 @@ import SyncStore
 ///   closes it afterwards, so an idle daemon holds only the local engine.
 ///
 /// Every engine has its own SQLite connection and libcurl handle and shares `EngineShared` with the others.
-/// `@unchecked Sendable`: a lane's engine is touched only on its queue, under `gate` (refresh lanes read-lock
-/// it for each refresh; `replaceEngines` write-locks it, so a logout replaces every engine with none in use).
+/// `@unchecked Sendable`: the local engine is touched only on `localQueue`; a refresh lane's engine lives
+/// for one refresh, which holds `gate` shared, and `replaceEngines` holds it exclusively, so a logout
+/// replaces the engines while none is in use.
 final class RefreshWorker: @unchecked Sendable {
-    /// A serial queue and the engine used on it.
-    private final class Lane: @unchecked Sendable {
-        let queue: DispatchQueue
-        var engine: SyncEngine?
-
-        init(_ label: String, engine: SyncEngine?) {
-            queue = DispatchQueue(label: label)
-            self.engine = engine
-        }
-    }
-
-    private let local: Lane
-    private let lanes: [Lane]
+    private let localQueue = DispatchQueue(label: "syncd.local")
+    private var localEngine: SyncEngine?
+    private let laneQueues: [DispatchQueue]
     /// Refresh lanes in use, by index.
     private let busy = Mutex<Set<Int>>([])
     private let gate = ReadWriteLock()
-    /// Opens an engine for a refresh lane (same account, same `EngineShared`).
+    /// Opens an engine for a refresh (same account, same `EngineShared`).
     private let make: @Sendable () throws -> SyncEngine
     /// What every engine of this worker shares (the engines it opens pass it on).
     let shared: EngineShared
@@ -44,8 +35,8 @@ final class RefreshWorker: @unchecked Sendable {
 
     init(engine: SyncEngine, make: @escaping @Sendable () throws -> SyncEngine,
          onStoreReplaced: @escaping @Sendable () -> Void = {}) {
-        local = Lane("syncd.local", engine: engine)
-        lanes = (0..<DaemonStateMachine.maxLanes).map { Lane("syncd.refresh.\($0)", engine: nil) }
+        localEngine = engine
+        laneQueues = (0..<DaemonStateMachine.maxLanes).map { DispatchQueue(label: "syncd.refresh.\($0)") }
         self.make = make
         shared = engine.shared
         self.onStoreReplaced = onStoreReplaced
@@ -64,7 +55,7 @@ final class RefreshWorker: @unchecked Sendable {
     /// A free refresh lane, marked busy (lane 0 when, against the core's promise, none is free: it waits there).
     private func acquireLane() -> Int {
         busy.withLock { busy in
-            let index = (0..<lanes.count).first { !busy.contains($0) } ?? 0
+            let index = (0..<laneQueues.count).first { !busy.contains($0) } ?? 0
             busy.insert(index)
             return index
         }
@@ -72,26 +63,25 @@ final class RefreshWorker: @unchecked Sendable {
 
     /// Refreshes `source` on a free lane and reports the result (and the source's stored state afterwards) there.
     func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
-                 completion: @escaping @Sendable (RefreshResult, SourceState?) -> Void) {
+                 completion: @escaping @Sendable (RefreshResult, StampedState?) -> Void) {
         let index = acquireLane()
-        let lane = lanes[index]
-        lane.queue.async { [self] in
-            let (result, state) = gate.reading { () -> (RefreshResult, SourceState?) in
-                // Closed after each refresh (its SQLite connection and libcurl handle): idle costs nothing.
-                defer { lane.engine = nil }
-                if lane.engine == nil {
-                    do {
-                        let generation = shared.storeGeneration.withLock { $0 }
-                        lane.engine = try make()
-                        // Opening found the file unusable and replaced it: every source's stored state went with it.
-                        if shared.storeGeneration.withLock({ $0 }) != generation { onStoreReplaced() }
-                    } catch {
-                        return (.failed(RefreshFailure(.transient, "Failed to open the account's storage: \(failureReason(error))")), nil)
-                    }
+        laneQueues[index].async { [self] in
+            let (result, state) = gate.reading { () -> (RefreshResult, StampedState?) in
+                // Opened for this refresh and closed after it (its SQLite connection and libcurl handle): an idle
+                // lane costs nothing.
+                let engine: SyncEngine
+                do {
+                    let generation = shared.storeGeneration.withLock { $0 }
+                    engine = try make()
+                    // Opening found the file unusable and replaced it: every source's stored state went with it.
+                    if shared.storeGeneration.withLock({ $0 }) != generation { onStoreReplaced() }
+                } catch {
+                    return (.failed(RefreshFailure(.transient, "Failed to open the account's storage: \(failureReason(error))")), nil)
                 }
-                guard let engine = lane.engine else { return (.failed(RefreshFailure(.cancelled, "no account storage")), nil) }
                 // At most ten progress reports a second reach the loop.
                 var last = ContinuousClock.now - .seconds(1)
+                shared.runningRefreshes.withLock { $0 += 1 }
+                defer { shared.runningRefreshes.withLock { $0 -= 1 } }
                 let result: RefreshResult = noticingReplacement(engine) {
                     engine.refresh(source, cancellation: cancellation) { count in
                         let now = ContinuousClock.now
@@ -101,8 +91,8 @@ final class RefreshWorker: @unchecked Sendable {
                         }
                     }
                 }
-                var state = try? engine.store.state(of: source.name, countingLocalView: true)
-                state?.notices = engine.notices[source.name] ?? []
+                var state = shared.stampedState(of: source.name, from: engine.store)
+                state?.state.notices = engine.notices[source.name] ?? []
                 return (result, state)
             }
             _ = busy.withLock { $0.remove(index) }
@@ -114,8 +104,8 @@ final class RefreshWorker: @unchecked Sendable {
     /// database damaged, it is replaced before the next piece of work (refreshes do that themselves).
     func withEngine<T: Sendable>(_ body: @escaping @Sendable (SyncEngine?) -> T) async -> T {
         await withCheckedContinuation { continuation in
-            local.queue.async { [self] in
-                guard let engine = local.engine else { return continuation.resume(returning: body(nil)) }
+            localQueue.async { [self] in
+                guard let engine = localEngine else { return continuation.resume(returning: body(nil)) }
                 let value = noticingReplacement(engine) {
                     let value = body(engine)
                     engine.recoverDamagedStore()
@@ -132,15 +122,14 @@ final class RefreshWorker: @unchecked Sendable {
     /// next used. Local work queued earlier runs first on the old engine.
     func replaceEngines(teardown: @escaping @Sendable () throws -> Void, make: @escaping @Sendable () throws -> SyncEngine) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            local.queue.async { [self] in
+            localQueue.async { [self] in
                 do {
                     try gate.writing {
-                        for lane in lanes { lane.engine = nil }
-                        local.engine = nil
+                        localEngine = nil
                         // What the engines remembered about the old account's outbox goes with it.
                         shared.memory.withLock { $0 = EngineShared.Memory() }
                         try teardown()
-                        local.engine = try make()
+                        localEngine = try make()
                     }
                     continuation.resume()
                 } catch {

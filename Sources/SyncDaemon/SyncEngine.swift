@@ -255,6 +255,9 @@ public final class SyncEngine {
     /// (closing does not checkpoint), so a log left behind makes the next `syncd --once` pay for it, and
     /// its file holds a second copy of the listing on disk (docs/architecture.md, "Storing listings").
     func tidyWriteAheadLog() {
+        // A truncating checkpoint holds the write lock while it waits for readers, such as another lane
+        // publishing a large cache file: local changes would wait with it. The last refresh running folds it.
+        guard shared.runningRefreshes.withLock({ $0 }) <= 1 else { return }
         do {
             if try store.checkpointIfWriteAheadLog(largerThan: SyncEngine.writeAheadLogLimit) { logger.debug("Checkpointed the write-ahead log") }
         } catch {

@@ -39,10 +39,12 @@ extension StateStore {
     /// Starts staging a new complete listing of `source`. No write transaction is held while pages arrive:
     /// differing chunks wait in a temporary table of this connection, and `ListingWriter.commit` moves them
     /// in one short transaction, so local changes and other sources' refreshes never wait for the paging.
-    /// Nothing is visible to readers until `commit` succeeds.
+    /// Nothing is visible to readers until `commit` succeeds. The temporary table's page cache is held to
+    /// 1 MiB (the rest spills to its file): left at SQLite's default it doubled a 500,000-record sync's peak RSS.
     public func beginListing(source: String) throws(StoreError) -> ListingWriter {
         do {
             try database.execute("""
+                PRAGMA temp.cache_size=-1024;
                 CREATE TEMP TABLE IF NOT EXISTS staged_chunks (seq INTEGER PRIMARY KEY, records INTEGER NOT NULL, data BLOB NOT NULL);
                 DELETE FROM temp.staged_chunks;
                 """)

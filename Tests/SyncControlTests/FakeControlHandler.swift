@@ -23,7 +23,8 @@ final class FakeControlHandler: ControlHandler {
     func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
         switch request {
         case .getStatus:
-            reply.finish(FakeControlHandler.status.json)
+            // Laid out over several lines, as another Varlink service might: syncctl --json must still print one line.
+            reply.finish(serializedParameters: JSONValue.object(FakeControlHandler.status.json).serializedBytes(.pretty))
         case .list(let source, let offset, let limit):
             guard source == "posts" else { reply.fail(ManagerError.noSuchSource(source: source)); return }
             let end = min(offset + limit, FakeControlHandler.recordCount)

@@ -29,6 +29,7 @@ struct SyncctlEndToEndTests {
         let status = try await syncctl(fixture, ["status", "--json"])
         #expect(status.status == 0)
         #expect(try JSONValue(parsing: status.stdout) == .object(FakeControlHandler.status.json))
+        #expect(status.stdout == JSONValue.object(FakeControlHandler.status.json).serialized() + "\n")
         let pretty = try await syncctl(fixture, ["status", "--json=pretty"])
         #expect(pretty.stdout.hasPrefix("{\n  \"daemon\": {\n    \"version\": \"1.0.0\","))
         let human = try await syncctl(fixture, ["status"])

@@ -51,6 +51,10 @@ struct JSONValueTests {
         #expect(value["big"] == .integer(Int64.max))
         #expect(value["min"] == .integer(Int64.min))
         #expect(value["over"] == .number(9_223_372_036_854_775_808))
+        // 18 digits and fewer are summed directly, longer ones read as text: both exact.
+        #expect(try JSONValue(parsing: "[0,-0,7,-42,999999999999999999,-999999999999999999,1234567890123456789,-1234567890123456789]")
+            == .array([0, 0, 7, -42, .integer(999_999_999_999_999_999), .integer(-999_999_999_999_999_999),
+                       .integer(1_234_567_890_123_456_789), .integer(-1_234_567_890_123_456_789)]))
         #expect(value.serialized() == #"{"id":12345678901234,"big":9223372036854775807,"min":-9223372036854775808,"over":9.223372036854776e+18}"#)
     }
 
@@ -77,6 +81,23 @@ struct JSONValueTests {
             """)
         #expect(JSONValue.string("\u{1}\n\t").serialized() == #""\u0001\n\t""#)
         #expect(JSONValue.number(.nan).serialized() == "null")
+    }
+
+    /// The text of a top-level member's value, for passing a reply on unchanged: the last one when the key
+    /// repeats (as the subscript reads it), never a nested member of the same name.
+    @Test func locatesATopLevelMembersText() throws {
+        let text = #"{"parameters": {"a": [1, {"parameters": 2}]} , "parameters" :"x\"y","b":{"parameters":3}}"#
+        let bytes = Array(text.utf8)
+        let parsed = try JSONValue.parsing(bytes, locatingMember: "parameters")
+        #expect(parsed.value == (try JSONValue(parsing: text)))
+        let member = try #require(parsed.member)
+        #expect(String(decoding: bytes[member], as: UTF8.self) == #""x\"y""#)
+        #expect(try JSONValue.parsing(Array(#"{"a": {"parameters": 1}}"#.utf8), locatingMember: "parameters").member == nil)
+        #expect(try JSONValue.parsing(Array("[1]".utf8), locatingMember: "parameters").member == nil)
+        let single = Array(#" {"parameters":{"x":[]}} "#.utf8)
+        let range = try #require(try JSONValue.parsing(single, locatingMember: "parameters").member)
+        #expect(String(decoding: single[range], as: UTF8.self) == #"{"x":[]}"#)
+        #expect(throws: JSONParseError.self) { try JSONValue.parsing(Array(#"{"parameters":}"#.utf8), locatingMember: "parameters") }
     }
 
     @Test func escapesQuotesBackslashesAndControlCharactersBetweenPlainRuns() throws {

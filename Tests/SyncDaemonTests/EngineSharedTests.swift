@@ -70,4 +70,17 @@ struct EngineSharedTests {
         }
         #expect(value == 42)
     }
+
+    @Test("state reads are numbered across engines: the later read has the larger stamp and the newer state")
+    func stampedStates() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let shared = EngineShared()
+        let lane = try engine(shared)
+        let local = try engine(shared)
+        let before = try #require(shared.stampedState(of: "posts", from: lane.store))
+        _ = try local.put(JSONObject([("id", .string("a")), ("title", .string("x"))]), into: source)
+        let after = try #require(shared.stampedState(of: "posts", from: local.store))
+        #expect(after.stamp > before.stamp)
+        #expect((before.state.pendingCount, after.state.pendingCount) == (0, 1))
+    }
 }

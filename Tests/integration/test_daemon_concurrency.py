@@ -148,3 +148,29 @@ def test_a_change_made_while_its_record_is_being_pushed_is_not_lost(server, setu
     assert puts == ["first", "second"]
     wait_for(lambda: setup.cache_doc("b")["pending"] == [], what="the outbox to empty")
     assert setup.cache_doc("b")["records"][0] == {"id": 1, "title": "second"}
+
+
+def test_a_refresh_lane_that_cannot_open_the_storage_fails_clearly_and_keeps_the_cache(server, setup, daemons):
+    """A refresh lane opens the account's storage for each refresh: when it cannot, the refresh fails with the
+    reason, the cache file and the database stay as they were, and the next refresh after the repair works."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    before = setup.cache_file("posts").read_bytes()
+    account, aside = setup.state / "default", setup.state / "default.aside"
+    account.rename(aside)
+    account.write_text("not a directory\n")
+    server.set_records("posts", POSTS + [{"id": 3, "title": "Post 3"}])
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode != 0
+    assert r.stderr == (f"syncctl: refresh of posts failed: Failed to open the account's storage: use {account} as a "
+                        "directory: Not a directory\n"), r.stderr
+    d.wait_log("posts: refresh failed, serving the cached copy: Failed to open the account's storage: ")
+    assert setup.cache_file("posts").read_bytes() == before
+    account.unlink()
+    aside.rename(account)
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 0, r.stderr
+    assert [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 3]

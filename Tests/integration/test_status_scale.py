@@ -23,6 +23,7 @@ def write(nginx, name, count):
 def status(setup):
     r = syncctl(setup, "status", "--json")
     assert r.returncode == 0, r.stderr
+    assert r.stdout.count("\n") == 1 and r.stdout.endswith("}\n")     # --json is one line
     return json.loads(r.stdout)
 
 

@@ -63,11 +63,29 @@ public struct CommandContext {
         do { return try client.call(request.call()) } catch { throw .client(error) }
     }
 
+    /// Like `call`, also returning the reply's parameters as the daemon wrote them (for `printJSON(_:received:)`).
+    public func callKeepingText(_ request: ManagerRequest) throws(CommandFailure) -> (parameters: JSONObject, text: ArraySlice<UInt8>?) {
+        let client = try connect()
+        do { return try client.callKeepingText(request.call()) } catch { throw .client(error) }
+    }
+
     /// Prints a JSON value in the requested `--json` mode (pretty when only `pretty` is asked
-    /// for, or when `prettyOnTerminal` and stdout is a terminal).
-    public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false) {
+    /// for, or when `prettyOnTerminal` and stdout is a terminal). `received` is the value's text as the daemon
+    /// sent it: compact output prints it as is when it is one line (a newline outside a string can only be
+    /// whitespace, since JSON strings hold none raw), which spares serialising a reply of megabytes again.
+    public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false, received: ArraySlice<UInt8>? = nil) {
         let pretty = globals.json == .pretty || (globals.json == nil && prettyOnTerminal && output.isTerminal)
-        output.write(value.serialized(pretty ? .pretty : .compact) + "\n")
+        if !pretty, let received {
+            let oneLine = received.withUnsafeBufferPointer { !$0.contains { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") } }
+            if oneLine {
+                output.write(String(decoding: received, as: UTF8.self))
+                return output.write("\n")
+            }
+        }
+        // Bytes with the newline appended, then one string: a status of 10,000 sources is 2.7 MB, copied once.
+        var bytes = value.serializedBytes(pretty ? .pretty : .compact)
+        bytes.append(UInt8(ascii: "\n"))
+        output.write(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Decodes a reply shape, turning a mismatch into a failure.

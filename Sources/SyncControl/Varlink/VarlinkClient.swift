@@ -107,15 +107,21 @@ public final class VarlinkClient {
 
     /// Reads the next reply (blocking). Error replies are returned, not thrown.
     public func readReply() throws(VarlinkClientError) -> VarlinkReply {
+        try readReplyKeepingText().reply
+    }
+
+    /// Reads the next reply, with the text of its `parameters` exactly as received.
+    private func readReplyKeepingText() throws(VarlinkClientError) -> (reply: VarlinkReply, parameters: ArraySlice<UInt8>?) {
         let message = try readMessage()
-        let value: JSONValue
+        let parsed: (value: JSONValue, member: Range<Int>?)
         do {
-            value = try JSONValue(parsing: message, limits: JSONParseLimits(maxDepth: 64, maxBytes: framer.maxMessageSize))
+            parsed = try JSONValue.parsing(message, locatingMember: "parameters",
+                                           limits: JSONParseLimits(maxDepth: 64, maxBytes: framer.maxMessageSize))
         } catch {
             throw .protocolViolation("\(error)")
         }
-        guard let reply = VarlinkReply(message: value) else { throw .protocolViolation("not a Varlink reply") }
-        return reply
+        guard let reply = VarlinkReply(message: parsed.value) else { throw .protocolViolation("not a Varlink reply") }
+        return (reply, parsed.member.map { message[$0] })
     }
 
     /// The next raw message without its NUL (blocking).
@@ -157,13 +163,19 @@ public final class VarlinkClient {
 
     /// Calls a method expecting exactly one reply; an error reply is thrown as `.remote`.
     public func call(_ call: VarlinkCall) throws(VarlinkClientError) -> JSONObject {
+        try callKeepingText(call).parameters
+    }
+
+    /// Like `call`, also returning the text of the reply's parameters exactly as received (nil if the reply
+    /// had none), so that a large reply can be printed without serialising it again.
+    public func callKeepingText(_ call: VarlinkCall) throws(VarlinkClientError) -> (parameters: JSONObject, text: ArraySlice<UInt8>?) {
         var call = call
         call.more = false
         try send(call)
-        let reply = try readReply()
+        let (reply, text) = try readReplyKeepingText()
         if let error = reply.error { throw .remote(name: error, parameters: reply.parameters) }
         guard !reply.continues else { throw .protocolViolation("continues without more") }
-        return reply.parameters
+        return (reply.parameters, text)
     }
 
     /// Calls a method with `more`, passing each reply's parameters to `body` until the last;

@@ -36,22 +36,32 @@ public struct SourceStatusFragments: Sendable {
     }
 }
 
-extension ManagerStatus {
-    /// The reply parameters as compact JSON, assembled from each source's serialised object (in order, e.g.
-    /// from `SourceStatusFragments`): the same bytes as `JSONValue.object(json).serializedBytes()` for the
-    /// equivalent status, without serialising every source again. `capacity` pre-sizes the buffer (the
-    /// previous reply's size), so a reply of megabytes is not copied while it grows.
-    public static func serializedParameters(daemon: DaemonStatus, sourceFragments: some Sequence<[UInt8]>,
-                                            failed: [FailedSourceStatus], capacity: Int = 0) -> [UInt8] {
-        var out: [UInt8] = []
+/// Writes the parameters of the `GetStatus` reply as compact JSON from each source's serialised object (in
+/// configuration order, e.g. from `SourceStatusFragments`): the same bytes as
+/// `JSONValue.object(ManagerStatus.json).serializedBytes()` for the equivalent status, without serialising
+/// every source again.
+public struct StatusReplyWriter: Sendable {
+    private var out: [UInt8] = []
+    private var sourceCount = 0
+
+    /// Starts a reply; `capacity` pre-sizes the buffer (the previous reply's size), so a reply of megabytes is
+    /// not copied while it grows.
+    public init(daemon: DaemonStatus, capacity: Int = 0) {
         out.reserveCapacity(capacity)
         out += #"{"daemon":"#.utf8
         JSONValue.object(daemon.json).write(to: &out)
         out += #","sources":["#.utf8
-        for (position, fragment) in sourceFragments.enumerated() {
-            if position > 0 { out.append(UInt8(ascii: ",")) }
-            out += fragment
-        }
+    }
+
+    /// Appends the next source's object.
+    public mutating func appendSource(_ fragment: [UInt8]) {
+        if sourceCount > 0 { out.append(UInt8(ascii: ",")) }
+        out += fragment
+        sourceCount += 1
+    }
+
+    /// Ends the reply with the sources left out because of a configuration error.
+    public consuming func finish(failed: [FailedSourceStatus]) -> [UInt8] {
         out += #"],"failed":"#.utf8
         JSONValue.array(failed.map { .object($0.json) }).write(to: &out)
         out.append(UInt8(ascii: "}"))

@@ -59,6 +59,19 @@ extension JSONValue {
         self = try parser.parseDocument()
     }
 
+    /// Parses exactly one JSON value like `init(parsing:limits:)`, and tells where the value of the top-level
+    /// object's member `key` lies in `bytes` (the last one when the key repeats, as the object's subscript
+    /// reads it; nil when the value is not an object or has no such member), so a caller can pass that text
+    /// on unchanged instead of serialising the parsed value again.
+    public static func parsing(_ bytes: [UInt8], locatingMember key: String,
+                               limits: JSONParseLimits = JSONParseLimits()) throws(JSONParseError) -> (value: JSONValue, member: Range<Int>?) {
+        guard bytes.count <= limits.maxBytes else { throw JSONParseError(reason: .tooLarge(limit: limits.maxBytes), offset: 0) }
+        var parser = JSONParser(bytes: bytes, maxDepth: limits.maxDepth)
+        parser.memberToLocate = key
+        let value = try parser.parseDocument()
+        return (value, parser.locatedMember)
+    }
+
     /// Parses exactly one JSON value from a string.
     public init(parsing text: String, limits: JSONParseLimits = JSONParseLimits()) throws(JSONParseError) {
         try self.init(parsing: Array(text.utf8), limits: limits)
@@ -71,6 +84,9 @@ struct JSONParser {
     let maxDepth: Int
     var index = 0
     var depth = 0
+    /// A member of the top-level object whose value's place to record in `locatedMember`.
+    var memberToLocate: String?
+    var locatedMember: Range<Int>?
 
     init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
@@ -153,7 +169,9 @@ struct JSONParser {
             guard colon == UInt8(ascii: ":") else { throw fail(.unexpectedByte(colon)) }
             index += 1
             skipWhitespace()
+            let valueStart = index
             object.append(key, try parseValue())
+            if depth == 1, key == memberToLocate { locatedMember = valueStart..<index }
             skipWhitespace()
             let next = try peek()
             index += 1
@@ -216,6 +234,13 @@ struct JSONParser {
             guard index < bytes.count, isDigit(bytes[index]) else { throw fail(.invalidNumber) }
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
+        let negative = bytes[start] == UInt8(ascii: "-")
+        if isInteger, index - start - (negative ? 1 : 0) <= 18 {
+            // At most 18 digits always fit in Int64: summed here, without making a string first.
+            var magnitude: Int64 = 0
+            for byte in bytes[(negative ? start + 1 : start)..<index] { magnitude = magnitude * 10 + Int64(byte - UInt8(ascii: "0")) }
+            return .integer(negative ? -magnitude : magnitude)
+        }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let exact = Int64(text) { return .integer(exact) }
         guard let value = Double(text), value.isFinite else { index = start; throw fail(.invalidNumber) }
@@ -226,8 +251,19 @@ struct JSONParser {
 
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
+        let stringStart = index
+        // The usual string has nothing escaped: made in one step from its bytes.
+        while index < bytes.count, bytes[index] >= 0x20, bytes[index] != UInt8(ascii: "\\") {
+            if bytes[index] == UInt8(ascii: "\"") {
+                let text = try self.text(stringStart..<index)
+                index += 1
+                return text
+            }
+            index += 1
+        }
+        // Otherwise run by run, as the escapes come.
         var result = ""
-        var runStart = index
+        var runStart = stringStart
         while true {
             guard index < bytes.count else { throw fail(.unexpectedEnd) }
             let byte = bytes[index]
@@ -250,15 +286,19 @@ struct JSONParser {
     /// Appends the unescaped bytes `runStart..<index`, which must be valid UTF-8.
     private func appendRun(_ result: inout String, from runStart: Int) throws(JSONParseError) {
         guard runStart < index else { return }
-        let run = bytes[runStart..<index]
-        if run.allSatisfy({ $0 < 0x80 }) {
-            result += String(decoding: run, as: UTF8.self)
-            return
+        result += try text(runStart..<index)
+    }
+
+    /// The unescaped bytes in `range` as a string; they must be valid UTF-8.
+    private func text(_ range: Range<Int>) throws(JSONParseError) -> String {
+        let text = bytes.withUnsafeBufferPointer { all -> String? in
+            let run = UnsafeBufferPointer(rebasing: all[range])
+            // ASCII (names, URLs, timestamps: most of a reply) cannot be invalid: decoded without validating.
+            if !run.contains(where: { $0 >= 0x80 }) { return String(decoding: run, as: UTF8.self) }
+            return String(validating: run, as: UTF8.self)
         }
-        guard let text = String(validating: run, as: UTF8.self) else {
-            throw JSONParseError(reason: .invalidUTF8, offset: runStart)
-        }
-        result += text
+        guard let text else { throw JSONParseError(reason: .invalidUTF8, offset: range.lowerBound) }
+        return text
     }
 
     private mutating func parseEscape(into result: inout String) throws(JSONParseError) {

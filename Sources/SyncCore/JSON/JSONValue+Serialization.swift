@@ -27,9 +27,9 @@ extension JSONValue {
 
     private func write(to out: inout [UInt8], style: JSONStyle, indent: Int) {
         switch self {
-        case .null: out += "null".utf8
-        case .bool(let value): out += (value ? "true" : "false").utf8
-        case .integer(let value): out += String(value).utf8
+        case .null: JSONValue.append("null", to: &out)
+        case .bool(let value): JSONValue.append(value ? "true" : "false", to: &out)
+        case .integer(let value): JSONValue.append(value, to: &out)
         case .number(let value): out += JSONValue.text(of: value).utf8
         case .string(let value): JSONText.appendQuoted(value, to: &out)
         case .array(let elements):
@@ -55,6 +55,22 @@ extension JSONValue {
             newline(&out, style, indent)
             out.append(UInt8(ascii: "}"))
         }
+    }
+
+    private static func append(_ literal: StaticString, to out: inout [UInt8]) {
+        literal.withUTF8Buffer { out.append(contentsOf: $0) }
+    }
+
+    /// The decimal digits of `value`, without making a string first (a status reply holds tens of thousands).
+    private static func append(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = out.count
+        repeat {
+            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        out[start...].reverse()
     }
 
     private func newline(_ out: inout [UInt8], _ style: JSONStyle, _ indent: Int) {

@@ -100,8 +100,9 @@ import SyncCore
         let failed = [FailedSourceStatus(name: "bad", file: "/etc/syncd/sources.d/bad.source", problem: "bad.source:1: no URL=")]
         let status = ManagerStatus(daemon: daemon, sources: sources, failed: sourceCount == 0 ? [] : failed)
         var fragments = SourceStatusFragments()
-        let assembled = ManagerStatus.serializedParameters(
-            daemon: daemon, sourceFragments: sources.map { fragments.fragment(for: $0) }, failed: status.failed)
+        var writer = StatusReplyWriter(daemon: daemon)
+        for source in sources { writer.appendSource(fragments.fragment(for: source)) }
+        let assembled = writer.finish(failed: status.failed)
         #expect(Self.text(assembled) == JSONValue.object(status.json).serialized())
         #expect(try ManagerStatus(json: #require(JSONValue(parsing: assembled).objectValue)) == status)
     }

@@ -86,4 +86,16 @@ struct DaemonConcurrencyTests {
         #expect(!core.machine.isRefreshing("a"), "a's old ticket belongs to the previous account")
         #expect(core.machine.running["a"] == tickets[0], "but it still holds a's lane until it ends")
     }
+
+    @Test("a reload that adds sources adds lanes: the new sources start while the old one still runs")
+    func reloadAddsLanes() throws {
+        var core = Core(["a"], lanes: 1)
+        let a = try #require(started(core.send(.started)).first)
+        let plan = SourcePlan(sources: ["a", "b", "c"], settings: core.machine.scheduler.settings, probeInterval: .zero, lanes: 3)
+        // New sources are refreshed after the debounce, on the new lanes.
+        let reload = started(core.send(.reloaded(plan), after: .seconds(1)) + core.run(for: .seconds(3)))
+        #expect(reload.map(\.source) == ["b", "c"])
+        #expect(core.machine.running["a"] == a)
+        #expect(core.machine.lanes == 3)
+    }
 }

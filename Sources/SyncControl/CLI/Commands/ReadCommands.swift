@@ -10,9 +10,9 @@ public struct StatusCommand: SyncctlCommand {
     public init(arguments: ParsedArguments) {}
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
-        let reply = try context.call(.getStatus)
+        let (reply, text) = try context.callKeepingText(.getStatus)
         if context.globals.json != nil {
-            return context.printJSON(.object(reply))
+            return context.printJSON(.object(reply), received: text)
         }
         let status = try context.decode { () throws(ReplyShapeError) in try ManagerStatus(json: reply) }
         let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend,
