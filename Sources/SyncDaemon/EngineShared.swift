@@ -44,9 +44,10 @@ public final class EngineShared: Sendable {
         }
     }
 
-    /// Runs `body` holding the lock of `source`: a refresh holds it while it pushes the source's changes and
-    /// from committing a listing to publishing it; a local change (put, delete, resolve, drop) from reading
-    /// what it decides on to publishing. Never while pages are fetched. Reentrant.
+    /// Runs `body` holding the lock of `source`: a refresh holds it from committing a listing to publishing it;
+    /// a local change (put, delete, resolve, drop) from reading what it decides on to publishing. Never while
+    /// pages are fetched or changes are pushed (a change being sent is never merged with a newer one,
+    /// `StateStore.enqueue`). Reentrant.
     func withSourceLock<T, E: Error>(_ source: String, _ body: () throws(E) -> T) throws(E) -> T {
         let lock = locks.withLock { locks in
             if let lock = locks[source] { return lock }

@@ -8,8 +8,8 @@ extension SyncEngine {
 
     /// Queues a new or changed record durably and republishes the cache file; returns the record's ID.
     /// A record without an ID gets a UUID string as ID.
-    /// Holds the source's lock (`EngineShared.withSourceLock`): a push or a listing commit of the same source on
-    /// another engine never runs between deciding create or update and queueing.
+    /// Holds the source's lock (`EngineShared.withSourceLock`): a listing commit of the same source on another
+    /// engine never runs between deciding create or update and queueing. A push in flight is not waited for.
     public func put(_ record: JSONObject, into source: SourceConfiguration) throws(ManagerError) -> String {
         try shared.withSourceLock(source.name) { () throws(ManagerError) -> String in try putLocked(record, into: source) }
     }
@@ -138,7 +138,8 @@ extension SyncEngine {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
             throw .noSuchOutboxEntry(seq: seq)
         }
-        // Not while a push of its source may be sending it.
+        // Not while a listing of its source is being committed. A request already out for it is not recalled:
+        // the server may still take the change, and the listing then shows it.
         try shared.withSourceLock(entry.source) { () throws(ManagerError) in
             do {
                 try store.removeOutboxEntry(seq)
@@ -189,14 +190,10 @@ extension SyncEngine {
     /// push and is thrown: a network error, a timeout, a 429, a 502/503/504, a `Retry-After`, three
     /// records in a row failing, a storage failure, cancellation.
     ///
-    /// Holds the source's lock throughout: a local change of the same source (another engine) waits for the
-    /// push, so a change being sent is never coalesced with a newer one nor dropped under it.
+    /// Holds no lock while a request is out: a local change of the same source made meanwhile is never merged
+    /// into a change being sent (`pushOne`, `StateStore.enqueue`), so `put` and `delete` never wait for the server.
     func push(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
         guard source.writable else { return nil }
-        return try shared.withSourceLock(source.name) { () throws(RefreshFailure) -> RefreshFailure? in try pushLocked(source, token: token) }
-    }
-
-    private func pushLocked(_ source: SourceConfiguration, token: String?) throws(RefreshFailure) -> RefreshFailure? {
         let entries: [OutboxRecord]
         do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
         var blocked: Set<String> = []
@@ -249,13 +246,27 @@ extension SyncEngine {
 
     /// Pushes one change. `force`: the policy chose the local version after the server refused it with
     /// 409 or 412, so the version check and `If-Match` are left out and a second refusal parks the change.
-    private func pushOne(_ entry: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
+    ///
+    /// The attempt is counted first (`markAttempt`), which also reads the change as it stands: a local change
+    /// made from then on becomes a new entry after this one instead of being merged into it, so this push
+    /// needs no lock while its requests are out, and a `put` never waits for one.
+    private func pushOne(_ queued: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
+        let claimed: OutboxRecord?
+        do { claimed = try store.markAttempt(queued.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+        // Gone (a create removed again before it was sent) or no longer queued: nothing to send.
+        guard let entry = claimed else { return }
         let itemURL = source.itemURL.url(for: entry.recordID)
         // Before an update or removal, see whether the server moved on from the version the change was made against;
         // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
         var ifMatch: String?
         if !force, entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
-            let remote = try fetchRemote(itemURL, source: source, token: token)
+            let remote: Remote
+            do {
+                remote = try fetchRemote(itemURL, source: source, token: token)
+            } catch {
+                try? store.noteFailure(entry.seq, status: error.status, error: error.message)
+                throw error
+            }
             switch remote {
             case .missing where try listingHas(entry.recordID, of: source):
                 return try awaitListing(entry, source: source, url: itemURL)
@@ -283,7 +294,6 @@ extension SyncEngine {
         request.headers.append((name: "Accept", value: "application/json"))
         request.headers.append((name: "Idempotency-Key", value: entry.idempotencyKey))
         if let ifMatch { request.headers.append((name: "If-Match", value: ifMatch)) }
-        do { try store.markAttempt(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
         var answer: [UInt8] = []
         let head: HTTPResponseHead
         do {

@@ -138,8 +138,9 @@ public final class SyncEngine {
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<String>?
         var pages = 1
+        var token: String?
         do {
-            let token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
+            token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
@@ -155,9 +156,19 @@ public final class SyncEngine {
         }
         // From the commit to the published file the source's lock is held: a local change of the same source
         // waits for that much, never for the paging above (docs/architecture.md, "Concurrency").
-        return shared.withSourceLock(source.name) { () -> RefreshResult in
+        let result = shared.withSourceLock(source.name) { () -> RefreshResult in
             conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, pages: pages, now: now)
         }
+        // The changes queued behind a create whose answer was lost waited for this listing to settle it: they
+        // go out now rather than at the next refresh (docs/local-changes.md, "Changes made while one is out").
+        if lostCreateIDs == nil { return result }
+        if case .failed = result { return result }
+        do {
+            if let failure = try push(source, token: token) { return fail(source, failure, at: now) }
+        } catch {
+            return fail(source, error, at: now)
+        }
+        return result
     }
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.

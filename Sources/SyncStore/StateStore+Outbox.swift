@@ -59,20 +59,23 @@ public struct ConflictRecord: Sendable, Equatable {
 
 extension StateStore {
     /// Queues a change durably: the transaction is committed with `synchronous=FULL` (the WAL is flushed to
-    /// disk) before this returns. Successive queued changes to one record coalesce into one:
-    /// create+update → create, update+update → update, update+delete → delete, and a create that never
-    /// reached the server followed by a delete disappears. Returns the entry as queued (nil when it vanished).
+    /// disk) before this returns. Successive changes to one record coalesce into one while it was never
+    /// attempted: create+update → create, update+update → update, update+delete → delete, and a create
+    /// followed by a delete disappears. A change is never merged into one that was attempted (a request may
+    /// be on the wire or its answer lost, `markAttempt`) nor into a sent one: it becomes a new entry after
+    /// it, pushed once that one is settled, and a create after a create or update becomes an update
+    /// (docs/local-changes.md, "Changes made while one is out"). Returns the entry as queued (nil when it vanished).
     @discardableResult
     public func enqueue(source: String, recordID: String, idIsInteger: Bool, operation: OutboxRecord.Operation,
                         body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws(StoreError) -> OutboxRecord? {
         var result: OutboxRecord?
         try durableWrite("queue a change to \(recordID) of \(source)") {
-            let existing = try outbox(source: source).last { $0.recordID == recordID && $0.state == .queued }
-            if let existing {
+            // The record's latest change that is, or may be, on its way to the server or on it.
+            let latest = try outbox(source: source).last { $0.recordID == recordID && ($0.state == .queued || $0.state == .sent) }
+            if let existing = latest, existing.state == .queued, existing.attempts == 0 {
                 let merged: OutboxRecord.Operation?
                 switch (existing.operation, operation) {
-                case (.create, .delete) where existing.attempts == 0: merged = nil
-                case (.create, .delete): merged = .delete
+                case (.create, .delete): merged = nil
                 case (.create, _): merged = .create
                 case (.update, .create): merged = .update
                 case (_, let new): merged = new
@@ -90,6 +93,8 @@ extension StateStore {
                 result = try outbox(source: source).first { $0.seq == existing.seq }
                 return
             }
+            var operation = operation
+            if operation == .create, let latest, latest.operation != .delete { operation = .update }
             let statement = try database.prepare("""
                 INSERT INTO outbox (source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
@@ -133,11 +138,24 @@ extension StateStore {
     /// What `last_error` says while a request is out; still there after a crash, it tells that the answer was lost.
     public static let answerPending = "sent; no answer received yet"
 
-    /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards.
-    public func markAttempt(_ seq: Int64) throws(StoreError) {
+    /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards, and returns
+    /// the entry as it stands then, in the same transaction: from here on no change is merged into it
+    /// (`enqueue`), so what is returned is exactly what goes out. Nil when the entry is gone or no longer queued.
+    public func markAttempt(_ seq: Int64) throws(StoreError) -> OutboxRecord? {
+        var claimed: OutboxRecord?
         try durableWrite("count an attempt") {
-            try run("UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)' WHERE seq = ?1", seq)
+            try run("""
+                UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)'
+                WHERE seq = ?1 AND state = 'queued'
+                """, seq)
+            claimed = try outboxEntry(seq).flatMap { $0.state == .queued ? $0 : nil }
         }
+        return claimed
+    }
+
+    /// One outbox entry by its sequence number; nil when there is none.
+    public func outboxEntry(_ seq: Int64) throws -> OutboxRecord? {
+        try outbox(source: nil).first { $0.seq == seq }
     }
 
     /// The server accepted the change; it stays as an overlay until a listing shows it.
