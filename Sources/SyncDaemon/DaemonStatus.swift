@@ -87,7 +87,10 @@ extension DaemonLoop {
     func sourceStatus(of source: String, url: String, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
         let state = states[source] ?? SourceState(name: source)
         let status = core.scheduler.status(of: source)
-        let name: SourceStateName = core.isRefreshing(source) ? .syncing : status?.state ?? .idle
+        // `syncing` only while a refresh lane runs it: one the scheduler made due that waits for a free lane
+        // is `idle` (waiting for a refresh that was asked for), as syncctl(1) documents the states.
+        let scheduled = status?.state ?? .idle
+        let name: SourceStateName = core.isRefreshing(source) ? .syncing : scheduled == .syncing ? .idle : scheduled
         let next = status?.nextAttempt.map { instant -> String in
             let seconds = max(0, (instant - now).components.seconds)
             return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339

@@ -174,3 +174,28 @@ def test_a_refresh_lane_that_cannot_open_the_storage_fails_clearly_and_keeps_the
     r = syncctl(setup, "refresh", "posts", "--wait")
     assert r.returncode == 0, r.stderr
     assert [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 3]
+
+
+def test_only_sources_a_lane_runs_are_shown_syncing(server, setup, daemons):
+    """Six sources due at once, each answering after 2 s: four refresh at a time, and status shows exactly
+    those as syncing; the two waiting for a free lane are idle, and then run."""
+    setup.write_main("[Network]\nReachabilityIntervalSec=0\n")
+    names = [f"s{i}" for i in range(6)]
+    for name in names:
+        server.set_records(name, POSTS)
+        server.options(name, delay=2)
+        setup.add_source(name, server.url(name))
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+
+    def states():
+        return {s["name"]: s["state"] for s in json.loads(syncctl(setup, "status", "--json").stdout)["sources"]}
+
+    wait_for(lambda: list(states().values()).count("syncing") == 4, timeout=5, what="four sources syncing")
+    seen = states()
+    running = {name for name, state in seen.items() if state == "syncing"}
+    waiting = set(names) - running
+    assert len(waiting) == 2 and all(seen[name] == "idle" for name in waiting), seen
+    for name in names:
+        d.wait_log(f"{name}: synced 2 records")
+    assert set(states().values()) == {"idle"}
