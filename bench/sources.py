@@ -127,7 +127,7 @@ Command: `bench/sources.py {' '.join(map(str, sizes))}` ({build} build; one ngin
 during rounds 1 and 2; its times include
 starting syncctl and reading its 280 bytes per source; "idle" is the same call after the rounds (median
 of 10). Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on the project's 2-core machine, load
-average {load:.1f} at the end (other engineers compiling: times are noisy).
+average {load:.1f} at the end (the benchmark's own nginx, daemon and syncctl; other work on the machine makes the times noisy).
 
 Verdict: {verdict}.
 
