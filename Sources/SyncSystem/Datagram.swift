@@ -8,35 +8,16 @@ public enum Datagram {
     /// in the abstract namespace, as `$NOTIFY_SOCKET` may be). False when the address is unusable or the
     /// send failed (errno tells why), e.g. `EMSGSIZE` for a datagram larger than the socket accepts.
     public static func send(_ bytes: [UInt8], to path: String) -> Bool {
-        guard let (address, length) = socketAddress(path) else { return false }
+        guard let address = UnixSocketAddress(systemdSocket: path) else { return false }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var target = address
         let sent = bytes.withUnsafeBytes { buffer in
-            withUnsafePointer(to: &target) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    retryingEINTR { sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length) }
-                }
+            address.withSocketAddress { pointer, length in
+                retryingEINTR { sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), pointer, length) }
             }
         }
         return sent == bytes.count
-    }
-
-    /// The `sockaddr_un` of `path` and its length; nil when it is empty, relative, or too long.
-    /// `@name` is `name` in the abstract namespace (a leading NUL, no terminating one).
-    static func socketAddress(_ path: String) -> (sockaddr_un, socklen_t)? {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var name = Array(path.utf8)
-        let abstract = name.first == UInt8(ascii: "@")
-        guard abstract || name.first == UInt8(ascii: "/") else { return nil }
-        if abstract { name[0] = 0 }
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard name.count > 1, name.count + (abstract ? 0 : 1) <= capacity else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: name) }
-        let offset = MemoryLayout<sockaddr_un>.offset(of: \sockaddr_un.sun_path) ?? 2
-        return (address, socklen_t(offset + name.count + (abstract ? 0 : 1)))
     }
 
     /// One entry in journald's native protocol: `KEY=value\n` for each field, or, when the value holds a

@@ -10,11 +10,9 @@ struct DatagramTests {
     final class Receiver {
         let fd: Int32
         init?(_ path: String) {
-            guard let (address, length) = Datagram.socketAddress(path) else { return nil }
+            guard let address = UnixSocketAddress(systemdSocket: path) else { return nil }
             fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var bound = address
-            let result = withUnsafePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-            guard fd >= 0, result == 0 else { return nil }
+            guard fd >= 0, address.withSocketAddress({ bind(fd, $0, $1) }) == 0 else { return nil }
         }
         deinit { close(fd) }
         func receive() -> [UInt8] {
