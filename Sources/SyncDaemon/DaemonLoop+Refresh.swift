@@ -68,6 +68,18 @@ extension DaemonLoop {
             logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
                           source: name, messageID: .sourceRecovered)
         }
+        releaseMappedPagesIfIdle()
+    }
+
+    /// Once no refresh runs, unmaps the pages of code and read-only data the idle loop does not use; they
+    /// stay cached and come back on use (docs/architecture.md, "Memory").
+    func releaseMappedPagesIfIdle() {
+        guard cancellations.isEmpty else { return }
+        switch MemoryPolicy.releaseCleanFilePages(now: monotonicNow()) {
+        case nil: break
+        case .success(let kib): logger.debug("Idle: unmapped \(kib) KiB of clean code and read-only data pages")
+        case .failure(let error): logger.debug("\(error), not unmapping idle code pages")
+        }
     }
 
     /// The engine's result as the core sees it.

@@ -59,6 +59,12 @@ final class CurlLibrary: Sendable {
         return try body(api)
     }
 
+    /// Runs `body` while the library is not loaded, holding the lock so that no transfer loads it meanwhile
+    /// (no `dlopen` maps and relocates a library while `body` runs); nil without running it when it is loaded.
+    func whileUnloaded<T>(_ body: () -> T) -> T? {
+        state.withLock { state in state.api == nil ? body() : nil }
+    }
+
     /// The number of references held (tests).
     var references: Int { state.withLock { $0.references } }
 }

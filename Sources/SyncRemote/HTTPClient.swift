@@ -30,6 +30,13 @@ public final class HTTPClient {
 
     deinit { close() }
 
+    /// Runs `body` while libcurl is not loaded in the process, and keeps any transfer from loading it until
+    /// `body` returns; nil without running `body` while a transfer or URL parse has it loaded. The daemon
+    /// releases mapped library pages this way, never while the dynamic linker could be mapping one.
+    public static func whileLibraryUnloaded<T>(_ body: () -> T) -> T? {
+        CurlLibrary.shared.whileUnloaded(body)
+    }
+
     /// Whether the client holds a libcurl handle (and a reference on the library).
     public var isOpen: Bool { connection != nil }
 
