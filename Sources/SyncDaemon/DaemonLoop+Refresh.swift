@@ -68,15 +68,16 @@ extension DaemonLoop {
             logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
                           source: name, messageID: .sourceRecovered)
         }
-        releaseMappedPagesIfIdle()
+        // The last running refresh ended: plan the release of idle code pages (docs/architecture.md, "Memory").
+        if cancellations.isEmpty { idlePages.refreshesEnded(at: monotonicNow()) }
     }
 
-    /// Once no refresh runs, unmaps the pages of code and read-only data the idle loop does not use; they
-    /// stay cached and come back on use (docs/architecture.md, "Memory").
-    func releaseMappedPagesIfIdle() {
-        guard cancellations.isEmpty else { return }
-        switch MemoryPolicy.releaseCleanFilePages(now: monotonicNow()) {
-        case nil: break
+    /// Unmaps the pages of code and read-only data the idle loop does not use, when `idlePages` says it is
+    /// time and no refresh runs; they stay cached and come back on use (docs/architecture.md, "Memory").
+    func releaseIdlePagesIfDue(at now: MonotonicInstant) {
+        guard idlePages.shouldRelease(at: now, refreshing: !cancellations.isEmpty) else { return }
+        switch MemoryPolicy.releaseCleanFilePages() {
+        case nil: idlePages.refreshesEnded(at: now)  // a local change's transfer has libcurl loaded: try later
         case .success(let kib): logger.debug("Idle: unmapped \(kib) KiB of clean code and read-only data pages")
         case .failure(let error): logger.debug("\(error), not unmapping idle code pages")
         }

@@ -106,6 +106,8 @@ final class DaemonLoop {
     var watchers: [Int: AsyncStream<WatchEvent>.Continuation] = [:]
     var nextWatcher = 0
     var skipInitialLinkReport = false
+    /// When the idle daemon next unmaps its clean code pages (docs/architecture.md, "Memory").
+    var idlePages = IdlePageRelease()
 
     /// A request the core answers later, with what the loop needs to deliver the answer.
     struct PendingRequest {
@@ -216,6 +218,7 @@ final class DaemonLoop {
                 nextWatchdog = now + (notifier.watchdogInterval ?? .seconds(30))
             }
             feed(.timer)
+            releaseIdlePagesIfDue(at: now)
         case .signal(let number):
             if number == SIGHUP {
                 _ = reload()
@@ -280,7 +283,7 @@ final class DaemonLoop {
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog, statusDue].compactMap { $0 }
+        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)
             return

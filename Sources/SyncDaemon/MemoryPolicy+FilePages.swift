@@ -9,29 +9,14 @@ internal import Glibc
 import SyncCore
 import SyncRemote
 import SyncSystem
-import Synchronization
 
 extension MemoryPolicy {
-    /// The least time between two releases: a daemon whose refreshes follow each other closely does not
-    /// read smaps and fault its code back in after each one.
-    static let filePageReleaseInterval: Duration = .seconds(30)
-
-    /// When pages were last released (the loop's monotonic time).
-    private static let lastFilePageRelease = Mutex<MonotonicInstant?>(nil)
-
     /// Unmaps the resident pages of the executable's and the libraries' clean read-only mappings
-    /// (`CleanFileMappings`) if none were released within `filePageReleaseInterval` before `now`. It runs
-    /// only while libcurl is unloaded and holds its lock meanwhile, so no library is being mapped or
-    /// relocated by `dlopen` for a transfer. Returns the KiB unmapped, nil when it did not run (too soon, or
-    /// a transfer has libcurl loaded), or why smaps could not be read.
-    static func releaseCleanFilePages(now: MonotonicInstant) -> Result<Int, SystemError>? {
-        let due = lastFilePageRelease.withLock { last in
-            if let last, now < last + filePageReleaseInterval { return false }
-            last = now
-            return true
-        }
-        guard due else { return nil }
-        return HTTPClient.whileLibraryUnloaded {
+    /// (`CleanFileMappings`). It runs only while libcurl is unloaded and holds its lock meanwhile, so no
+    /// library is being mapped or relocated by `dlopen` for a transfer. Returns the KiB unmapped, nil when
+    /// it did not run (a transfer has libcurl loaded), or why smaps could not be read. Takes 2–3 ms.
+    static func releaseCleanFilePages() -> Result<Int, SystemError>? {
+        HTTPClient.whileLibraryUnloaded {
             readSmaps().map { text in
                 var released = 0
                 for mapping in CleanFileMappings(smaps: text).mappings {
