@@ -1,6 +1,7 @@
 // Throughput of RecordScanner on generated listings (100k records, 64 KiB chunks).
 // Not a test. Build and run from the repository root:
-//   swiftc -O -wmo -parse-as-library Sources/SyncCore/JSON/*.swift bench/scanner-throughput.swift -o .build/scanner-throughput
+//   swiftc -O -wmo -parse-as-library Sources/SyncCore/JSON/*.swift Sources/SyncCore/Hashing/*.swift \
+//       Sources/SyncCore/Text/*.swift bench/scanner-throughput.swift -lm -o .build/scanner-throughput
 //   .build/scanner-throughput
 // Prints the best of several runs per document shape, in MB/s (10^6 bytes per second).
 
