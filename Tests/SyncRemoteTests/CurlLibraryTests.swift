@@ -67,6 +67,21 @@ struct CurlLibraryTests {
         #expect(try mappings(of: path).isEmpty)
     }
 
+    /// The idle daemon unmaps library pages only through `whileUnloaded` (docs/architecture.md, "Memory").
+    @Test func whileUnloadedRunsOnlyWhenNothingHoldsTheLibrary() throws {
+        let path = try privateLibcurl()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let library = CurlLibrary(name: path)
+        #expect(library.whileUnloaded { 42 } == 42)
+        _ = try library.acquire()
+        var ran = false
+        #expect(library.whileUnloaded { ran = true; return 1 } == nil)
+        #expect(!ran, "the body must not run while libcurl is loaded")
+        library.release()
+        #expect(library.whileUnloaded { 7 } == 7)
+        #expect(try mappings(of: path).isEmpty)
+    }
+
     @Test func aMissingLibcurlIsAClearTransportError() throws {
         let library = CurlLibrary(name: "/nonexistent/libcurl.so.4")
         let client = HTTPClient(library: library)
