@@ -200,7 +200,12 @@ extension SyncEngine {
         var changed = false
         var firstFailure: RefreshFailure?
         var failuresInARow = 0
-        defer { if changed { republish(source.name) } }
+        defer {
+            if changed {
+                republish(source.name)
+                shared.reportOutbox(of: source.name, from: store)
+            }
+        }
         for entry in entries {
             guard entry.state == .queued else {
                 if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }
