@@ -5,7 +5,8 @@ extension DaemonStateMachine {
     /// the sources come back first, so `refresh NAME` finds its source.
     mutating func refresh<J: JitterSource>(_ id: RequestID, source: String?, wait: Bool, at now: MonotonicInstant,
                                            jitter: inout J) -> [DaemonAction] {
-        if phase == .loggedOut { readdSources(at: now) }
+        // The sources this request refreshes are triggered below; the others come back as at startup.
+        if phase == .loggedOut { readdSources(at: now, except: source.map { [$0] } ?? Set(sources), jitter: &jitter) }
         if let source, !configured.contains(source) { return [.reply(id, .failed(.noSuchSource(source: source)))] }
         let names = source.map { [$0] } ?? sources
         feed(.trigger(.manual), source: source, at: now, jitter: &jitter)
@@ -84,7 +85,7 @@ extension DaemonStateMachine {
     /// removed source is told so instead of waiting for ever.
     mutating func reload<J: JitterSource>(_ plan: SourcePlan, at now: MonotonicInstant, jitter: inout J) -> [DaemonAction] {
         var actions: [DaemonAction] = []
-        if phase == .loggedOut { readdSources(at: now) }
+        if phase == .loggedOut { readdSources(at: now, jitter: &jitter) }
         let old = configured
         sources = plan.sources
         configured = Set(plan.sources)
@@ -185,9 +186,15 @@ extension DaemonStateMachine {
         }
     }
 
-    mutating func readdSources(at now: MonotonicInstant) {
+    /// Brings the sources back after a logout. The logout erased their data, so each is refreshed at once, as
+    /// at startup (not at the next periodic refresh: there is nothing to serve meanwhile), except those in
+    /// `manual`, which the caller triggers itself.
+    mutating func readdSources<J: JitterSource>(at now: MonotonicInstant, except manual: Set<String> = [], jitter: inout J) {
         phase = .running
-        for name in sources where scheduler.source(name) == nil { scheduler.addSource(name, at: now) }
+        for name in sources where scheduler.source(name) == nil {
+            scheduler.addSource(name, at: now)
+            if !manual.contains(name) { feed(.trigger(.startup), source: name, at: now, jitter: &jitter) }
+        }
     }
 
     /// Probes run only while some source is failing or the daemon is offline; never while all is healthy.
