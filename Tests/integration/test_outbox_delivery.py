@@ -30,3 +30,18 @@ def test_a_lost_create_followed_by_a_304_is_sent_again_without_another_trigger(s
     status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
     assert status["pending"] == 0 and status["lastError"] is None
     assert "lost" not in setup.cache_doc("posts")["pending"]
+
+
+def test_a_put_behind_a_create_being_sent_is_logged_as_the_update_it_is_stored_as(server, setup, daemons):
+    writable(setup, server)
+    d = start(setup, daemons)
+    server.options("posts", writeDelay=2)                        # the POST stays out for 2 s
+    assert put(setup, {"id": "n", "title": "first"}).returncode == 0
+    wait_for(lambda: posts_of(server, "first"), timeout=10, what="the POST to arrive")
+    assert put(setup, {"id": "n", "title": "second"}).returncode == 0
+    entries = outbox_entries(setup)
+    assert [e["operation"] for e in entries if e["id"] == "n"] == ["create", "update"]
+    assert d.output().count("posts: queued create of n") == 1
+    assert d.output().count("posts: queued update of n") == 1
+    wait_for(lambda: [r for r in server.records("posts") if r["id"] == "n" and r["title"] == "second"], timeout=15,
+             what="the update to reach the server")
