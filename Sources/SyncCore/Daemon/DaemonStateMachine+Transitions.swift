@@ -81,8 +81,9 @@ extension DaemonStateMachine {
         return [.saveRetryState(source: name)] + report(finish.report, ticket: ticket.id)
     }
 
-    /// A reload: settings swapped, changed and new sources refreshed, removed ones dropped; a waiter for a
-    /// removed source is told so instead of waiting for ever.
+    /// A reload: settings swapped, new sources (and, after a logout, every source) refreshed at once, changed
+    /// ones after the debounce, removed ones dropped; a waiter for a removed source is told so instead of
+    /// waiting for ever.
     mutating func reload<J: JitterSource>(_ plan: SourcePlan, at now: MonotonicInstant, jitter: inout J) -> [DaemonAction] {
         var actions: [DaemonAction] = []
         if phase == .loggedOut { readdSources(at: now, jitter: &jitter) }
@@ -95,11 +96,14 @@ extension DaemonStateMachine {
         scheduler.updateSettings(plan.settings)
         for name in plan.sources {
             if !old.contains(name) {
+                // A new source has nothing to serve yet: refreshed at once, as at startup.
                 scheduler.addSource(name, at: now)
-            } else if plan.changed.contains(name), let running = running[name] {
-                actions.append(.cancelRefresh(running))
+                feed(.trigger(.startup), source: name, at: now, jitter: &jitter)
+                continue
             }
-            if !old.contains(name) || plan.changed.contains(name) { feed(.trigger(.reload), source: name, at: now, jitter: &jitter) }
+            guard plan.changed.contains(name) else { continue }
+            if let running = running[name] { actions.append(.cancelRefresh(running)) }
+            feed(.trigger(.reload), source: name, at: now, jitter: &jitter)
         }
         for name in old.subtracting(configured).sorted() {
             scheduler.removeSource(name)
