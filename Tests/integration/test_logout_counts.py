@@ -2,6 +2,7 @@
 docs/local-changes.md): puts racing a `logout --discard-pending`, a change dropped by ConflictPolicy=server-wins
 while a long listing runs, and the sources a reload brings back after a logout."""
 import json
+import os
 import subprocess
 import threading
 
@@ -31,10 +32,13 @@ def test_after_logout_racing_puts_the_status_shows_what_the_store_holds(server, 
     for round_ in range(3):
         results = []
         def one(i):
-            results.append(put(setup, {"id": f"r{round_}-{i}", "title": "racing"}))
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(12)]
+            # Large records make each put (stored, then the whole cache file rewritten) take a while, so the
+            # logout arrives while puts queued before it are still being stored on the old account.
+            results.append(put(setup, {"id": f"r{round_}-{i}", "title": "racing", "text": "x" * 200_000}))
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(16)]
         for t in threads:
             t.start()
+        wait_for(lambda: results, timeout=10, what="the first put's answer")
         logout = syncctl(setup, "logout", "--discard-pending")
         for t in threads:
             t.join()
@@ -48,6 +52,40 @@ def test_after_logout_racing_puts_the_status_shows_what_the_store_holds(server, 
         records, pending = stored_counts(setup)
         assert records == pending                              # the old listing is gone: only new puts remain
         assert pending <= len([r for r in results if r.returncode == 0])
+
+
+def test_a_put_being_stored_when_logout_comes_is_not_counted_afterwards(server, setup, daemons):
+    """The put is caught mid-way (its cache file being rewritten, a temporary file in the folder) when the logout
+    arrives: it ends on the old account, after the logout began, and must not bring the old counts back."""
+    big = [{"id": i, "title": f"post {i}", "body": "b" * 80} for i in range(1, 60_001)]
+    setup.write_main("[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    server.set_records("posts", big)
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("posts: synced 60000 records", timeout=60)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", kind="status", status=503)          # nothing is pushed meanwhile
+    folder = setup.cache / setup.account
+    results = []
+    t = threading.Thread(target=lambda: results.append(put(setup, {"id": "late", "title": "racing"})))
+    t.start()
+    wait_for(lambda: any(".tmp-" in name for name in os.listdir(folder)), timeout=10, interval=0.001,
+             what="the put rewriting the cache file")
+    logout = syncctl(setup, "logout", "--discard-pending")
+    t.join()
+    assert logout.returncode == 0, logout.stderr
+    d.wait_log("Logged out")
+    assert stored_counts(setup) == (0, 0)                      # the put went with the old account
+    wait_for(lambda: (source_status(setup)["records"], source_status(setup)["pending"]) == (0, 0), timeout=5,
+             what="the status to show the empty store")
+    watch = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        first = json.loads(watch.stdout.readline())
+    finally:
+        watch.terminate()
+        watch.wait(timeout=5)
+    assert (first["event"], first["records"], first["pending"]) == ("current", 0, 0)
 
 
 def test_pending_follows_the_outbox_while_a_long_listing_runs(server, setup, daemons):
