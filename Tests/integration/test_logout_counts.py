@@ -66,6 +66,9 @@ def test_a_put_being_stored_when_logout_comes_is_not_counted_afterwards(server, 
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     server.fault("posts", kind="status", status=503)          # nothing is pushed meanwhile
     folder = setup.cache / setup.account
+    live = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
+                            stdout=subprocess.PIPE, text=True)
+    assert json.loads(live.stdout.readline())["event"] == "current"     # watching before the put and the logout
     results = []
     t = threading.Thread(target=lambda: results.append(put(setup, {"id": "late", "title": "racing"})))
     t.start()
@@ -78,6 +81,10 @@ def test_a_put_being_stored_when_logout_comes_is_not_counted_afterwards(server, 
     assert stored_counts(setup) == (0, 0)                      # the put went with the old account
     wait_for(lambda: (source_status(setup)["records"], source_status(setup)["pending"]) == (0, 0), timeout=5,
              what="the status to show the empty store")
+    live.terminate()
+    events = [json.loads(line) for line in live.communicate(timeout=5)[0].splitlines()]
+    assert "logout" in [e["event"] for e in events]
+    assert (events[-1]["records"], events[-1]["pending"]) == (0, 0)         # the last word is the empty store
     watch = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch", "--json"],
                              stdout=subprocess.PIPE, text=True)
     try:
