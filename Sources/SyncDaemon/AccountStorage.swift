@@ -60,7 +60,9 @@ public enum AccountStorage {
     /// Refuses an account folder that is a symbolic link. The folder below `StateDirectory=` or `CacheDirectory=`
     /// is syncd's own (it creates it); a link there was placed by someone else, and following it would write the
     /// account's files where syncd does not own them — and a logout would remove the link, not the files
-    /// (docs/syncd.8.md, FILES). The directories themselves may be links an administrator chose.
+    /// (docs/syncd.8.md, FILES). The directories themselves may be links an administrator chose. Checked whenever
+    /// an engine opens the account (at start, for each refresh, after a logout), so a link planted while syncd
+    /// runs fails the refreshes with this message instead of being written through.
     static func refuseLink(_ path: String) throws(LinkedAccountFolder) {
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return }
@@ -80,7 +82,7 @@ struct LinkedAccountFolder: FailureReason {
 
     var reason: String {
         "use \(path) as the account's folder: it is a symbolic link (to \(PrintableText.escaping(target))), and syncd never "
-            + "follows a link into a place it does not own; remove the link (rm \(path)), then start syncd again"
+            + "follows a link into a place it does not own; remove the link (rm \(path)): syncd creates the folder itself"
     }
 
     var description: String { "Failed to \(reason)" }

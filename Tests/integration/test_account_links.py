@@ -2,6 +2,7 @@
 daemon and by --once alike (docs/syncd.8.md, FILES): syncd never writes through a link placed by someone else,
 so a logout can never leave the account's files behind in the link's target."""
 import os
+import shutil
 
 import pytest
 
@@ -21,7 +22,7 @@ def linked(setup, tmp_path, which):
 
 def expected(link, target):
     return (f"use {link} as the account's folder: it is a symbolic link (to {target}), and syncd never follows a link "
-            f"into a place it does not own; remove the link (rm {link}), then start syncd again")
+            f"into a place it does not own; remove the link (rm {link}): syncd creates the folder itself")
 
 
 @pytest.mark.parametrize("which", ["cache", "state"])
@@ -60,3 +61,24 @@ def test_after_the_link_is_removed_syncd_starts_and_logout_erases_everything(ser
     assert syncctl(setup, "logout").returncode == 0
     assert not setup.cache_file("posts").exists()
     assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+
+
+def test_a_link_put_in_place_while_syncd_runs_fails_the_refresh_and_nothing_goes_through_it(server, setup, daemons, tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    folder = setup.cache / setup.account
+    shutil.rmtree(folder)
+    os.symlink(target, folder)
+    server.set_records("posts", POSTS + [{"id": 3, "title": "Post 3"}])
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    assert r.stderr == f"syncctl: refresh of posts failed: Failed to open the account's storage: {expected(folder, target)}\n"
+    assert list(target.iterdir()) == []                                      # nothing written through the link
+    folder.unlink()                                                          # what the message says to do
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert [r["id"] for r in setup.cache_doc("posts")["records"]] == [1, 2, 3]
