@@ -334,7 +334,22 @@ def running(server, setup, daemons):
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    # The lane logs "synced" before the loop records the result: until then status still says "syncing".
+    wait_for(lambda: _status_state(setup, "posts") == "idle", what="posts idle in syncctl status")
     return d
+
+
+def _status_state(setup, source):
+    """The state `syncctl status --json` reports for `source`, or None when it does not answer."""
+    socket_path = setup.runtime / "io.syncd.Manager"
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(socket_path), "status", "--json"],
+                       capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        return None
+    for entry in json.loads(r.stdout).get("sources", []):
+        if entry.get("name") == source:
+            return entry.get("state")
+    return None
 
 
 @pytest.fixture
