@@ -10,6 +10,17 @@ public struct StatusCommand: SyncctlCommand {
     public init(arguments: ParsedArguments) {}
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
+        if context.globals.json == .short {
+            // As received, after checking the reply's frame: no JSON tree of every source (docs/architecture.md,
+            // "Status at scale"). Text on several lines (not syncd's) is parsed and printed on one.
+            let text = try context.callReturningText(.getStatus)
+            if !text.contains(UInt8(ascii: "\n")) && !text.contains(UInt8(ascii: "\r")) {
+                return context.output.write(String(decoding: text, as: UTF8.self) + "\n")
+            }
+            let value: JSONValue
+            do { value = try JSONValue(parsing: Array(text)) } catch { throw .failed("Failed to read syncd's reply: \(error)") }
+            return context.printJSON(value)
+        }
         let (reply, text) = try context.callKeepingText(.getStatus)
         if context.globals.json != nil {
             return context.printJSON(.object(reply), received: text)
