@@ -46,6 +46,26 @@ struct VarlinkReplyFrameTests {
         }
     }
 
+    /// Strings are skipped 8 bytes at a time: a quote, a backslash or a control byte at any offset within a word
+    /// is still seen, and bytes of multi-byte UTF-8 or DEL are not mistaken for them.
+    @Test(arguments: 0..<20)
+    func specialBytesAreSeenAtEveryOffset(offset: Int) throws {
+        func reply(_ special: String) -> String {
+            #"{"parameters":{"k":""# + String(repeating: "a", count: offset) + special + String(repeating: "b", count: 10) + #""}}"#
+        }
+        #expect(try Self.frame(reply("\\b")).parameters != nil, "an escape")
+        #expect(try Self.frame(reply("é\u{7F}~")).parameters != nil, "UTF-8, DEL and ~ are plain")
+        #expect(throws: VarlinkReplyFrame.Malformed.self, "a quote ends the string") { try Self.frame(reply("\"")) }
+        for control in ["\u{0}", "\u{1}", "\u{1F}", "\n"] {
+            #expect(throws: VarlinkReplyFrame.Malformed.self, "a control byte") { try Self.frame(reply(control)) }
+        }
+    }
+
+    @Test func aLineBreakOutsideStringsMakesTheReplyMultiline() throws {
+        #expect(try !Self.frame(#"{"parameters":{"a":"x y"}}"#).multiline)
+        #expect(try Self.frame("{\"parameters\":{\n  \"a\": 1\r\n}}").multiline)
+    }
+
     @Test func nestingIsBounded() throws {
         let deep = #"{"parameters":"# + String(repeating: "[", count: 70) + String(repeating: "]", count: 70) + "}"
         #expect(throws: VarlinkReplyFrame.Malformed.self) { try Self.frame(deep) }

@@ -71,7 +71,7 @@ public struct CommandContext {
 
     /// Connects, makes one call and returns its parameters object as the daemon wrote it, unparsed
     /// (`VarlinkClient.callReturningParametersText`).
-    public func callReturningText(_ request: ManagerRequest) throws(CommandFailure) -> ArraySlice<UInt8> {
+    public func callReturningText(_ request: ManagerRequest) throws(CommandFailure) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
         let client = try connect()
         do { return try client.callReturningParametersText(request.call()) } catch { throw .client(error) }
     }

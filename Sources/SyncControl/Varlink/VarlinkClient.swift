@@ -184,7 +184,8 @@ public final class VarlinkClient {
     /// Calls a method and returns its reply's `parameters` object as the service wrote it, checked for JSON syntax
     /// and the reply's frame (`VarlinkReplyFrame`) but not parsed into a tree: for replies of megabytes that are
     /// printed as they are (`syncctl status --json`). An error reply is thrown as `.remote`.
-    public func callReturningParametersText(_ call: VarlinkCall) throws(VarlinkClientError) -> ArraySlice<UInt8> {
+    /// `oneLine` says whether the text has no line break (JSON strings hold none raw, so only whitespace can).
+    public func callReturningParametersText(_ call: VarlinkCall) throws(VarlinkClientError) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
         var call = call
         call.more = false
         try send(call)
@@ -199,7 +200,7 @@ public final class VarlinkClient {
         guard let range = frame.parameters, message[range.lowerBound] == UInt8(ascii: "{") else {
             throw .protocolViolation(frame.parameters == nil ? "the reply has no parameters" : "the reply's parameters are not an object")
         }
-        return message[range]
+        return (message[range], !frame.multiline)
     }
 
     /// Calls a method with `more`, passing each reply's parameters to `body` until the last;

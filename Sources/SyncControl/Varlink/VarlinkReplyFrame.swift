@@ -11,6 +11,8 @@ public struct VarlinkReplyFrame: Sendable, Equatable {
     public var hasError = false
     /// Whether `continues` is `true`.
     public var continues = false
+    /// Whether the message has a line break outside its strings (JSON strings hold none raw): it is not one line.
+    public var multiline = false
 
     /// Why a message is not a well-formed reply object.
     public struct Malformed: Error, Sendable, Equatable, CustomStringConvertible {
@@ -45,6 +47,9 @@ struct JSONSkimmer {
         self.maxDepth = maxDepth
     }
 
+    /// Whether whitespace skipped so far held a line break.
+    var sawLineBreak = false
+
     mutating func replyFrame() throws(VarlinkReplyFrame.Malformed) -> VarlinkReplyFrame {
         var frame = VarlinkReplyFrame()
         skipWhitespace()
@@ -72,6 +77,7 @@ struct JSONSkimmer {
         }
         skipWhitespace()
         guard index == bytes.count else { throw fail("unexpected text after the object") }
+        frame.multiline = sawLineBreak
         return frame
     }
 
@@ -97,7 +103,10 @@ struct JSONSkimmer {
     private mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
-            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            case 0x20, 0x09: index += 1
+            case 0x0A, 0x0D:
+                sawLineBreak = true
+                index += 1
             default: return
             }
         }
@@ -147,6 +156,8 @@ struct JSONSkimmer {
         try expect(UInt8(ascii: "\""), "expected a string")
         let start = index
         while index < bytes.count {
+            skipPlainStringBytes()
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
@@ -174,6 +185,23 @@ struct JSONSkimmer {
             index += 1
         }
         throw fail("an unterminated string")
+    }
+
+    /// Skips 8 bytes at a time while none of them is a quote, a backslash or a control character (SWAR: the
+    /// test on each byte of a 64-bit word at once); most of a status reply is plain string text.
+    private mutating func skipPlainStringBytes() {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        guard let base = bytes.baseAddress else { return }
+        while index + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            // A byte is zero (or below 0x20) where (x - 0x01..) & ~x & 0x80.. is set; bytes >= 0x80 are not below 0x20.
+            let special = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- (ones &* 0x20)) & ~word)
+            if special & highs != 0 { return }
+            index += 8
+        }
     }
 
     private mutating func skipLiteral(_ text: StaticString) throws(VarlinkReplyFrame.Malformed) {
