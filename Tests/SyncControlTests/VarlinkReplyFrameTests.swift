@@ -109,20 +109,20 @@ struct SyncctlMalformedReplyTests {
     }
 
     @Test(arguments: [
-        ("truncated", Array(#"{"parameters":{"daemon":{"version":"1.0"#.utf8), "syncctl: syncd closed the connection"),
+        ("truncated", Array(#"{"parameters":{"daemon":{"version":"1.0"#.utf8), "syncctl: syncd closed the connection", 3),
         ("truncated, NUL-terminated", Array(#"{"parameters":{"sources":[{},{}"#.utf8) + [0],
-         "syncctl: unexpected reply from syncd: not a JSON object at byte 31: the text ends early (expected ',' or ']' in an array)"),
+         "syncctl: unexpected reply from syncd: not a JSON object at byte 31: the text ends early (expected ',' or ']' in an array)", 1),
         ("not JSON", Array("HTTP/1.1 400 Bad Request\r\n\r\n".utf8) + [0],
-         "syncctl: unexpected reply from syncd: not a JSON object at byte 0: expected an object"),
-        ("no parameters", Array(#"{"continues":false}"#.utf8) + [0], "syncctl: unexpected reply from syncd: the reply has no parameters"),
-        ("error", Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{}}"#.utf8) + [0], "syncctl: permission denied: status needs root"),
+         "syncctl: unexpected reply from syncd: not a JSON object at byte 0: expected an object", 1),
+        ("no parameters", Array(#"{"continues":false}"#.utf8) + [0], "syncctl: unexpected reply from syncd: the reply has no parameters", 1),
+        ("error", Array(#"{"error":"org.varlink.service.PermissionDenied","parameters":{}}"#.utf8) + [0], "syncctl: permission denied: status needs root", 1),
     ])
-    func aMalformedReplyIsAClearErrorWithTheUsualExitStatus(kind: String, reply: [UInt8], message: String) async throws {
+    func aMalformedReplyIsAClearErrorWithTheUsualExitStatus(kind: String, reply: [UInt8], message: String, exitStatus: Int32) async throws {
         let json = try await syncctl(reply, ["status", "--json"])
         let human = try await syncctl(reply, ["status"])
         #expect(json.stdout.isEmpty, "\(kind): nothing printed")
         #expect(json.stderr.contains(message), "\(kind): \(json.stderr)")
-        #expect(json.status != 0)
+        #expect(json.status == exitStatus, "\(kind): syncctl(1) EXIT STATUS")
         #expect(json.status == human.status, "\(kind): the same exit status as the parsing path (\(human.stderr))")
     }
 
