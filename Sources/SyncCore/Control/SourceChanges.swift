@@ -62,6 +62,19 @@ public struct SourceTable<Value: Sendable>: Sendable {
     /// Every value, in no particular order.
     public var values: Dictionary<String, Value>.Values { storage.values }
 
+    /// Every source with a value, in no particular order.
+    public var keys: Dictionary<String, Value>.Keys { storage.keys }
+
+    /// How many sources have a value.
+    public var count: Int { storage.count }
+
+    /// Removes one source's value and marks the source; returns the value removed.
+    @discardableResult
+    public mutating func removeValue(forKey name: String) -> Value? {
+        changes.insert(name)
+        return storage.removeValue(forKey: name)
+    }
+
     /// Replaces every value (a logout, a replaced store) and marks every source.
     public mutating func replaceAll(with values: [String: Value]) {
         storage = values
