@@ -152,7 +152,7 @@ extension DaemonLoop {
         let run = self.run
         let configuration = self.configuration
         let logger = self.logger
-        states = Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) })
+        states.replaceAll(with: Dictionary(uniqueKeysWithValues: configuration.sources.map { ($0.name, SourceState(name: $0.name)) }))
         let shared = worker.shared
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             do {

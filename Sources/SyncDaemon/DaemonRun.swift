@@ -57,7 +57,10 @@ final class DaemonLoop {
     let run: DaemonRun
     let input: AsyncStream<DaemonEvent>.Continuation
     var configuration: Configuration {
-        didSet { sourcesByName = Dictionary(configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }) }
+        didSet {
+            sourcesByName = Dictionary(configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+            statusBoard.setSources(configuration.sources)
+        }
     }
     /// The configured sources by name (O(1) lookups per refresh).
     var sourcesByName: [String: SourceConfiguration] = [:]
@@ -70,12 +73,19 @@ final class DaemonLoop {
     var core: DaemonStateMachine
     var jitter = SystemJitter()
     let timer: WakeupTimer
-    /// Stored state of every source, refreshed after each refresh.
-    var states: [String: SourceState] = [:]
+    /// Stored state of every source, refreshed after each refresh (kept in `statusBoard`: setting one marks
+    /// the source's status changed).
+    var states: SourceTable<SourceState> {
+        get { statusBoard.states }
+        _modify { yield &statusBoard.states }
+    }
     /// The stamp of each source's state in `states` (`StampedState`): older reports do not replace it.
     var stateStamps: [String: Int] = [:]
-    /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
-    var notices: [String: [String]] = [:]
+    /// Each source's warnings from its latest listing (kept in `statusBoard`, like `states`).
+    var notices: SourceTable<[String]> {
+        get { statusBoard.notices }
+        _modify { yield &statusBoard.notices }
+    }
     /// Each running ticket's cancellation flag: made here, set by `.cancelRefresh`, never reset.
     var cancellations: [Int: CancellationFlag] = [:]
     /// Waiting requests and how to answer them.
@@ -89,10 +99,8 @@ final class DaemonLoop {
     var statusSentAt: MonotonicInstant?
     var statusDue: MonotonicInstant?
     var lastStatusLine = ""
-    /// Each source's serialised `GetStatus` object, reused while the source's status is unchanged.
-    var statusFragments = SourceStatusFragments()
-    /// The size of the last `GetStatus` reply, to size the next one's buffer.
-    var statusReplySize = 0
+    /// Each source's status inputs held by the loop, and the `GetStatus` reply made from them.
+    var statusBoard = StatusBoard()
     /// Why the last reload was rejected; shown in front of STATUS= and in GetStatus until a reload succeeds.
     var reloadFailure: String?
     /// `.source` files left out because of a configuration error; GetStatus lists them.
@@ -136,13 +144,16 @@ final class DaemonLoop {
         // syncd(8) GUARANTEES 1: serve the cached copy from the first moment, from the store, before any network.
         engine.restoreSnapshots(configuration.sources)
         var saved: [String: PersistedRetryState] = [:]
+        var stored: [String: SourceState] = [:]
         for source in configuration.sources {
             let state = (try? engine.store.state(of: source.name, countingLocalView: true)) ?? SourceState(name: source.name)
-            states[source.name] = state
+            stored[source.name] = state
             saved[source.name] = DaemonLoop.decodeRetryState(state.retryState, source: source.name, logger: run.logger)
         }
-        let stale = Set(states.values.filter(\.isStale).map(\.name))
+        let stale = Set(stored.values.filter(\.isStale).map(\.name))
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))
+        statusBoard.states.replaceAll(with: stored)
+        statusBoard.setSources(configuration.sources)
     }
 
     static func makeEngine(run: DaemonRun, configuration: Configuration, shared: EngineShared) throws -> SyncEngine {
@@ -275,6 +286,7 @@ final class DaemonLoop {
     /// up to `statusEveryEventLimit` sources it is rebuilt after every change (each state shows), beyond
     /// that at most once a second, so per-event work does not grow with the number of sources.
     func afterEvent() {
+        statusBoard.collectChanges(from: &core)
         if statusDirty {
             let now = monotonicNow()
             if configuration.sources.count > Self.statusEveryEventLimit, let sent = statusSentAt, now < sent + .seconds(1) {

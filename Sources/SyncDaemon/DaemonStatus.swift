@@ -50,24 +50,14 @@ extension DaemonLoop {
         return ManagerStatus(daemon: daemonStatus(now: now), sources: sources, failed: failedSourceStatuses())
     }
 
-    /// The parameters of the `GetStatus` reply, serialised: each source's object comes from `statusFragments`
-    /// and is serialised again only when that source's status changed since the last call, so a reply
-    /// at 10,000 sources is mostly a copy (docs/architecture.md, "Status at scale").
+    /// The parameters of the `GetStatus` reply, serialised: only the sources whose status changed since the
+    /// last call are serialised again (docs/architecture.md, "Status at scale").
     func statusReply() -> [UInt8] {
         let now = monotonicNow()
-        let wall = currentTimestamp()
-        if statusFragments.count > configuration.sources.count {
-            statusFragments.keepOnly(Set(configuration.sources.map(\.name)))
-        }
-        var writer = StatusReplyWriter(daemon: daemonStatus(now: now), capacity: statusReplySize + 4096)
-        // By index: iterating the array would copy each source's whole configuration.
-        for index in configuration.sources.indices {
-            let status = sourceStatus(of: configuration.sources[index].name, url: configuration.sources[index].url, now: now, wall: wall)
-            writer.appendSource(statusFragments.fragment(for: status))
-        }
-        let reply = writer.finish(failed: failedSourceStatuses())
-        statusReplySize = reply.count
-        return reply
+        let daemon = daemonStatus(now: now)
+        let failed = failedSourceStatuses()
+        return statusBoard.reply(core: &core, sources: configuration.sources, daemon: daemon, failed: failed, now: now,
+                                 wall: currentTimestamp())
     }
 
     /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
@@ -83,24 +73,9 @@ extension DaemonLoop {
             reachable: core.reachable, uptimeSec: (now - .zero).components.seconds, reloadRejected: reloadFailure)
     }
 
-    /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
+    /// One source's status (`StatusBoard.status(of:)`).
     func sourceStatus(of source: String, url: String, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
-        let state = states[source] ?? SourceState(name: source)
-        let status = core.scheduler.status(of: source)
-        // `syncing` only while a refresh lane runs it: one the scheduler made due that waits for a free lane
-        // is `idle` (waiting for a refresh that was asked for), as syncctl(1) documents the states.
-        let scheduled = status?.state ?? .idle
-        let name: SourceStateName = core.isRefreshing(source) ? .syncing : scheduled == .syncing ? .idle : scheduled
-        let next = status?.nextAttempt.map { instant -> String in
-            let seconds = max(0, (instant - now).components.seconds)
-            return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
-        }
-        return SourceStatus(
-            name: source, url: url, state: name, records: Int64(state.cachedRecordCount),
-            pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-            warnings: notices[source] ?? [],
-            lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
-            stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
+        statusBoard.status(of: source, url: url, core: core, now: now, wall: wall)
     }
 
     func failedSourceStatuses() -> [FailedSourceStatus] {

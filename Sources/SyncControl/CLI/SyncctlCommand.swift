@@ -69,6 +69,13 @@ public struct CommandContext {
         do { return try client.callKeepingText(request.call()) } catch { throw .client(error) }
     }
 
+    /// Connects, makes one call and returns its parameters object as the daemon wrote it, unparsed
+    /// (`VarlinkClient.callReturningParametersText`).
+    public func callReturningText(_ request: ManagerRequest) throws(CommandFailure) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
+        let client = try connect()
+        do { return try client.callReturningParametersText(request.call()) } catch { throw .client(error) }
+    }
+
     /// Prints a JSON value in the requested `--json` mode (pretty when only `pretty` is asked
     /// for, or when `prettyOnTerminal` and stdout is a terminal). `received` is the value's text as the daemon
     /// sent it: compact output prints it as is when it is one line (a newline outside a string can only be

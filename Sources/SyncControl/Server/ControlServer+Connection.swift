@@ -88,7 +88,12 @@ final class ControlConnection: Sendable {
             state.output.removeAll(keepingCapacity: state.output.capacity <= 1 << 20)
             state.outputOffset = 0
         }
-        state.output.append(contentsOf: bytes)
+        // Nothing queued: a large message's buffer becomes the output buffer (a reply of megabytes is not copied).
+        if state.output.isEmpty && bytes.count >= 64 << 10 {
+            state.output = bytes
+        } else {
+            state.output.append(contentsOf: bytes)
+        }
         return true
     }
 
@@ -154,7 +159,7 @@ public struct ReplySink: Sendable {
     /// Sends the final reply with its parameters already serialised as a compact JSON object (`GetStatus`,
     /// assembled from each source's cached part); the client receives what `finish(_:)` sends for the object.
     @discardableResult
-    public func finish(serializedParameters: [UInt8]) -> Bool {
+    public func finish(serializedParameters: consuming [UInt8]) -> Bool {
         send(oneway ? [] : VarlinkReply.wireBytes(serializedParameters: serializedParameters), final: true)
     }
 

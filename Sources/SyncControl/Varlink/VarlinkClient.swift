@@ -112,7 +112,10 @@ public final class VarlinkClient {
 
     /// Reads the next reply, with the text of its `parameters` exactly as received.
     private func readReplyKeepingText() throws(VarlinkClientError) -> (reply: VarlinkReply, parameters: ArraySlice<UInt8>?) {
-        let message = try readMessage()
+        try parseReply(readMessage())
+    }
+
+    private func parseReply(_ message: [UInt8]) throws(VarlinkClientError) -> (reply: VarlinkReply, parameters: ArraySlice<UInt8>?) {
         let parsed: (value: JSONValue, member: Range<Int>?)
         do {
             parsed = try JSONValue.parsing(message, locatingMember: "parameters",
@@ -176,6 +179,28 @@ public final class VarlinkClient {
         if let error = reply.error { throw .remote(name: error, parameters: reply.parameters) }
         guard !reply.continues else { throw .protocolViolation("continues without more") }
         return (reply.parameters, text)
+    }
+
+    /// Calls a method and returns its reply's `parameters` object as the service wrote it, checked for JSON syntax
+    /// and the reply's frame (`VarlinkReplyFrame`) but not parsed into a tree: for replies of megabytes that are
+    /// printed as they are (`syncctl status --json`). An error reply is thrown as `.remote`.
+    /// `oneLine` says whether the text has no line break (JSON strings hold none raw, so only whitespace can).
+    public func callReturningParametersText(_ call: VarlinkCall) throws(VarlinkClientError) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
+        var call = call
+        call.more = false
+        try send(call)
+        let message = try readMessage()
+        let frame: VarlinkReplyFrame
+        do { frame = try VarlinkReplyFrame(message: message) } catch { throw .protocolViolation(error.description) }
+        if frame.hasError {
+            let reply = try parseReply(message).reply
+            if let error = reply.error { throw .remote(name: error, parameters: reply.parameters) }
+        }
+        guard !frame.continues else { throw .protocolViolation("continues without more") }
+        guard let range = frame.parameters, message[range.lowerBound] == UInt8(ascii: "{") else {
+            throw .protocolViolation(frame.parameters == nil ? "the reply has no parameters" : "the reply's parameters are not an object")
+        }
+        return (message[range], !frame.multiline)
     }
 
     /// Calls a method with `more`, passing each reply's parameters to `body` until the last;

@@ -1,3 +1,5 @@
+internal import Glibc
+
 /// Splits a byte stream into NUL-terminated Varlink messages.
 ///
 /// Bytes are appended as they arrive; `nextMessage()` yields each complete message (without
@@ -34,8 +36,19 @@ public struct VarlinkFramer: Sendable {
     /// The next complete message, nil if none is complete yet; throws when the pending
     /// message is over the limit.
     public mutating func nextMessage() throws(MessageTooLarge) -> [UInt8]? {
-        if let nul = buffer[scanned...].firstIndex(of: 0) {
-            let message = Array(buffer[start..<nul])
+        if let nul = firstNUL(from: scanned) {
+            let message: [UInt8]
+            if start == 0 && nul == buffer.count - 1 {
+                // The buffer is exactly one message (a large reply, read whole): hand it over without a copy.
+                buffer.removeLast()
+                message = buffer
+                buffer = []
+                start = 0
+                scanned = 0
+                guard message.count <= maxMessageSize else { throw MessageTooLarge(limit: maxMessageSize) }
+                return message
+            }
+            message = Array(buffer[start..<nul])
             start = nul + 1
             scanned = start
             compactIfWorthIt()
@@ -45,6 +58,15 @@ public struct VarlinkFramer: Sendable {
         scanned = buffer.count
         guard buffer.count - start <= maxMessageSize else { throw MessageTooLarge(limit: maxMessageSize) }
         return nil
+    }
+
+    /// The index of the first NUL at or after `offset` (memchr(3)).
+    private func firstNUL(from offset: Int) -> Int? {
+        guard offset < buffer.count else { return nil }
+        return buffer.withUnsafeBufferPointer { bytes -> Int? in
+            guard let base = bytes.baseAddress, let found = memchr(base + offset, 0, bytes.count - offset) else { return nil }
+            return UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+        }
     }
 
     private mutating func compactIfWorthIt() {

@@ -118,11 +118,10 @@ public struct VarlinkReply: Sendable, Equatable {
 
     /// The wire bytes of a final, successful reply whose parameters are already serialised as a compact JSON
     /// object: the same bytes as `wireBytes` of the equivalent reply (a large reply assembled from cached parts).
-    public static func wireBytes(serializedParameters: [UInt8]) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(serializedParameters.count + 16)
-        bytes += #"{"parameters":"#.utf8
-        bytes += serializedParameters
+    /// The parameters' buffer becomes the reply's (framed in place: no second buffer of megabytes).
+    public static func wireBytes(serializedParameters: consuming [UInt8]) -> [UInt8] {
+        var bytes = serializedParameters
+        bytes.insert(contentsOf: #"{"parameters":"#.utf8, at: 0)
         bytes += [UInt8(ascii: "}"), 0]
         return bytes
     }

@@ -1,67 +1,83 @@
-/// Each source's `SourceStatus` object, serialised, kept from one `GetStatus` call to the next, so that a
-/// reply for 10,000 sources is mostly a concatenation of bytes made earlier (docs/architecture.md,
-/// "Status at scale"; figures in docs/benchmarks.md, "Scale in sources").
+/// Each source's `SourceStatus` object, serialised, kept from one `GetStatus` call to the next, and the
+/// `sources` array joined from them, so that a reply for 10,000 sources is a copy of bytes made earlier
+/// (docs/architecture.md, "Status at scale"; figures in docs/benchmarks.md, "Scale in sources").
 ///
-/// An entry is keyed by the status value it was made from: a source whose status differs in any field
-/// (state, counts, times, error, warnings, URL) is serialised anew, one whose status is equal reuses its
-/// bytes. Nothing has to remember to invalidate an entry, so a stale one cannot be served.
+/// A fragment is made anew only after its source was marked changed (`invalidate(_:)`, fed from the
+/// `SourceChanges` of everything a status is made of); the joined array is kept while nothing is marked.
 public struct SourceStatusFragments: Sendable {
-    struct Entry: Sendable {
-        let status: SourceStatus
-        let bytes: [UInt8]
-    }
-
-    private var entries: [String: Entry] = [:]
-    /// How many fragments were serialised rather than reused, since creation.
+    /// The sources in configuration order.
+    private var names: [String] = []
+    private var positions: [String: Int] = [:]
+    /// Each source's object, nil until made or after its source was marked.
+    private var fragments: [[UInt8]?] = []
+    /// The positions marked since the array was last joined.
+    private var dirty: [Int] = []
+    /// The `sources` array's elements joined with commas; nil after a mark.
+    private var joined: [UInt8]?
+    /// How many fragments were serialised, since creation.
     public private(set) var serializedCount = 0
 
-    /// An empty cache.
-    public init() {}
-
-    /// Sources with a fragment.
-    public var count: Int { entries.count }
-
-    /// The compact JSON object of `status`: the bytes made for an equal status last time, or new ones.
-    public mutating func fragment(for status: SourceStatus) -> [UInt8] {
-        if let entry = entries[status.name], entry.status == status { return entry.bytes }
-        let bytes = JSONValue.object(status.json).serializedBytes()
-        entries[status.name] = Entry(status: status, bytes: bytes)
-        serializedCount += 1
-        return bytes
+    /// A cache for `names`, in configuration order.
+    public init(sources names: [String] = []) {
+        setSources(names)
     }
 
-    /// Forgets the fragments of sources not in `names` (sources a reload removed).
-    public mutating func keepOnly(_ names: Set<String>) {
-        entries = entries.filter { names.contains($0.key) }
+    /// The sources, in configuration order (after a reload): every fragment is made anew.
+    public mutating func setSources(_ names: [String]) {
+        self.names = names
+        positions = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        fragments = Array(repeating: nil, count: names.count)
+        dirty = Array(names.indices)
+        joined = nil
+    }
+
+    /// Marks the changed sources: their objects are made anew at the next `sources(status:)`.
+    public mutating func invalidate(_ changes: SourceChanges) {
+        if changes.all {
+            setSources(names)
+            return
+        }
+        for name in changes.names {
+            guard let position = positions[name], fragments[position] != nil else { continue }
+            fragments[position] = nil
+            dirty.append(position)
+            joined = nil
+        }
+    }
+
+    /// The elements of the `sources` array, joined with commas: the kept bytes when nothing was marked, else
+    /// the marked sources' objects made from `status(position)` and the others copied.
+    public mutating func sources(status: (Int) -> SourceStatus) -> [UInt8] {
+        if let joined { return joined }
+        for position in dirty where fragments[position] == nil {
+            fragments[position] = JSONValue.object(status(position).json).serializedBytes()
+            serializedCount += 1
+        }
+        dirty = []
+        var out: [UInt8] = []
+        out.reserveCapacity(fragments.reduce(names.count) { $0 + ($1?.count ?? 0) })
+        for position in fragments.indices {
+            if position > 0 { out.append(UInt8(ascii: ",")) }
+            out += fragments[position] ?? []
+        }
+        joined = out
+        return out
     }
 }
 
-/// Writes the parameters of the `GetStatus` reply as compact JSON from each source's serialised object (in
+/// Writes the parameters of the `GetStatus` reply as compact JSON from the sources' joined objects (in
 /// configuration order, e.g. from `SourceStatusFragments`): the same bytes as
 /// `JSONValue.object(ManagerStatus.json).serializedBytes()` for the equivalent status, without serialising
 /// every source again.
-public struct StatusReplyWriter: Sendable {
-    private var out: [UInt8] = []
-    private var sourceCount = 0
-
-    /// Starts a reply; `capacity` pre-sizes the buffer (the previous reply's size), so a reply of megabytes is
-    /// not copied while it grows.
-    public init(daemon: DaemonStatus, capacity: Int = 0) {
-        out.reserveCapacity(capacity)
+public enum StatusReplyWriter {
+    /// The reply: `daemon`, then `sources` (the objects joined with commas), then `failed`.
+    public static func reply(daemon: DaemonStatus, sources: [UInt8], failed: [FailedSourceStatus]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(sources.count + 1024)
         out += #"{"daemon":"#.utf8
         JSONValue.object(daemon.json).write(to: &out)
         out += #","sources":["#.utf8
-    }
-
-    /// Appends the next source's object.
-    public mutating func appendSource(_ fragment: [UInt8]) {
-        if sourceCount > 0 { out.append(UInt8(ascii: ",")) }
-        out += fragment
-        sourceCount += 1
-    }
-
-    /// Ends the reply with the sources left out because of a configuration error.
-    public consuming func finish(failed: [FailedSourceStatus]) -> [UInt8] {
+        out += sources
         out += #"],"failed":"#.utf8
         JSONValue.array(failed.map { .object($0.json) }).write(to: &out)
         out.append(UInt8(ascii: "}"))

@@ -42,13 +42,23 @@ public struct DaemonStateMachine: Sendable {
     public internal(set) var phase: Phase = .running
     /// The refreshes running, by source: at most one per source (a refresh of a source never overlaps
     /// another of the same source, whatever its generation), at most `lanes` in all.
-    public internal(set) var running: [String: RefreshTicket] = [:]
+    public internal(set) var running: [String: RefreshTicket] = [:] {
+        // At most `lanes` entries each side: a source starting or ending its refresh changes its status.
+        didSet {
+            for name in oldValue.keys where running[name] == nil { refreshChanges.insert(name) }
+            for (name, ticket) in running where oldValue[name]?.id != ticket.id { refreshChanges.insert(name) }
+        }
+    }
     /// How many refreshes may run at once.
     public internal(set) var lanes: Int
     /// Queued sources met while their own refresh was still running: queued again when it ends.
     var waitingForSelf: Set<String> = []
     /// Bumped by logout: results of older tickets are discarded (syncd(8) GUARANTEES 9).
-    public internal(set) var generation = 0
+    public internal(set) var generation = 0 {
+        didSet { for name in running.keys { refreshChanges.insert(name) } }
+    }
+    /// Sources whose `isRefreshing` may have changed since the last `takeStatusChanges()`.
+    var refreshChanges = SourceChanges()
     var nextTicket = 1
     /// Sources waiting for a lane, in order (`queued` mirrors it for O(1) membership).
     var queue: [String] = []
@@ -92,6 +102,14 @@ public struct DaemonStateMachine: Sendable {
         var deadlines = [scheduler.nextDeadline(), nextProbe].compactMap { $0 }
         if case .stopping(let deadline) = phase { deadlines.append(deadline) }
         return deadlines.min()
+    }
+
+    /// The sources whose status inputs held here (the scheduler's state, attempt and next attempt; whether a
+    /// lane refreshes it) changed since the last call, and clears the marks (docs/architecture.md, "Status at scale").
+    public mutating func takeStatusChanges() -> SourceChanges {
+        var changes = scheduler.statusChanges.take()
+        changes.formUnion(refreshChanges.take())
+        return changes
     }
 
     /// Whether `source` is being refreshed for the current account.

@@ -14,6 +14,9 @@ public struct Scheduler: Sendable {
     private var sources: [String: SourceScheduler] = [:]
     /// Every source's next deadline: `.tick` and `nextDeadline()` touch only the sources that are due.
     private var deadlines = DeadlineQueue()
+    /// The sources whose scheduler was added, replaced, removed or fed an event since the last
+    /// `statusChanges.take()`: the only ones whose `status(of:)` may differ (docs/architecture.md, "Status at scale").
+    public internal(set) var statusChanges = SourceChanges()
 
     /// An empty scheduler.
     public init(settings: SchedulerSettings = SchedulerSettings()) {
@@ -34,20 +37,26 @@ public struct Scheduler: Sendable {
             var noJitter = ConstantJitter(0)
             _ = source.handle(.linkState(online: false), at: now, jitter: &noJitter)
         }
-        sources[name] = source
-        deadlines.set(name, source.nextDeadline())
+        store(source, as: name)
     }
 
     /// Removes a source; a refresh of it that ends later is ignored.
     public mutating func removeSource(_ name: String) {
-        sources[name] = nil
-        deadlines.set(name, nil)
+        store(nil, as: name)
+    }
+
+    /// The one place a source's scheduler changes: its deadline follows, and its status is marked changed.
+    private mutating func store(_ source: SourceScheduler?, as name: String) {
+        sources[name] = source
+        deadlines.set(name, source?.nextDeadline())
+        statusChanges.insert(name)
     }
 
     /// Replaces the timing rules of every source (on reload); they apply from
     /// each source's next decision, already scheduled deadlines stay.
     public mutating func updateSettings(_ settings: SchedulerSettings) {
         self.settings = settings
+        statusChanges.insertAll()
         for name in sources.keys {
             sources[name]?.settings = settings
             deadlines.set(name, sources[name]?.nextDeadline())
@@ -81,8 +90,7 @@ public struct Scheduler: Sendable {
         for name in targets {
             guard var source = sources[name] else { continue }
             actions += source.handle(event, at: now, jitter: &jitter)
-            sources[name] = source
-            deadlines.set(name, source.nextDeadline())
+            store(source, as: name)
         }
         return actions
     }

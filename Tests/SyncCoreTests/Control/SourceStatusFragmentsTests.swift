@@ -1,89 +1,90 @@
 import Testing
 import SyncCore
 
-/// The `GetStatus` fragment cache: a source's serialised object is reused while its status is equal and
-/// made anew as soon as any field differs; the assembled reply is byte for byte the plain serialisation.
+/// The `GetStatus` fragment cache: a source's serialised object is made once and copied until its source is
+/// marked changed; the assembled reply is byte for byte the plain serialisation.
 @Suite struct SourceStatusFragmentsTests {
     static let idle = SourceStatus(
         name: "posts", url: "https://example.com/posts", state: .idle, records: 20, pending: 0, conflicts: 0,
         lastSuccess: "2026-11-30T20:00:38Z", lastAttempt: "2026-11-30T20:00:38Z", lastError: nil, stale: false,
         attempt: 0, nextAttempt: nil)
 
-    static func fresh(_ status: SourceStatus) -> String { JSONValue.object(status.json).serialized() }
+    static func named(_ name: String) -> SourceStatus {
+        var status = idle
+        status.name = name
+        return status
+    }
 
-    /// Fragments compared as text, so a failure shows JSON rather than bytes.
+    /// The statuses as `JSONValue` would write the `sources` array's elements.
+    static func fresh(_ statuses: [SourceStatus]) -> String {
+        statuses.map { JSONValue.object($0.json).serialized() }.joined(separator: ",")
+    }
+
     static func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8.self) }
 
-    @Test func anUnchangedSourceIsNotSerialisedAgain() {
-        var fragments = SourceStatusFragments()
-        let first = fragments.fragment(for: Self.idle)
-        #expect(Self.text(first) == Self.fresh(Self.idle))
-        for _ in 0..<3 { #expect(fragments.fragment(for: Self.idle) == first) }
-        #expect(fragments.serializedCount == 1)
-    }
-
-    /// Every field of the status, changed one at a time: the fragment served afterwards is the new status's
-    /// serialisation (a cache that served the previous bytes fails here), and only that change costs a serialisation.
-    @Test(arguments: [
-        "state", "url", "records", "pending", "parked", "conflicts", "warnings", "lastSuccess", "lastAttempt",
-        "lastError", "stale", "attempt", "nextAttempt",
-    ])
-    func anyChangedFieldGivesTheNewFragment(field: String) throws {
-        var changed = Self.idle
-        switch field {
-        case "state": changed.state = .syncing
-        case "url": changed.url = "https://example.com/posts?v=2"
-        case "records": changed.records = 21
-        case "pending": changed.pending = 1
-        case "parked": changed.parked = 1
-        case "conflicts": changed.conflicts = 1
-        case "warnings": changed.warnings = ["next page not followed"]
-        case "lastSuccess": changed.lastSuccess = "2026-11-30T20:15:38Z"
-        case "lastAttempt": changed.lastAttempt = "2026-11-30T20:15:38Z"
-        case "lastError": changed.lastError = "Failed to fetch posts: HTTP 503"
-        case "stale": changed.stale = true
-        case "attempt": changed.attempt = 2
-        case "nextAttempt": changed.nextAttempt = "2026-11-30T20:16:00Z"
-        default: Issue.record("unknown field \(field)")
-        }
-        #expect(changed != Self.idle)
-        var fragments = SourceStatusFragments()
-        let before = fragments.fragment(for: Self.idle)
-        let after = fragments.fragment(for: changed)
-        #expect(Self.text(after) == Self.fresh(changed))
-        #expect(after != before)
+    @Test func anUnmarkedSourceIsNotSerialisedAgain() {
+        var statuses = ["a", "b"].map(Self.named)
+        var fragments = SourceStatusFragments(sources: ["a", "b"])
+        let first = fragments.sources { statuses[$0] }
+        #expect(Self.text(first) == Self.fresh(statuses))
+        // A status that changed without a mark is not looked at: the kept bytes are served.
+        statuses[0].records = 99
+        for _ in 0..<3 { #expect(fragments.sources { statuses[$0] } == first) }
         #expect(fragments.serializedCount == 2)
-        // And back: the old status is serialised again, not served from the newer entry.
-        #expect(fragments.fragment(for: Self.idle) == before)
-        #expect(fragments.serializedCount == 3)
     }
 
-    @Test func aChangeInOneSourceLeavesTheOthersCached() throws {
-        var fragments = SourceStatusFragments()
-        let sources = (0..<3).map { index -> SourceStatus in
-            var status = Self.idle
-            status.name = "s\(index)"
-            return status
+    @Test func aMarkedSourceIsMadeAnewAndTheOthersCopied() {
+        var statuses = ["a", "b", "c"].map(Self.named)
+        var fragments = SourceStatusFragments(sources: ["a", "b", "c"])
+        _ = fragments.sources { statuses[$0] }
+        statuses[1].state = .syncing
+        var changes = SourceChanges()
+        changes.insert("b")
+        changes.insert("not-configured")
+        fragments.invalidate(changes)
+        var asked: [Int] = []
+        let served = fragments.sources { position in
+            asked.append(position)
+            return statuses[position]
         }
-        for status in sources { _ = fragments.fragment(for: status) }
-        var round = sources
-        round[1].state = .syncing
-        let served = round.map { fragments.fragment(for: $0) }
-        #expect(served.map(Self.text) == round.map(Self.fresh))
-        #expect(try JSONValue(parsing: served[1])["state"] == "syncing")
+        #expect(asked == [1])
+        #expect(Self.text(served) == Self.fresh(statuses))
         #expect(fragments.serializedCount == 4)
     }
 
-    @Test func removedSourcesAreForgotten() {
-        var fragments = SourceStatusFragments()
-        var other = Self.idle
-        other.name = "comments"
-        _ = fragments.fragment(for: Self.idle)
-        _ = fragments.fragment(for: other)
-        fragments.keepOnly(["comments"])
-        #expect(fragments.count == 1)
-        _ = fragments.fragment(for: other)
-        #expect(fragments.serializedCount == 2)
+    @Test func markingEverySourceOrSettingTheSourcesMakesThemAllAnew() {
+        var statuses = ["a", "b"].map(Self.named)
+        var fragments = SourceStatusFragments(sources: ["a", "b"])
+        _ = fragments.sources { statuses[$0] }
+        statuses[0].url = "https://example.com/a?v=2"
+        statuses[1].url = "https://example.com/b?v=2"
+        var all = SourceChanges()
+        all.insertAll()
+        all.insert("b")
+        #expect(all.all && all.names.isEmpty)
+        fragments.invalidate(all)
+        #expect(Self.text(fragments.sources { statuses[$0] }) == Self.fresh(statuses))
+        // A reload that removes a source and adds another.
+        statuses = ["b", "c"].map(Self.named)
+        fragments.setSources(["b", "c"])
+        #expect(Self.text(fragments.sources { statuses[$0] }) == Self.fresh(statuses))
+        #expect(fragments.serializedCount == 6)
+    }
+
+    @Test func aTableMarksWhatIsSet() {
+        var table = SourceTable<Int>(["a": 1, "b": 2])
+        #expect(table.changes.isEmpty)
+        table["a"] = 1
+        table["c"] = 3
+        #expect(table["b"] == 2)
+        #expect(table.changes.take().names == ["a", "c"])
+        #expect(table.changes.isEmpty)
+        #expect(table.removeValue(forKey: "b") == 2)
+        #expect(table.keys.sorted() == ["a", "c"] && table.count == 2)
+        #expect(table.changes.take().names == ["b"])
+        table.replaceAll(with: [:])
+        #expect(table.changes.all)
+        #expect(table.values.isEmpty)
     }
 
     @Test(arguments: [0, 1, 3])
@@ -91,18 +92,15 @@ import SyncCore
         let daemon = DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: nil,
                                   uptimeSec: 82, reloadRejected: "/etc/syncd/syncd.conf:3: bad \"value\"")
         let sources = (0..<sourceCount).map { index -> SourceStatus in
-            var status = Self.idle
-            status.name = "s\(index)"
+            var status = Self.named("s\(index)")
             status.lastError = index == 1 ? "Failed to parse posts: control byte \u{1} at 4\n" : nil
             status.warnings = index == 2 ? ["é", "😀"] : []
             return status
         }
         let failed = [FailedSourceStatus(name: "bad", file: "/etc/syncd/sources.d/bad.source", problem: "bad.source:1: no URL=")]
         let status = ManagerStatus(daemon: daemon, sources: sources, failed: sourceCount == 0 ? [] : failed)
-        var fragments = SourceStatusFragments()
-        var writer = StatusReplyWriter(daemon: daemon)
-        for source in sources { writer.appendSource(fragments.fragment(for: source)) }
-        let assembled = writer.finish(failed: status.failed)
+        var fragments = SourceStatusFragments(sources: sources.map(\.name))
+        let assembled = StatusReplyWriter.reply(daemon: daemon, sources: fragments.sources { sources[$0] }, failed: status.failed)
         #expect(Self.text(assembled) == JSONValue.object(status.json).serialized())
         #expect(try ManagerStatus(json: #require(JSONValue(parsing: assembled).objectValue)) == status)
     }

@@ -1,0 +1,68 @@
+import SyncCore
+import SyncStore
+
+/// What the loop holds of each source's status besides the core (its stored state, its listing's notices)
+/// and the `GetStatus` reply made from them (docs/architecture.md, "Status at scale"). A call re-serialises
+/// only the sources marked changed since the previous one and copies the rest; with nothing marked the
+/// `sources` array is the bytes of the previous call.
+struct StatusBoard {
+    /// Stored state of every source, refreshed after each refresh and local change.
+    var states = SourceTable<SourceState>()
+    /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
+    var notices = SourceTable<[String]>()
+    private var fragments = SourceStatusFragments()
+
+    /// How many source objects were serialised since the board was made.
+    var serializedCount: Int { fragments.serializedCount }
+
+    /// The configured sources, in configuration order (at start and after a reload): every object is made anew.
+    mutating func setSources(_ sources: [SourceConfiguration]) {
+        fragments.setSources(sources.map(\.name))
+    }
+
+    /// The one place that decides which sources' status changed: every input of `status(of:)` marks its
+    /// source where it changes (the core's scheduler and lanes, `states`, `notices`; a reload marks all), and
+    /// this collects the marks. Called after every event and before every reply.
+    mutating func collectChanges(from core: inout DaemonStateMachine) {
+        var changes = core.takeStatusChanges()
+        changes.formUnion(states.changes.take())
+        changes.formUnion(notices.changes.take())
+        fragments.invalidate(changes)
+    }
+
+    /// The parameters of the `GetStatus` reply, serialised; `sources` is the configuration the board was set to.
+    mutating func reply(core: inout DaemonStateMachine, sources: [SourceConfiguration], daemon: DaemonStatus,
+                        failed: [FailedSourceStatus], now: MonotonicInstant, wall: Timestamp) -> [UInt8] {
+        collectChanges(from: &core)
+        // Moved out while it is filled, so that making an object may read the rest of the board.
+        var fragments = self.fragments
+        self.fragments = SourceStatusFragments()
+        let joined = fragments.sources { position in
+            status(of: sources[position].name, url: sources[position].url, core: core, now: now, wall: wall)
+        }
+        self.fragments = fragments
+        return StatusReplyWriter.reply(daemon: daemon, sources: joined, failed: failed)
+    }
+
+    /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
+    /// `nextAttempt` is rendered as a wall-clock time when the object is made, and kept while nothing marks
+    /// the source.
+    func status(of source: String, url: String, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+        let state = states[source] ?? SourceState(name: source)
+        let status = core.scheduler.status(of: source)
+        // `syncing` only while a refresh lane runs it: one the scheduler made due that waits for a free lane
+        // is `idle` (waiting for a refresh that was asked for), as syncctl(1) documents the states.
+        let scheduled = status?.state ?? .idle
+        let name: SourceStateName = core.isRefreshing(source) ? .syncing : scheduled == .syncing ? .idle : scheduled
+        let next = status?.nextAttempt.map { instant -> String in
+            let seconds = max(0, (instant - now).components.seconds)
+            return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
+        }
+        return SourceStatus(
+            name: source, url: url, state: name, records: Int64(state.cachedRecordCount),
+            pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
+            warnings: notices[source] ?? [],
+            lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
+            stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
+    }
+}
