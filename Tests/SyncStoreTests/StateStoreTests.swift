@@ -11,8 +11,17 @@ final class TemporaryStore {
 
     init() throws {
         directory = NSTemporaryDirectory() + "syncstore-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        store = try StateStore(path: directory + "/state.db")
+        try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
+        store = try StateStore(path: directory + "/state.db",
+                               cacheFolder: CacheFolder(directory: directory + "/cache", account: "test", group: nil))
+    }
+
+    /// The cache folder the store writes the listings' bodies to.
+    var folder: CacheFolder { CacheFolder(directory: directory + "/cache", account: "test", group: nil) }
+
+    /// The cache file of `source` as written.
+    func cacheFile(_ source: String = "posts") -> String {
+        (try? String(contentsOfFile: folder.path(of: source), encoding: .utf8)) ?? ""
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -24,7 +33,7 @@ func records(_ count: Int, version: Int = 0, from start: Int = 1) -> [(String, [
 
 @discardableResult
 func store(_ listing: [(String, [UInt8])], into store: StateStore, source: String = "posts", allowEmpty: Bool = false, time: String = "2026-11-29T10:00:00Z") throws -> ListingOutcome {
-    let writer = try store.beginListing(source: source)
+    let writer = try store.beginListing(source: source, header: CacheHeader(savedAt: time, etag: "\"e\""))
     for (id, body) in listing {
         try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
     }
@@ -48,7 +57,7 @@ struct StateStoreListingTests {
         let state = try t.store.state(of: "posts")
         #expect(state.recordCount == 1300)
         #expect(state.etag == "\"e\"")
-        #expect(state.snapshotDirty)
+        #expect(!state.snapshotDirty, "the listing's commit wrote the cache file")
     }
 
     @Test func identicalListingIsUnchangedAndKeepsSavedAt() throws {
@@ -144,7 +153,7 @@ struct StateStoreListingTests {
     func stagingHoldsNoWriteLock() throws {
         let t = try TemporaryStore()
         try store(records(600), into: t.store)
-        let other = try StateStore(path: t.path)
+        let other = try StateStore(path: t.path, cacheFolder: t.folder)
         let writer = try t.store.beginListing(source: "posts")
         for (id, body) in records(1300, version: 2) {
             try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
@@ -224,7 +233,7 @@ struct StateStoreFileTests {
     @Test func reopeningKeepsData() throws {
         let t = try TemporaryStore()
         try store(records(4), into: t.store)
-        let again = try StateStore(path: t.path)
+        let again = try StateStore(path: t.path, cacheFolder: t.folder)
         #expect(try storedBodies(again).count == 4)
         #expect(try again.database.integerPragma("user_version") == StateStore.schemaVersion)
     }
@@ -238,48 +247,17 @@ struct StateStoreFileTests {
     }
 }
 
-@Suite("RecordChunk")
-struct RecordChunkTests {
-    @Test func framingRoundTrips() throws {
-        var buffer: [UInt8] = []
-        let bodies = ["{\"id\":\"a\"}", "{\"id\":2,\"v\":\"x\"}", "{}"]
-        for (index, body) in bodies.enumerated() {
-            Array(body.utf8).withUnsafeBytes {
-                RecordChunk.append(id: ["a", "2", "é"][index], idIsInteger: index == 1, version: index == 1 ? "x" : nil, body: $0, to: &buffer)
-            }
-        }
-        var decoded: [(String, Bool, String?, String)] = []
-        try buffer.withUnsafeBytes { chunk in
-            try RecordChunk.forEach(in: chunk) { decoded.append(($0.id, $0.idIsInteger, $0.version, String(decoding: $0.body, as: UTF8.self))) }
-        }
-        #expect(decoded.map(\.0) == ["a", "2", "é"])
-        #expect(decoded.map(\.1) == [false, true, false])
-        #expect(decoded.map(\.2) == [nil, "x", nil])
-        #expect(decoded.map(\.3) == bodies)
-    }
-
-    @Test func truncatedChunkThrowsInsteadOfReadingPastTheEnd() throws {
-        var buffer: [UInt8] = []
-        Array("{\"id\":1}".utf8).withUnsafeBytes { RecordChunk.append(id: "1", idIsInteger: true, version: nil, body: $0, to: &buffer) }
-        for length in 1..<buffer.count {
-            let prefix = Array(buffer.prefix(length))
-            #expect(throws: StoreError.self) {
-                try prefix.withUnsafeBytes { try RecordChunk.forEach(in: $0) { _ in } }
-            }
-        }
-    }
-}
-
 @Suite("StateStore write-ahead log")
 struct StateStoreCheckpointTests {
     @Test func largeLogIsFoldedIntoTheDatabaseSmallOneIsLeft() throws {
         let t = try TemporaryStore()
         try store(records(200), into: t.store)
-        #expect(try !t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        // The log holds the index only (no bodies): 40,000 records are well under 1 MiB of it.
+        #expect(try !t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
         let big = (1...40_000).map { i in (String(i), Array("{\"id\":\(i),\"pad\":\"\(String(repeating: "x", count: 300))\"}".utf8)) }
         try store(big, into: t.store)
-        #expect(fileSize(t.path + "-wal") > 8 << 20)
-        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        #expect(fileSize(t.path + "-wal") > 256 << 10)
+        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
         #expect(fileSize(t.path + "-wal") == 0)
         #expect(try storedBodies(t.store).count == 40_000)
     }
