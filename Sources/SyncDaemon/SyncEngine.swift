@@ -22,6 +22,8 @@ public final class SyncEngine {
     let shared: EngineShared
     /// The `shared.storeGeneration` this engine's store belongs to.
     private var storeGeneration: Int
+    /// The last listing could not be committed because local changes rewrote the file meanwhile.
+    private var overtaken = false
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
@@ -87,7 +89,14 @@ public final class SyncEngine {
     public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil,
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
-        let result = refreshOnce(source, progress: progress)
+        var result = refreshOnce(source, progress: progress)
+        if overtaken {
+            // A local change rewrote the cache file while the listing was paging: the listing could not be
+            // committed over it; fetched again now, it is.
+            overtaken = false
+            logger.info("\(source.name): local changes were written while the listing was fetched; fetching it again")
+            result = refreshOnce(source, progress: progress)
+        }
         guard recoverDamagedStore() else { return result }
         if case .failed(let failure) = result, failure.kind == .cancelled { return result }
         // A cancel that came during the recovery stands.
@@ -213,6 +222,7 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
                                                    + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {
+                overtaken = writer.overtaken
                 return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
             }
             // Settled against this listing first, so that what it already shows is confirmed at once.

@@ -48,6 +48,11 @@ public final class ListingWriter {
     private var precededInFile = false
     private var listingBytes = 0
     private var staged = false
+    /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
+    private var stagedSeqs: Set<Int> = []
+    /// True when `commit` found that local changes rewrote the index and file while the listing was
+    /// fetched: nothing was committed; fetching the listing again succeeds.
+    public private(set) var overtaken = false
     private var finished = false
     private var inTransaction = false
     private var idHashes = IDHashes()
@@ -142,6 +147,7 @@ public final class ListingWriter {
                 try stageChunk.step()
                 stageChunk.reset()
                 staged = true
+                stagedSeqs.insert(nextSeq)
             }
             if output == nil && !(same && oldFile != nil) { try diverge() }
         } catch let error as StoreError {
@@ -272,6 +278,19 @@ extension ListingWriter {
     /// Everything the transaction of `commit` writes.
     private func storeIndex(_ metadata: ListingMetadata, previous: SourceState, unchanged: Bool, written: SnapshotFingerprint?) throws {
         let database = store.database
+        if written != nil {
+            // Chunks not staged are the stored ones as they were when the listing began, and the new file
+            // holds their bytes: a local change that rewrote one meanwhile (its lock is not held while
+            // pages arrive) would leave the index describing other bytes than the file's.
+            let current = try store.chunkLayouts(source: source)
+            for seq in 0..<min(nextSeq, stored.count) where !stagedSeqs.contains(seq) {
+                guard seq < current.count, current[seq] == stored[seq] else {
+                    overtaken = true
+                    throw StoreError.cacheFileMismatch(path: folder.path(of: source),
+                                                       reason: "local changes rewrote it while the listing was fetched")
+                }
+            }
+        }
         try store.run("INSERT OR IGNORE INTO sources (name) VALUES (?1)", source)
         if staged {
             let move = try database.prepare("""

@@ -179,6 +179,33 @@ struct StateStoreIndexTests {
         #expect(try t.store.settlePendingRename(source: "posts") == .lost)
     }
 
+    /// A local change written (by another engine's connection) while a listing pages: the listing's commit
+    /// refuses to describe a file whose chunks changed under it, and nothing is lost.
+    @Test func aListingOvertakenByALocalChangeIsNotCommitted() throws {
+        let t = try TemporaryStore()
+        let listing = records(1300)
+        try store(listing, into: t.store)
+        var changed = listing
+        changed[0].1 = Array("{\"id\":1,\"v\":5}".utf8)
+        let writer = try t.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-11-29T11:00:00Z", etag: nil))
+        for (id, body) in changed {
+            try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
+        }
+        let other = try StateStore(path: t.path, cacheFolder: t.folder)
+        try queue(other, "700", .update, "{\"id\":700,\"local\":1}")
+        try other.rebuildCacheFile(source: "posts")
+        #expect { try writer.commit(ListingMetadata(url: "http://h/posts", etag: nil, lastModified: nil, time: "2026-11-29T11:00:00Z", allowEmpty: false)) } throws: { error in
+            "\(error)".contains("local changes rewrote it while the listing was fetched")
+        }
+        #expect(writer.overtaken)
+        #expect(try storedBodies(t.store) == listing.map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(t.cacheFile().contains("{\"id\":700,\"local\":1}"))
+        #expect(t.leftovers().isEmpty)
+        // Fetched again, it is committed with the local change applied.
+        #expect(try !store(changed, into: t.store, time: "2026-11-29T12:00:00Z").unchanged)
+        #expect(t.cacheFile().contains("{\"id\":1,\"v\":5}") && t.cacheFile().contains("{\"id\":700,\"local\":1}"))
+    }
+
     @Test func aStoreWithoutItsCacheFolderSaysSo() throws {
         let t = try TemporaryStore()
         try store(records(3), into: t.store)

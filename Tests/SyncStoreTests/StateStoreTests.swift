@@ -19,6 +19,11 @@ final class TemporaryStore {
     /// The cache folder the store writes the listings' bodies to.
     var folder: CacheFolder { CacheFolder(directory: directory + "/cache", account: "test", group: nil) }
 
+    /// Temporary files left in the cache folder.
+    func leftovers() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.directory)) ?? []).filter { $0.contains(".tmp-") }
+    }
+
     /// The cache file of `source` as written.
     func cacheFile(_ source: String = "posts") -> String {
         (try? String(contentsOfFile: folder.path(of: source), encoding: .utf8)) ?? ""
@@ -114,6 +119,9 @@ struct StateStoreListingTests {
             #expect(error.description.contains("repeats ID \"\(duplicated.last!.0)\""))
         }
         #expect(try storedBodies(t.store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
+        // The new cache file was written before the check, and removed: the old one is what apps read.
+        #expect(t.leftovers().isEmpty)
+        #expect(t.cacheFile().contains("\"records\":[\n{\"id\":1,\"v\":0},"))
     }
 
     @Test func duplicateAcrossChunksIsFound() throws {
@@ -133,6 +141,8 @@ struct StateStoreListingTests {
         } catch let error as StoreError {
             #expect(error.description == "empty listing refused: the cache holds 2 records (set AllowEmpty=yes to accept empty listings)")
         }
+        #expect(t.leftovers().isEmpty)
+        #expect(try storedBodies(t.store).count == 2)
         #expect(try storedBodies(t.store).count == 2)
         #expect(try store([], into: t.store, allowEmpty: true).count == 0)
         #expect(try storedBodies(t.store).isEmpty)
