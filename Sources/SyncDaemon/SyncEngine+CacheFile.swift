@@ -116,6 +116,10 @@ extension SyncEngine {
     /// Before a refresh: a cache file that is no longer the one syncd wrote is set aside and its listing
     /// forgotten. Costs a `stat` and two small reads while the file is untouched.
     func checkCacheFile(_ name: String) {
+        // A rename that failed after its commit names the file the fingerprint describes: finish it first.
+        if case .lost? = try? store.settlePendingRename(source: name) {
+            forget(name, because: "the cache file being replaced is gone")
+        }
         guard let state = try? store.state(of: name), let expected = state.snapshotFingerprint else { return }
         do {
             switch try snapshots.inspect(source: name, expected: expected, now: clock()) {

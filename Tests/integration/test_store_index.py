@@ -5,8 +5,8 @@ import json
 import sqlite3
 import subprocess
 
-from conftest import BIN, POSTS, wait_for
-from test_once_storage import MORE, seed
+from conftest import BIN, POSTS, fill_filesystem, wait_for
+from test_once_storage import MORE, seed, small_cache  # noqa: F401 (small_cache is a fixture)
 from test_syncctl import syncctl
 
 
@@ -71,3 +71,34 @@ def test_get_in_a_large_listing_reads_one_chunk(server, setup, daemons):
     assert read_bytes(d.proc.pid) - before < 1_000_000
     r = syncctl(setup, "get", "posts", "100001")
     assert r.returncode != 0 and "100001" in r.stderr, r.stderr
+
+
+def test_a_local_change_a_full_disk_kept_out_of_the_file_is_counted_then_written(server, setup, daemons, small_cache):
+    """The outbox is written durably first; when the cache file cannot be rewritten the store is ahead of
+    the file, says so (the cache truth rule) and writes it once there is room."""
+    setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n")
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=503, method="POST")      # the change stays queued
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    before = setup.cache_file("posts").read_bytes()
+    filler = fill_filesystem(small_cache / "filler")
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                       input=json.dumps({"id": 3, "title": "Three " + "x" * 2000}), capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr                                    # queued durably: the state folder has room
+    d.wait_log("keeping the previous copy (2 cached records; 3 records not yet written to the cache file): write ")
+    assert "No space left on device" in d.output()
+    assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and len(json.loads(r.stdout)) == 3
+    assert "the cache file of posts holds 2 records; 3 records listed here are not yet written" in r.stderr, r.stderr
+    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+    assert status["records"] == 2, status
+
+    filler.unlink()
+    syncctl(setup, "refresh", "posts", "--wait")                          # the push fails (503); the file is written
+    doc = setup.cache_doc("posts")
+    assert [record["id"] for record in doc["records"]] == [1, 2, 3] and doc["pending"] == [3]
+    assert syncctl(setup, "list", "posts").stderr == ""
