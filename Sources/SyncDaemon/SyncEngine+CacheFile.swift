@@ -69,6 +69,8 @@ extension SyncEngine {
     /// messages say what the file apps read now holds (docs/architecture.md, "The cache file": the cache truth rule).
     func publish(_ name: String) throws {
         do {
+            // The writer creates files, not folders: the folder may have been removed since the start.
+            try snapshots.prepareDirectory()
             try store.rebuildCacheFile(source: name)
         } catch {
             if case StoreError.cacheFileNotFlushed = error { throw cacheFileFailure(error) ?? RefreshFailure(.transient, "\(error)") }
@@ -116,6 +118,12 @@ extension SyncEngine {
     /// Before a refresh: a cache file that is no longer the one syncd wrote is set aside and its listing
     /// forgotten. Costs a `stat` and two small reads while the file is untouched.
     func checkCacheFile(_ name: String) {
+        // The folder may have been removed since the start (the writer creates files, not folders).
+        do {
+            try snapshots.prepareDirectory()
+        } catch {
+            logger.error("\(name): Failed to create the cache folder \(snapshots.directory): \(failureReason(error))")
+        }
         // A rename that failed after its commit names the file the fingerprint describes: finish it first.
         if case .lost? = try? store.settlePendingRename(source: name) {
             forget(name, because: "the cache file being replaced is gone")
@@ -159,9 +167,7 @@ extension SyncEngine {
             checkCacheFile(source.name)
             do {
                 let state = try store.state(of: source.name)
-                if state.snapshotDirty || (state.snapshotFingerprint == nil && state.pendingCount + state.conflictCount > 0) {
-                    try publish(source.name)
-                }
+                if state.snapshotDirty { try publish(source.name) }
             } catch {
                 logger.error("\(source.name): Failed to restore the cache file: \(failureReason(error))")
             }
