@@ -13,6 +13,7 @@ public enum AccountStorage {
                                  replaced: () -> Void = {}) throws -> StateStore {
         try Directories.create(directories.state, mode: 0o700)
         let directory = directories.state + "/" + account
+        try refuseLink(directory)
         try Directories.create(directory, mode: 0o700)
         let path = directory + "/state.db"
         do {
@@ -50,8 +51,39 @@ public enum AccountStorage {
     public static func snapshots(directories: Directories, account: String, group: String) throws -> SnapshotWriter {
         let gid = Directories.usableGroup(named: group)
         try Directories.create(directories.cache, mode: 0o750, group: gid)
+        try refuseLink(directories.cache + "/" + account)
         let writer = SnapshotWriter(directory: directories.cache + "/" + account, account: account, group: gid)
         try writer.prepareDirectory()
         return writer
     }
+
+    /// Refuses an account folder that is a symbolic link. The folder below `StateDirectory=` or `CacheDirectory=`
+    /// is syncd's own (it creates it); a link there was placed by someone else, and following it would write the
+    /// account's files where syncd does not own them — and a logout would remove the link, not the files
+    /// (docs/syncd.8.md, FILES). The directories themselves may be links an administrator chose. Checked whenever
+    /// an engine opens the account (at start, for each refresh, after a logout), so a link planted while syncd
+    /// runs fails the refreshes with this message instead of being written through.
+    static func refuseLink(_ path: String) throws(LinkedAccountFolder) {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &target, target.count - 1)
+        let shown = count > 0 ? String(decoding: target.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        throw LinkedAccountFolder(path: path, target: shown)
+    }
+}
+
+/// An account folder that is a symbolic link (`AccountStorage.refuseLink`).
+struct LinkedAccountFolder: FailureReason {
+    /// The account folder.
+    let path: String
+    /// Where the link points.
+    let target: String
+
+    var reason: String {
+        "use \(path) as the account's folder: it is a symbolic link (to \(PrintableText.escaping(target))), and syncd never "
+            + "follows a link into a place it does not own; remove the link (rm \(path)): syncd creates the folder itself"
+    }
+
+    var description: String { "Failed to \(reason)" }
 }

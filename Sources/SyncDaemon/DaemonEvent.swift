@@ -19,14 +19,15 @@ enum DaemonEvent: Sendable {
     case request(ControlRequest)
     /// The client of a waiting request went away.
     case cancelled(RequestID)
-    /// Erasing the account's files for a logout ended.
-    case accountErased(RequestID, Result<Void, ManagerError>)
+    /// Erasing the account's files for a logout ended; `states` are read from the new store afterwards (their
+    /// stamps are newer than any read of the old store, so a late report of the old account cannot replace them).
+    case accountErased(RequestID, Result<Void, ManagerError>, states: [String: StampedState])
     /// A refresh in progress moved on.
     case refreshProgress(source: String, RefreshProgressCount)
     /// A local change was stored (on the local lane); `state` is the source's state afterwards.
     case localChanged(source: String, state: StampedState?)
-    /// A cache file changed outside a refresh (logout): tell watchers.
-    case cacheChanged(WatchEvent)
+    /// A refresh's push changed the outbox of `source` (its listing may still be running).
+    case outboxChanged(source: String, state: StampedState)
     /// The state database was found damaged and replaced by an empty one (on a lane): every
     /// source's state is gone and must be rebuilt from its server.
     case storeReplaced

@@ -160,15 +160,27 @@ extension DaemonLoop {
                     teardown: { try AccountErasure.erase(configuration: configuration, run: run) },
                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) })
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
-                for source in configuration.sources {
-                    input.yield(.cacheChanged(WatchEvent(source: source.name, records: 0, pending: 0, conflicts: 0, savedAt: nil,
-                                                         event: WatchEvent.Kind.logout.rawValue)))
-                }
-                input.yield(.accountErased(id, .success(())))
+                input.yield(.accountErased(id, .success(()), states: await DaemonLoop.storedStates(of: configuration, worker: worker)))
             } catch {
                 logger.error("Failed to log out: \(failureReason(error))")
-                input.yield(.accountErased(id, .failure(.storageFailure(reason: "Failed to erase the account's data: \(failureReason(error))"))))
+                input.yield(.accountErased(id, .failure(.storageFailure(reason: "Failed to erase the account's data: \(failureReason(error))")),
+                                           states: await DaemonLoop.storedStates(of: configuration, worker: worker)))
             }
+        }
+    }
+}
+
+extension DaemonLoop {
+    /// Every source's state as the current store holds it, read on the local lane after the engines were
+    /// replaced: a `put` that ran on the old engine before the logout was read earlier, so its older stamp
+    /// cannot bring the erased records and changes back into the status (docs/syncctl.1.md, "logout").
+    static func storedStates(of configuration: Configuration, worker: RefreshWorker) async -> [String: StampedState] {
+        let names = configuration.sources.map(\.name)
+        return await worker.withEngine { engine in
+            guard let engine else { return [:] }
+            var states: [String: StampedState] = [:]
+            for name in names { states[name] = engine.shared.stampedState(of: name, from: engine.store) }
+            return states
         }
     }
 }

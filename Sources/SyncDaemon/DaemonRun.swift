@@ -122,7 +122,7 @@ final class DaemonLoop {
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
-        let shared = EngineShared()
+        let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) })
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
         // Account and directories never change on reload, so the lanes' engines open the same storage.
         let configuration = run.configuration
@@ -235,10 +235,21 @@ final class DaemonLoop {
             handle(request)
         case .cancelled(let id):
             feed(.cancelled(id))
-        case .accountErased(let id, let result):
+        case .accountErased(let id, let result, let erased):
+            // What the (now empty) store holds, for status and for watchers (docs/syncctl.1.md, "watch").
+            for source in configuration.sources {
+                guard let state = keepNewest(erased[source.name], of: source.name) else { continue }
+                broadcast(watchEvent(source.name, state, .logout))
+            }
+            statusDirty = true
             feed(.accountErased(id, result))
-        case .cacheChanged(let event):
-            broadcast(event)
+        case .outboxChanged(let name, let stamped):
+            let previous = states[name]
+            if let state = keepNewest(stamped, of: name),
+               state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
+                broadcast(watchEvent(name, state, .saved))
+            }
+            statusDirty = true
         case .storeReplaced:
             // What the damaged file held is gone: forget it and rebuild every source from its server.
             logger.notice("Rebuilding every source into the new state database")

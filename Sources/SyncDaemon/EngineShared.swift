@@ -29,8 +29,23 @@ public final class EngineShared: Sendable {
     let storeGeneration = Mutex(0)
     private let locks = Mutex<[String: SourceLock]>([:])
 
-    /// Creates the state for one daemon (or one `syncd --once`).
-    public init() {}
+    /// Told the state of a source after a refresh's push changed its outbox (a change sent, parked or dropped by
+    /// `ConflictPolicy=`), while the listing may still take long: the daemon's counts follow the outbox at once.
+    private let outboxObserver: (@Sendable (String, StampedState) -> Void)?
+
+    /// Creates the state for one daemon (or one `syncd --once`); `outboxObserver` learns outbox changes of refreshes.
+    init(outboxObserver: (@Sendable (String, StampedState) -> Void)?) {
+        self.outboxObserver = outboxObserver
+    }
+
+    /// Creates the state for one `syncd --once` (no observer).
+    public convenience init() { self.init(outboxObserver: nil) }
+
+    /// Reports the state of `source` to the observer, if any (after a push changed the outbox).
+    func reportOutbox(of source: String, from store: StateStore) {
+        guard let outboxObserver, let state = stampedState(of: source, from: store) else { return }
+        outboxObserver(source, state)
+    }
 
     /// Reads the stored state of `source` under its lock and numbers the read: engines report states in
     /// parallel, and the loop keeps the one read last whatever order the reports arrive in.

@@ -78,13 +78,20 @@ extension SyncEngine {
             }
             logger.notice("\(source.name): the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
         }
+        let stored: OutboxRecord?
         do {
-            try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
-                              baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
+            stored = try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
+                                       baseVersion: baseVersion, at: clock().rfc3339, idempotencyKey: Identifiers.uuid())
         } catch {
             throw .storageFailure(reason: "Failed to store the change durably, nothing was queued: \(failureReason(error))")
         }
-        logger.info("\(source.name): queued \(operation.rawValue) of \(id)")
+        // What the outbox holds now, not what was asked: a put behind a create already sent is stored as an
+        // update, and a removal of a create never sent cancels both.
+        if let stored {
+            logger.info("\(source.name): queued \(stored.operation.rawValue) of \(id)")
+        } else {
+            logger.info("\(source.name): removed the unsent create of \(id); nothing to push")
+        }
         republish(source.name)
     }
 
@@ -200,7 +207,12 @@ extension SyncEngine {
         var changed = false
         var firstFailure: RefreshFailure?
         var failuresInARow = 0
-        defer { if changed { republish(source.name) } }
+        defer {
+            if changed {
+                republish(source.name)
+                shared.reportOutbox(of: source.name, from: store)
+            }
+        }
         for entry in entries {
             guard entry.state == .queued else {
                 if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }

@@ -137,7 +137,8 @@ public final class SyncEngine {
         }
     }
 
-    private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?) -> RefreshResult {
+    private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?,
+                             confirming: Bool = false) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
         let previous: SourceState
@@ -154,6 +155,8 @@ public final class SyncEngine {
         var lostCreateIDs: Set<String>?
         var pages = 1
         var token: String?
+        // The changes queued before the push: each must be delivered, or the refresh retried (requireDelivery).
+        let lastQueued = lastQueuedChange(of: source)
         do {
             token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
@@ -177,14 +180,21 @@ public final class SyncEngine {
         }
         // The changes queued behind a create whose answer was lost waited for this listing to settle it: they
         // go out now rather than at the next refresh (docs/local-changes.md, "Changes made while one is out").
-        if lostCreateIDs == nil { return result }
         if case .failed = result { return result }
-        do {
-            if let failure = try push(source, token: token) { return fail(source, failure, at: now) }
-        } catch {
-            return fail(source, error, at: now)
+        if lostCreateIDs != nil {
+            do {
+                if let failure = try push(source, token: token) { return fail(source, failure, at: now) }
+            } catch {
+                return fail(source, error, at: now)
+            }
         }
-        return result
+        if let failure = requireDelivery(source, result, through: lastQueued) { return fail(source, failure, at: now) }
+        // What that late push sent is shown by a listing pulled now, not at the next periodic refresh: until
+        // then the status would count it pending. Once: a listing that still lags leaves it to the next refresh.
+        guard lostCreateIDs != nil, !confirming, hasUnconfirmedPush(source) else { return result }
+        let confirmed = refreshOnce(source, progress: progress, confirming: true)
+        if case .unchanged = confirmed, case .updated = result { return result }
+        return confirmed
     }
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.
@@ -192,6 +202,9 @@ public final class SyncEngine {
                           pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, pages: Int, now: String) -> RefreshResult {
         switch fetched {
         case .notModified:
+            // The listing is the one stored: a lost create is looked for in it too (found only by its ID), so
+            // a 304 settles it like any listing and the push after it re-sends it (docs/local-changes.md).
+            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
             settleNotFound(source)
             let publication: Publication
             do {

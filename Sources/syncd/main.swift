@@ -116,6 +116,13 @@ if checkConfig {
     if configuration.sources.isEmpty {
         writeStderr("syncd: note: no sources are configured; add \(directory)/sources.d/NAME.source (see syncd.conf(5))\n")
     }
+    // A token is read from $CREDENTIALS_DIRECTORY, which only the service gets: checked where it can be.
+    let credentials = Credentials.check(configuration.sources, environment: environment)
+    for warning in credentials.warnings { writeStderr("\(warning)\n") }
+    if !credentials.errors.isEmpty {
+        for problem in credentials.errors { writeStderr("\(problem)\n") }
+        exit(1)
+    }
     if verbose {
         for source in configuration.sources {
             for line in source.explanation { print("\(source.name): \(line)") }

@@ -31,9 +31,12 @@ public struct StatusFormatter: Sendable {
         }
         let nameWidth = status.sources.map(\.name.count).max() ?? 0
         let stateWidth = status.sources.map(\.state.rawValue.count).max() ?? 0
+        // "1 record" is shorter than "12 records": numbers right-aligned, the word padded, so "synced" lines up.
+        let numberWidth = status.sources.map { HumanFormat.count($0.records).count }.max() ?? 0
+        let wordWidth = status.sources.map { Self.recordWord($0.records).count }.max() ?? 0
         for (position, source) in status.sources.enumerated() {
             if position > 0 { lines.append("") }
-            lines += block(source, nameWidth: nameWidth, stateWidth: stateWidth)
+            lines += block(source, nameWidth: nameWidth, stateWidth: stateWidth, numberWidth: numberWidth, wordWidth: wordWidth)
         }
         let failedWidth = max(nameWidth, status.failed.map(\.name.count).max() ?? 0)
         for (position, failed) in status.failed.enumerated() {
@@ -54,7 +57,7 @@ public struct StatusFormatter: Sendable {
     }
 
     /// The lines of one source.
-    func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int) -> [String] {
+    func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int, numberWidth: Int = 0, wordWidth: Int = 0) -> [String] {
         let dotColor: DotColor
         switch source.state {
         case .error: dotColor = .red
@@ -64,7 +67,7 @@ public struct StatusFormatter: Sendable {
         }
         let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
         var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state.rawValue, stateWidth))  "
-            + "\(HumanFormat.count(source.records)) \(source.records == 1 ? "record" : "records")  \(synced)"]
+            + "\(padLeft(HumanFormat.count(source.records), numberWidth)) \(pad(Self.recordWord(source.records), wordWidth))  \(synced)"]
         if source.stale || source.lastError != nil {
             var details: [String] = []
             if let error = source.lastError { details.append(error) }
@@ -83,6 +86,12 @@ public struct StatusFormatter: Sendable {
         for warning in source.warnings { lines.append("    warning: " + warning) }
         lines.append("    " + source.url)
         return lines
+    }
+
+    private static func recordWord(_ count: Int64) -> String { count == 1 ? "record" : "records" }
+
+    private func padLeft(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
     }
 
     private func pad(_ text: String, _ width: Int) -> String {

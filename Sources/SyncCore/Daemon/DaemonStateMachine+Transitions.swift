@@ -5,7 +5,8 @@ extension DaemonStateMachine {
     /// the sources come back first, so `refresh NAME` finds its source.
     mutating func refresh<J: JitterSource>(_ id: RequestID, source: String?, wait: Bool, at now: MonotonicInstant,
                                            jitter: inout J) -> [DaemonAction] {
-        if phase == .loggedOut { readdSources(at: now) }
+        // The sources this request refreshes are triggered below; the others come back as at startup.
+        if phase == .loggedOut { readdSources(at: now, except: source.map { [$0] } ?? Set(sources), jitter: &jitter) }
         if let source, !configured.contains(source) { return [.reply(id, .failed(.noSuchSource(source: source)))] }
         let names = source.map { [$0] } ?? sources
         feed(.trigger(.manual), source: source, at: now, jitter: &jitter)
@@ -80,11 +81,12 @@ extension DaemonStateMachine {
         return [.saveRetryState(source: name)] + report(finish.report, ticket: ticket.id)
     }
 
-    /// A reload: settings swapped, changed and new sources refreshed, removed ones dropped; a waiter for a
-    /// removed source is told so instead of waiting for ever.
+    /// A reload: settings swapped, new sources (and, after a logout, every source) refreshed at once, changed
+    /// ones after the debounce, removed ones dropped; a waiter for a removed source is told so instead of
+    /// waiting for ever.
     mutating func reload<J: JitterSource>(_ plan: SourcePlan, at now: MonotonicInstant, jitter: inout J) -> [DaemonAction] {
         var actions: [DaemonAction] = []
-        if phase == .loggedOut { readdSources(at: now) }
+        if phase == .loggedOut { readdSources(at: now, jitter: &jitter) }
         let old = configured
         sources = plan.sources
         configured = Set(plan.sources)
@@ -94,11 +96,14 @@ extension DaemonStateMachine {
         scheduler.updateSettings(plan.settings)
         for name in plan.sources {
             if !old.contains(name) {
+                // A new source has nothing to serve yet: refreshed at once, as at startup.
                 scheduler.addSource(name, at: now)
-            } else if plan.changed.contains(name), let running = running[name] {
-                actions.append(.cancelRefresh(running))
+                feed(.trigger(.startup), source: name, at: now, jitter: &jitter)
+                continue
             }
-            if !old.contains(name) || plan.changed.contains(name) { feed(.trigger(.reload), source: name, at: now, jitter: &jitter) }
+            guard plan.changed.contains(name) else { continue }
+            if let running = running[name] { actions.append(.cancelRefresh(running)) }
+            feed(.trigger(.reload), source: name, at: now, jitter: &jitter)
         }
         for name in old.subtracting(configured).sorted() {
             scheduler.removeSource(name)
@@ -185,9 +190,15 @@ extension DaemonStateMachine {
         }
     }
 
-    mutating func readdSources(at now: MonotonicInstant) {
+    /// Brings the sources back after a logout. The logout erased their data, so each is refreshed at once, as
+    /// at startup (not at the next periodic refresh: there is nothing to serve meanwhile), except those in
+    /// `manual`, which the caller triggers itself.
+    mutating func readdSources<J: JitterSource>(at now: MonotonicInstant, except manual: Set<String> = [], jitter: inout J) {
         phase = .running
-        for name in sources where scheduler.source(name) == nil { scheduler.addSource(name, at: now) }
+        for name in sources where scheduler.source(name) == nil {
+            scheduler.addSource(name, at: now)
+            if !manual.contains(name) { feed(.trigger(.startup), source: name, at: now, jitter: &jitter) }
+        }
     }
 
     /// Probes run only while some source is failing or the daemon is offline; never while all is healthy.

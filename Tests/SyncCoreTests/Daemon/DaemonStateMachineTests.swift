@@ -156,6 +156,34 @@ struct DaemonStateMachineTests {
         #expect(core.machine.scheduler.source("s2") == nil)
     }
 
+    @Test("after logout, a reload brings every source back and refreshes it at once, as at startup")
+    func reloadAfterLogoutRefreshes() throws {
+        var core = Core(["s1", "s2"], lanes: 2)
+        let first = started(core.send(.started))
+        for ticket in first { _ = core.send(.refreshFinished(ticket, Core.finish(ticket.source)), after: .seconds(1)) }
+        _ = core.send(.logout(RequestID(1), discardPending: false, pendingChanges: 0))
+        _ = core.send(.accountErased(RequestID(1), .success(())))
+        let plan = SourcePlan(sources: ["s1", "s2"], settings: core.machine.scheduler.settings, probeInterval: .zero, lanes: 2)
+        let reloaded = core.send(.reloaded(plan), after: .seconds(5))
+        #expect(core.machine.phase == .running)
+        #expect(started(reloaded).map(\.source) == ["s1", "s2"])
+        #expect(started(reloaded).allSatisfy { $0.generation == 1 })
+    }
+
+    @Test("after logout, refresh NAME refreshes NAME once and brings the other sources back refreshed")
+    func refreshByNameAfterLogoutBringsOthersBack() throws {
+        var core = Core(["s1", "s2"], lanes: 2)
+        for ticket in started(core.send(.started)) { _ = core.send(.refreshFinished(ticket, Core.finish(ticket.source))) }
+        _ = core.send(.logout(RequestID(1), discardPending: false, pendingChanges: 0))
+        _ = core.send(.accountErased(RequestID(1), .success(())))
+        let actions = core.send(.refresh(RequestID(2), source: "s2", wait: true))
+        #expect(Set(started(actions).map(\.source)) == ["s1", "s2"])
+        let s2 = try #require(started(actions).first { $0.source == "s2" })
+        let done = core.send(.refreshFinished(s2, Core.finish("s2")), after: .seconds(1))
+        #expect(replies(done) == [RequestID(2): .refreshed([SourceRefreshReport(source: "s2", result: .updated, records: 2)])])
+        #expect(started(done).isEmpty, "no second refresh of s2")
+    }
+
     @Test("scenario 4: after logout, refresh NAME finds its source")
     func refreshByNameAfterLogout() throws {
         var core = Core(["s1"])
