@@ -88,9 +88,12 @@ public final class ListingWriter {
     }
 
     /// The current cache file when it is exactly the one the store recorded (size, inode and change time
-    /// unchanged, no rename outstanding): only then are its bytes reused.
+    /// unchanged, no rename outstanding), for a refresh: only then are its bytes reused.
     private func openTrustedFile() throws -> (fd: Int32, layout: FileLayout)? {
-        guard purpose != .migration, let layout = try store.fileLayout(source: source), layout.pendingRename == nil,
+        // A rebuild follows a local change, which changes at least the trailer's pending list: the file is
+        // rewritten anyway, and its records pass through here from the current file already, so copying a
+        // prefix would only read it twice.
+        guard purpose == .refresh, let layout = try store.fileLayout(source: source), layout.pendingRename == nil,
               let expected = layout.fingerprint else { return nil }
         let fd = retrying { open(folder.path(of: source), O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
@@ -117,7 +120,8 @@ public final class ListingWriter {
             fileLength = body.count
         }
         RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, fileLength: fileLength, serverBody: serverBody, to: &chunkData)
-        idHashes.insert(RecordChunk.hash(id), seq: nextSeq)
+        // A rebuild keeps the listing's order: its ID index and duplicate check stand.
+        if purpose != .rebuild { idHashes.insert(RecordChunk.hash(id), seq: nextSeq) }
         inChunk += 1
         count += 1
         if inChunk == RecordChunk.capacity { try flushChunk() }

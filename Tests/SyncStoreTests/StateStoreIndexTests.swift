@@ -165,7 +165,9 @@ struct StateStoreIndexTests {
         try t.store.run("UPDATE sources SET pending_rename = '\(temporary)' WHERE name = ?1", "posts")
         #expect(try t.store.pendingRenames() == [temporary])
         #expect(try storedBodies(t.store).count == 600)
-        #expect(try t.store.settlePendingRename(source: "posts") == .finished)
+        // The next start (a new connection) finishes the rename.
+        let reopened = try StateStore(path: t.path, cacheFolder: t.folder)
+        #expect(try reopened.settlePendingRename(source: "posts") == .finished)
         #expect(FileManager.default.fileExists(atPath: path))
         #expect(try t.store.pendingRenames() == [])
         #expect(try t.store.settlePendingRename(source: "posts") == PendingRenameOutcome.none)
