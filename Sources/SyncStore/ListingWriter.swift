@@ -348,7 +348,9 @@ extension ListingWriter {
             try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
                                    stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
         }
-        if purpose == .migration {
+        // A listing from the server supersedes a schema-1 copy whose conversion failed: converting it later
+        // would bring the older listing back.
+        if try purpose == .migration || (purpose == .refresh && store.hasLegacyTable()) {
             let drop = try database.prepare("DELETE FROM v1_chunks WHERE source = ?1")
             try drop.bind(1, source)
             try drop.step()

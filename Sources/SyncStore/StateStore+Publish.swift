@@ -23,6 +23,12 @@ extension StateStore {
     /// Returns the records the file holds and whether a new file was written.
     @discardableResult
     public func rebuildCacheFile(source: String) throws -> (records: Int, rewritten: Bool) {
+        // A schema-1 listing not converted yet (its conversion failed at start) is converted now, with the
+        // local changes applied: the index alone would hold none of its records.
+        if try legacySources().contains(source) {
+            try migrateLegacyListing(source: source)
+            return (try self.state(of: source).snapshotRecordCount ?? 0, true)
+        }
         let state = try state(of: source)
         let writer = try beginWriting(source: source, header: CacheHeader(savedAt: state.savedAt, etag: state.etag), purpose: .rebuild)
         do {
@@ -136,7 +142,7 @@ extension StateStore {
         }
     }
 
-    private func hasLegacyTable() throws(SQLiteError) -> Bool {
+    func hasLegacyTable() throws(SQLiteError) -> Bool {
         let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'v1_chunks'")
         defer { statement.reset() }
         _ = try statement.step()

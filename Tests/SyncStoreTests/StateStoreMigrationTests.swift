@@ -110,6 +110,26 @@ struct StateStoreMigrationTests {
         #expect(throws: StoreError.self) { try StateStore(readingFrom: directory + "/missing.db") }
     }
 
+    /// A conversion that failed at start (a full disk) is done by the next local change, and a listing
+    /// from the server supersedes the schema-1 copy: a later conversion never brings the older one back.
+    @Test func aListingOrALocalChangeSettlesAnUnconvertedSource() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = try folder(directory)
+        let first = try StateStore(path: path, cacheFolder: folder)
+        try first.rebuildCacheFile(source: "posts")
+        #expect(try first.legacySources() == [])
+        #expect(try storedBodies(first).count == 3)
+        #expect(try String(contentsOfFile: folder.path(of: "posts"), encoding: .utf8).contains("{\"id\":9}"))
+
+        let (other, otherPath) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let converted = try StateStore(path: otherPath, cacheFolder: try self.folder(other))
+        try store(records(5, version: 1), into: converted)
+        #expect(try converted.legacySources() == [])
+        #expect(try storedBodies(converted) == records(5, version: 1).map { String(decoding: $0.1, as: UTF8.self) })
+    }
+
     @Test func aReadOnlyOpenOfVersionOneSaysTheDaemonConvertsIt() throws {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
