@@ -13,6 +13,8 @@ struct DaemonControlHandler: ControlHandler {
     let requestIDs = RequestCounter()
     /// `STATE/<account>/state.db`.
     let databasePath: String
+    /// `CACHE/<account>`: the records' bodies are read from its files.
+    let cacheFolder: CacheFolder
     // Serial: a concurrent queue would run on libdispatch's non-overcommit pool (see DaemonExecutor).
     let readQueue = DispatchQueue(label: "syncd.control.read")
 
@@ -44,8 +46,9 @@ struct DaemonControlHandler: ControlHandler {
         case .list(let source, let offset, let limit):
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
+            let folder = cacheFolder
             let page: Result<(records: [JSONValue], total: Int, file: SourceState), ManagerError> = await read {
-                let store = try StateStore(readingFrom: path)
+                let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 var records: [JSONValue] = []
                 // The local view, as in the cache file: the server's rows with the outbox applied.
                 let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
@@ -69,8 +72,9 @@ struct DaemonControlHandler: ControlHandler {
         case .get(let source, let id):
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
+            let folder = cacheFolder
             let found: Result<JSONValue?, ManagerError> = await read {
-                let store = try StateStore(readingFrom: path)
+                let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 var value: JSONValue?
                 _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
                 return value
@@ -124,8 +128,9 @@ struct DaemonControlHandler: ControlHandler {
         case .listOutbox(let source):
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
+            let folder = cacheFolder
             let entries: Result<[JSONValue], ManagerError> = await read {
-                try StateStore(readingFrom: path).outbox(source: source).map { entry in
+                try StateStore(readingFrom: path, cacheFolder: folder).outbox(source: source).map { entry in
                     .object(OutboxEntry(seq: entry.seq, source: entry.source, id: entry.recordID, operation: entry.operation.rawValue,
                                         createdAt: entry.createdAt, state: entry.state.rawValue, attempts: Int64(entry.attempts),
                                         lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.lastError).json)
@@ -138,8 +143,9 @@ struct DaemonControlHandler: ControlHandler {
         case .listConflicts(let source):
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
+            let folder = cacheFolder
             let conflicts: Result<[JSONValue], ManagerError> = await read {
-                let store = try StateStore(readingFrom: path)
+                let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 let local = try store.outbox(source: source).filter { $0.state == .conflict }
                 return try store.conflicts(source: source).map { conflict in
                     let mine = local.last { $0.source == conflict.source && $0.recordID == conflict.recordID }

@@ -3,6 +3,7 @@ internal import Glibc
 import Synchronization
 import SyncControl
 import SyncCore
+import SyncStore
 
 extension DaemonLoop {
     /// The daemon is gone this long after SIGTERM at the latest, whatever clients or the worker do
@@ -18,7 +19,9 @@ extension DaemonLoop {
         do {
             try Directories.create(directories.runtime, mode: 0o755)
             let handler = DaemonControlHandler(
-                input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db")
+                input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db",
+                cacheFolder: CacheFolder(directory: directories.cache + "/" + configuration.daemon.account,
+                                         account: configuration.daemon.account, group: nil))
             let server = try ControlServer.listen(
                 path: directories.runtime + "/io.syncd.Manager", handler: handler,
                 policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup),

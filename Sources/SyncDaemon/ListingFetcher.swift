@@ -30,6 +30,8 @@ final class ListingFetcher {
     /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
     /// large to keep); the engine logs each once per source and shows it in the status.
     var notices: [String] = []
+    /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
+    var savedAt: String?
     /// How many pages the last `fetch` received.
     private(set) var pagesFetched = 0
 
@@ -150,7 +152,9 @@ final class ListingFetcher {
             let head = try client.perform(request, onHead: { head in
                 status = head.status
                 if head.isSuccess && stagedWriter == nil {
-                    stagedWriter = try store.beginListing(source: source.name)
+                    // Page 1's validator stands for an unpaginated listing only (see `fetch`).
+                    let etag = page == 1 && source.pagination == .none ? head.header("etag") : nil
+                    stagedWriter = try store.beginListing(source: source.name, header: CacheHeader(savedAt: savedAt, etag: etag))
                 }
             }, onBody: { chunk in
                 guard (status == 0 || (200..<300).contains(status)), let target = stagedWriter else {
@@ -252,7 +256,7 @@ func storeFailure(_ error: StoreError, prefix: String = "") -> RefreshFailure {
     switch error {
     case .duplicateID, .emptyListingRefused:
         return RefreshFailure(.permanent, "\(prefix)response rejected: \(error)")
-    case .sqlite, .corrupt:
+    case .sqlite, .corrupt, .cacheFileWrite, .cacheFileNotFlushed, .cacheFileMismatch:
         return RefreshFailure(.transient, "\(prefix)\(error)")
     }
 }

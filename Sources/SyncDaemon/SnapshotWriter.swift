@@ -2,7 +2,8 @@ internal import Glibc
 import SyncCore
 import SyncStore
 
-/// Publishes `CACHE/<account>/<source>.json`, the document other apps read (syncd(8) DESCRIPTION).
+/// Looks after `CACHE/<account>/<source>.json`, the document other apps read (syncd(8) DESCRIPTION): the
+/// store writes it with each listing (`ListingWriter`); this checks it at startup and after a 304.
 /// Nothing else writes the cache folder.
 public struct SnapshotWriter {
     /// The schema version written into every file.
@@ -24,84 +25,19 @@ public struct SnapshotWriter {
     /// Path of the cache file of `source`.
     public func path(of source: String) -> String { directory + "/" + source + ".json" }
 
+    /// The folder as the store writes and reads it: the listings' bodies are only in its files.
+    public var folder: CacheFolder { CacheFolder(directory: directory, account: account, group: group) }
+
     /// Creates the folder (mode 0750, group `group`) if it is missing.
     public func prepareDirectory() throws {
         try Directories.create(directory, mode: 0o750, group: group)
     }
 
-    /// A cache file as written: what the store remembers about it.
-    public struct Published: Sendable, Equatable {
-        /// How to recognise the file later.
-        public var fingerprint: SnapshotFingerprint
-        /// Records in it.
-        public var records: Int
-    }
-
-    /// The new file is in place, but its folder could not be flushed (`AtomicFileWriter.DirectoryNotFlushed`).
-    public struct NotFlushed: FailureReason {
-        /// The file that replaced the previous copy.
-        public let published: Published
-        /// The failed flush.
-        public let cause: SystemError
-
-        public var description: String { cause.description }
-        public var reason: String { cause.reason }
-    }
-
-    /// Writes the whole document for `source` from the store, atomically, mode 0640; returns the
-    /// fingerprint of the file written and its number of records, for the store to remember.
-    /// Throws `NotFlushed` when the file was replaced but its folder could not be flushed.
+    /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`), except those in `keeping`
+    /// (named by a committed listing whose rename is outstanding); returns their names. Only names this
+    /// writer makes are touched.
     @discardableResult
-    public func publish(source: String, state: SourceState, store: StateStore) throws -> Published {
-        let (pending, conflicts) = try store.pendingAndConflicts(source: source)
-        let parked = try store.parkedIDs(source: source)
-        try prepareDirectory()
-        let writer = AtomicFileWriter(directory: directory, name: source + ".json", mode: 0o640, group: group)
-        var records = 0
-        let written: (size: Int, hash: UInt64)
-        var notFlushed: SystemError?
-        do {
-            written = try write(writer, source: source, state: state, store: store, pending: pending, parked: parked,
-                                conflicts: conflicts) { records += 1 }
-        } catch let error as AtomicFileWriter.DirectoryNotFlushed {
-            written = (error.size, error.hash)
-            notFlushed = error.cause
-        }
-        // Inode and change time as they are after the rename, which moves the change time.
-        var info = stat()
-        guard stat(path(of: source), &info) == 0 else { throw SystemError("inspect \(path(of: source))") }
-        let published = Published(fingerprint: SnapshotFingerprint(info, hash: written.hash), records: records)
-        if let notFlushed { throw NotFlushed(published: published, cause: notFlushed) }
-        return published
-    }
-
-    /// Writes the document through `writer`, calling `counted` once per record.
-    private func write(_ writer: AtomicFileWriter, source: String, state: SourceState, store: StateStore,
-                       pending: [RecordID], parked: [RecordID], conflicts: [RecordID],
-                       onRecord: () -> Void) throws -> (size: Int, hash: UInt64) {
-        try writer.write { sink in
-            try sink.write("{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),")
-            try sink.write("\"accountID\":\(JSONText.quoted(account)),\"savedAt\":\(JSONText.quotedOrNull(state.savedAt)),")
-            try sink.write("\"etag\":\(JSONText.quotedOrNull(state.etag)),\n\"records\":[")
-            var first = true
-            try store.forEachLocalRecord(source: source) { _, body in
-                try sink.write(first ? "\n" : ",\n")
-                first = false
-                try sink.write(body)
-                onRecord()
-            }
-            // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
-            try sink.write("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],")
-            // The pending IDs whose change the server refused (`syncctl outbox`).
-            try sink.write("\"parked\":[\(parked.map(\.jsonLiteral).joined(separator: ","))],")
-            try sink.write("\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n")
-        }
-    }
-
-    /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`); returns their names.
-    /// Only names this writer makes are touched.
-    @discardableResult
-    public func removeStaleTemporaries() -> [String] {
+    public func removeStaleTemporaries(keeping: Set<String> = []) -> [String] {
         guard let stream = opendir(directory) else { return [] }
         defer { closedir(stream) }
         var removed: [String] = []
@@ -109,7 +45,7 @@ public struct SnapshotWriter {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            guard name.hasPrefix("."), name.contains(".json.tmp-") else { continue }
+            guard name.hasPrefix("."), name.contains(".json.tmp-"), !keeping.contains(name) else { continue }
             if unlink(directory + "/" + name) == 0 { removed.append(name) }
         }
         return removed

@@ -122,7 +122,7 @@ extension SyncEngine {
         shared.withSourceLock(name) {
             do {
                 try store.setSnapshotDirty(source: name, true)
-                try publish(name, state: try store.state(of: name))
+                try publish(name)
             } catch {
                 logger.error("\(name): \(error)")
             }

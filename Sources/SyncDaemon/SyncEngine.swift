@@ -22,6 +22,8 @@ public final class SyncEngine {
     let shared: EngineShared
     /// The `shared.storeGeneration` this engine's store belongs to.
     private var storeGeneration: Int
+    /// The last listing could not be committed because local changes rewrote the file meanwhile.
+    private var overtaken = false
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
@@ -30,6 +32,8 @@ public final class SyncEngine {
         client = HTTPClient()
         self.store = store
         self.snapshots = snapshots
+        // The listings' bodies are in the cache files: the store reads and writes them there.
+        store.cacheFolder = snapshots.folder
         self.logger = logger
         self.environment = environment
         self.shared = shared
@@ -48,7 +52,7 @@ public final class SyncEngine {
         let path = store.path
         store.close()
         do {
-            store = try StateStore(path: path)
+            store = try StateStore(path: path, cacheFolder: snapshots.folder)
             storeGeneration = generation
         } catch {
             // The closed store fails every operation with a clear error; the next piece of work tries again.
@@ -85,7 +89,14 @@ public final class SyncEngine {
     public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil,
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
-        let result = refreshOnce(source, progress: progress)
+        var result = refreshOnce(source, progress: progress)
+        if overtaken {
+            // A local change rewrote the cache file while the listing was paging: the listing could not be
+            // committed over it; fetched again now, it is.
+            overtaken = false
+            logger.info("\(source.name): local changes were written while the listing was fetched; fetching it again")
+            result = refreshOnce(source, progress: progress)
+        }
         guard recoverDamagedStore() else { return result }
         if case .failed(let failure) = result, failure.kind == .cancelled { return result }
         // A cancel that came during the recovery stands.
@@ -114,6 +125,7 @@ public final class SyncEngine {
                 store = try AccountStorage.replaceDamagedStore(
                     at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
                     undeliveredChanges: undelivered, logger: logger, now: clock())
+                store.cacheFolder = snapshots.folder
                 generation += 1
                 storeGeneration = generation
                 return true
@@ -131,6 +143,9 @@ public final class SyncEngine {
         let now = clock().rfc3339
         let previous: SourceState
         do {
+            // The cache file is the only copy of the bodies: one found damaged is set aside and the
+            // listing fetched whole, unconditionally (docs/architecture.md, "Storing listings").
+            shared.withSourceLock(source.name) { checkCacheFile(source.name) }
             previous = try store.state(of: source.name)
         } catch {
             return fail(source, storeFailure(error), at: now)
@@ -150,6 +165,7 @@ public final class SyncEngine {
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
             let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress)
+            fetcher.savedAt = now
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
             // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
@@ -219,7 +235,8 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
                                                    + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {
-                return fail(source, storeFailure(error, prefix: ""), at: now)
+                overtaken = writer.overtaken
+                return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
             }
             // Settled against this listing first, so that what it already shows is confirmed at once.
             if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
@@ -227,9 +244,18 @@ public final class SyncEngine {
             confirmSent(source)
             let publication: Publication
             do {
-                publication = try publishOrTouch(source, changed: !outcome.unchanged)
-                if let touched = publication.touched {
-                    try store.recordSnapshot(source: source.name, touched)
+                // The commit wrote the file for the outbox as it was when the listing began: changes made or
+                // settled since are applied now.
+                let outbox = try store.outbox(source: source.name)
+                let dirty = try store.state(of: source.name).snapshotDirty
+                if outbox != writer.outboxApplied || dirty {
+                    try publish(source.name)
+                    publication = dirty && outcome.unchanged ? .heldBackWritten : .rewritten
+                } else if outcome.unchanged {
+                    publication = try publishOrTouch(source, changed: false)
+                    if let touched = publication.touched { try store.recordSnapshot(source: source.name, touched) }
+                } else {
+                    publication = .rewritten
                 }
             } catch let failure as StoreError {
                 return fail(source, storeFailure(failure), at: now)
@@ -277,133 +303,6 @@ public final class SyncEngine {
         } catch {
             logger.warning("Failed to checkpoint the write-ahead log, continuing: \(failureReason(error))")
         }
-    }
-
-    /// What `publishOrTouch` did to the cache file.
-    enum Publication {
-        /// Only its mtime moved; the fingerprint is for the caller to record.
-        case touched(SnapshotFingerprint)
-        /// It was written from the store: new content, or a damaged or missing file restored.
-        case rewritten
-        /// It was written with content an earlier failed write had held back: news to the apps that read it.
-        case heldBackWritten
-
-        /// The fingerprint to record after a touch.
-        var touched: SnapshotFingerprint? {
-            if case .touched(let fingerprint) = self { return fingerprint }
-            return nil
-        }
-
-        /// Whether apps now read a file syncd wrote just now.
-        var rewroteFile: Bool { touched == nil }
-
-        /// What to add to the refresh's log line.
-        var note: String {
-            switch self {
-            case .touched: return ""
-            case .rewritten: return "; rewrote the cache file"
-            case .heldBackWritten: return "; wrote the cache file an earlier failure had left behind"
-            }
-        }
-    }
-
-    /// Rewrites the cache file when the content changed or an earlier write failed; otherwise only moves its
-    /// mtime, after checking that the file is still the one syncd wrote (a damaged one is moved aside and
-    /// rewritten).
-    func publishOrTouch(_ source: SourceConfiguration, changed: Bool) throws -> Publication {
-        let state: SourceState
-        do {
-            state = try store.state(of: source.name)
-        } catch {
-            throw storeFailure(error)
-        }
-        // Without a fingerprint (first write, or a file from before the fingerprint columns) the file cannot be
-        // recognised, so it is rewritten once from the store.
-        guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
-            try publish(source.name, state: state)
-            return !changed && state.snapshotDirty ? .heldBackWritten : .rewritten
-        }
-        let confirmation: SnapshotWriter.Confirmation
-        do {
-            confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock())
-        } catch {
-            throw RefreshFailure(.transient, "Failed to confirm cache file \(snapshots.path(of: source.name)): \(failureReason(error))")
-        }
-        switch confirmation {
-        case .touched(let fingerprint):
-            return .touched(fingerprint)
-        case .missing:
-            try publish(source.name, state: state)
-        case .movedAside(let target, let reason):
-            logger.warning("\(source.name): cache file was damaged (\(reason)); moved it to \(target), rewriting it from the store")
-            try publish(source.name, state: state)
-        }
-        return .rewritten
-    }
-
-    /// Writes the cache file of `name` from the store and clears its dirty mark. Failure messages say what the
-    /// file apps read now holds (docs/architecture.md, "The cache file": the cache truth rule).
-    func publish(_ name: String, state: SourceState) throws {
-        let published: SnapshotWriter.Published
-        do {
-            published = try snapshots.publish(source: name, state: state, store: store)
-        } catch let error as SnapshotWriter.NotFlushed {
-            // The new file is in place (apps read it now) but may not survive a power cut.
-            do {
-                try store.recordSnapshot(source: name, error.published.fingerprint, records: error.published.records)
-            } catch {
-                throw storeFailure(error)
-            }
-            var failure = RefreshFailure(.transient, "Replaced cache file \(snapshots.path(of: name)) with \(counted(error.published.records, "record")), "
-                + "but failed to \(error.cause.reason): the new copy is in place and apps read it, "
-                + "yet the replacement may not survive a power cut")
-            failure.listingReplaced = true
-            failure.describesCacheFile = true
-            throw failure
-        } catch {
-            // The store keeps the new data and the dirty mark, so the next refresh or start retries the write.
-            try? store.setSnapshotDirty(source: name, true)
-            let kept = (try? store.state(of: name, countingLocalView: true)).map { " (\($0.cacheFileSummary))" } ?? ""
-            var failure = RefreshFailure(.transient, "Failed to write cache file \(snapshots.path(of: name)), keeping the previous copy\(kept): \(failureReason(error))")
-            failure.describesCacheFile = true
-            throw failure
-        }
-        do {
-            try store.recordSnapshot(source: name, published.fingerprint, records: published.records)
-        } catch {
-            throw storeFailure(error)
-        }
-    }
-
-    /// Makes sure every source's cache file exists and is sound (startup): a damaged one is moved aside
-    /// and rewritten from the store.
-    public func restoreSnapshots(_ sources: [SourceConfiguration]) {
-        for name in snapshots.removeStaleTemporaries() {
-            logger.notice("Removed \(name), left behind by an interrupted run")
-        }
-        for source in sources {
-            do {
-                let state = try store.state(of: source.name)
-                // A dirty file is rewritten anyway and may differ legitimately (a crash after its rename).
-                let expected = state.snapshotDirty ? nil : state.snapshotFingerprint
-                switch try snapshots.inspect(source: source.name, expected: expected, now: clock()) {
-                case .valid(let refreshed):
-                    if state.snapshotDirty {
-                        try publish(source.name, state: state)
-                    } else if let refreshed {
-                        try store.recordSnapshot(source: source.name, refreshed)
-                    }
-                case .missing:
-                    if state.lastSuccess != nil { try publish(source.name, state: state) }
-                case .movedAside(let target, let reason):
-                    logger.warning("\(source.name): cache file was damaged (\(reason)); moved it to \(target)")
-                    if state.lastSuccess != nil { try publish(source.name, state: state) }
-                }
-            } catch {
-                logger.error("\(source.name): Failed to restore the cache file: \(failureReason(error))")
-            }
-        }
-        recoverDamagedStore()
     }
 
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {

@@ -1,4 +1,5 @@
-/// A record as the store keeps it.
+/// A record of the server's listing as the store serves it: its body comes from the cache file, or,
+/// for a record with a local change, from the index entry that keeps the server's copy.
 public struct StoredRecord {
     /// The record's ID (canonical text).
     public let id: String
@@ -6,69 +7,113 @@ public struct StoredRecord {
     public let idIsInteger: Bool
     /// The `VersionField` value, if any.
     public let version: String?
-    /// The record's JSON bytes, exactly as received; valid only during the callback.
+    /// The server's JSON bytes, exactly as received; valid only during the callback.
     public let body: UnsafeRawBufferPointer
 }
 
-/// The framing of records inside one chunk blob: for each record, little-endian
+/// One entry of a listing's index (docs/architecture.md, "Storing listings"), as decoded from a chunk.
+struct IndexEntry {
+    /// The record's ID (canonical text).
+    let id: String
+    /// True when the server wrote the ID as a JSON number.
+    let idIsInteger: Bool
+    /// The `VersionField` value, if any.
+    let version: String?
+    /// Bytes the record occupies in the cache file (its separator apart); nil when it is not in the file
+    /// (a local removal).
+    let fileLength: Int?
+    /// The server's body, kept in the index when the record has a local change (the file holds the
+    /// local body, or nothing); nil otherwise: the file holds the server's body.
+    let serverBody: UnsafeRawBufferPointer?
+}
+
+/// The framing of index entries inside one chunk blob: for each record
 ///
-///     u32 idLength, id bytes, u8 flags (bit 0: integer ID, bit 1: has version),
-///     [u32 versionLength, version bytes], u32 bodyLength, body bytes
+///     varint idLength, id bytes, u8 flags (bit 0: integer ID, bit 1: has version, bit 2: overlaid,
+///     bit 3: in file), [varint versionLength, version bytes], [varint fileLength if bit 3],
+///     [varint serverBodyLength, server body if bit 2]
 ///
-/// A chunk holds `RecordChunk.capacity` records (the last one of a listing fewer), so two listings
-/// that agree on their first N records produce identical first N/capacity chunks.
+/// Varints are unsigned LEB128. A chunk holds `RecordChunk.capacity` records (the last one of a listing
+/// fewer), so two listings that agree on their first N records produce identical first N/capacity chunks.
+/// Bodies are not here: they are in the cache file (`chunks.file_bytes` bytes per chunk, separators
+/// included), except the server's copy of a record with a local change.
 enum RecordChunk {
-    /// Records per chunk: about 100 KiB for typical 200-byte records.
+    /// Records per chunk: about 100 KiB of cache file for typical 200-byte records.
     static let capacity = 512
 
-    static func append(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer, to buffer: inout [UInt8]) {
+    static let integerID: UInt8 = 1
+    static let hasVersion: UInt8 = 2
+    static let overlaid: UInt8 = 4
+    static let inFile: UInt8 = 8
+
+    /// Appends one entry. `fileLength` nil: not in the file; `serverBody` non-nil: overlaid.
+    static func append(id: String, idIsInteger: Bool, version: String?, fileLength: Int?, serverBody: UnsafeRawBufferPointer?,
+                       to buffer: inout [UInt8]) {
         var id = id
         id.withUTF8 { bytes in
-            appendLength(bytes.count, to: &buffer)
+            appendVarint(bytes.count, to: &buffer)
             buffer.append(contentsOf: bytes)
         }
-        buffer.append((idIsInteger ? 1 : 0) | (version != nil ? 2 : 0))
+        var flags: UInt8 = idIsInteger ? integerID : 0
+        if version != nil { flags |= hasVersion }
+        if serverBody != nil { flags |= overlaid }
+        if fileLength != nil { flags |= inFile }
+        buffer.append(flags)
         if var version {
             version.withUTF8 { bytes in
-                appendLength(bytes.count, to: &buffer)
+                appendVarint(bytes.count, to: &buffer)
                 buffer.append(contentsOf: bytes)
             }
         }
-        appendLength(body.count, to: &buffer)
-        buffer.append(contentsOf: body)
+        if let fileLength { appendVarint(fileLength, to: &buffer) }
+        if let serverBody {
+            appendVarint(serverBody.count, to: &buffer)
+            buffer.append(contentsOf: serverBody)
+        }
     }
 
-    /// Decodes every record of `chunk`. A damaged chunk throws rather than reading out of bounds.
-    static func forEach(in chunk: UnsafeRawBufferPointer, _ body: (StoredRecord) throws -> Void) throws {
+    /// Decodes every entry of `chunk`. A damaged chunk throws rather than reading out of bounds.
+    static func forEach(in chunk: UnsafeRawBufferPointer, _ body: (IndexEntry) throws -> Void) throws {
         var offset = 0
-        func length() throws -> Int {
-            guard offset + 4 <= chunk.count else { throw StoreError.corrupt(path: "chunk", reason: "record framing is truncated") }
-            let value = Int(chunk[offset]) | Int(chunk[offset + 1]) << 8 | Int(chunk[offset + 2]) << 16 | Int(chunk[offset + 3]) << 24
-            offset += 4
-            guard offset + value <= chunk.count else { throw StoreError.corrupt(path: "chunk", reason: "record framing is truncated") }
-            return value
+        let truncated = StoreError.corrupt(path: "chunk", reason: "index framing is truncated")
+        func varint() throws -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                guard offset < chunk.count, shift < 63 else { throw truncated }
+                let byte = chunk[offset]
+                offset += 1
+                value |= Int(byte & 0x7f) << shift
+                if byte & 0x80 == 0 { return value }
+                shift += 7
+            }
         }
-        func slice(_ count: Int) -> UnsafeRawBufferPointer {
+        func slice(_ count: Int) throws -> UnsafeRawBufferPointer {
+            guard count >= 0, count <= chunk.count - offset else { throw truncated }
             defer { offset += count }
             return UnsafeRawBufferPointer(rebasing: chunk[offset..<offset + count])
         }
         while offset < chunk.count {
-            let id = String(decoding: slice(try length()), as: UTF8.self)
-            guard offset < chunk.count else { throw StoreError.corrupt(path: "chunk", reason: "record framing is truncated") }
-            let flags = chunk[offset]
-            offset += 1
-            let version = flags & 2 != 0 ? String(decoding: slice(try length()), as: UTF8.self) : nil
-            let bytes = slice(try length())
-            try body(StoredRecord(id: id, idIsInteger: flags & 1 != 0, version: version, body: bytes))
+            let id = String(decoding: try slice(try varint()), as: UTF8.self)
+            let flags = try slice(1)[0]
+            let version = flags & hasVersion != 0 ? String(decoding: try slice(try varint()), as: UTF8.self) : nil
+            let fileLength = flags & inFile != 0 ? try varint() : nil
+            let serverBody = flags & overlaid != 0 ? try slice(try varint()) : nil
+            if fileLength == nil && serverBody == nil {
+                throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(id)\" is neither in the cache file nor overlaid")
+            }
+            try body(IndexEntry(id: id, idIsInteger: flags & integerID != 0, version: version, fileLength: fileLength, serverBody: serverBody))
         }
     }
 
-    private static func appendLength(_ value: Int, to buffer: inout [UInt8]) {
-        let v = UInt32(truncatingIfNeeded: value)
-        buffer.append(UInt8(v & 0xff))
-        buffer.append(UInt8(v >> 8 & 0xff))
-        buffer.append(UInt8(v >> 16 & 0xff))
-        buffer.append(UInt8(v >> 24))
+    /// Appends `value` as an unsigned LEB128 varint.
+    static func appendVarint(_ value: Int, to buffer: inout [UInt8]) {
+        var v = UInt64(max(0, value))
+        while v >= 0x80 {
+            buffer.append(UInt8(v & 0x7f) | 0x80)
+            v >>= 7
+        }
+        buffer.append(UInt8(v))
     }
 
     /// A 64-bit hash of an ID's bytes (FNV-1a, then a SplitMix64 finaliser to spread the bits).

@@ -108,10 +108,11 @@ extension StateStore {
             return found
         }
         for seq in seqs where !found {
-            guard let chunk = try chunk(source: source, seq: seq) else {
-                throw StoreError.corrupt(path: path, reason: "the ID index of \(source) names chunk \(seq), which is missing")
+            // One chunk's index row and its range of the cache file.
+            try walkListing(source: source, first: seq, last: seq) { record in
+                try visit(record)
+                return !found
             }
-            try chunk.withUnsafeBytes { try RecordChunk.forEach(in: $0, visit) }
         }
         return found
     }

@@ -105,32 +105,45 @@ public struct SnapshotFingerprint: Sendable, Equatable {
 /// The daemon's durable state for one account: records, sync state, outbox and conflicts, in one SQLite file (WAL mode).
 public final class StateStore {
     /// The schema version this build writes; a newer file is moved aside rather than guessed at.
-    /// Additions an older syncd can live with (nullable columns it never names) do not bump it, so
-    /// going back to an older syncd keeps the file and its outbox: the cache file's fingerprint
-    /// columns were added that way.
-    public static let schemaVersion: Int64 = 1
+    /// Additions an older syncd can live with (nullable columns it never names) do not bump it.
+    /// Version 2 keeps no bodies: the index of each listing, and the cache file holds the bodies
+    /// (docs/architecture.md, "Storing listings"); a version-1 file is converted when opened.
+    public static let schemaVersion: Int64 = 2
 
     let database: Database
     /// Path of the database file.
     public var path: String { database.path }
+    /// The account's cache folder: the listings' bodies are in its files. Nil only for a store that never
+    /// stores or reads a listing (reading one then fails with a clear error).
+    public var cacheFolder: CacheFolder?
 
-    /// Opens the database at `path`, creating or migrating the schema.
+    /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
+    /// and written to the cache files in `cacheFolder`.
     /// Throws `StoreError.corrupt` when the file is damaged or from an unknown (newer) schema.
-    public init(path: String) throws(StoreError) {
+    public init(path: String, cacheFolder: CacheFolder? = nil) throws(StoreError) {
+        self.cacheFolder = cacheFolder
         do {
             database = try Database(path: path)
-            // Listings are stored as ~100 KiB chunks: 64 KiB pages write them in a sixteenth of the
-            // system calls 4 KiB pages need. Takes effect only when the file is created.
-            try database.execute("PRAGMA page_size=65536")
-            // A 1 MiB page cache (16 pages): listings stream through it once, so a larger one only held
-            // resident memory; 4 MiB made `syncd --once` of 1M records peak 3 MiB higher, no faster
-            // (docs/benchmarks.md, "Storage (issue 12)").
+            // A 1 MiB page cache: the index streams through it once, so a larger one only held resident
+            // memory (docs/benchmarks.md, "Storage (issue 12)"). Pages stay SQLite's 4 KiB: the 64 KiB
+            // pages of schema 1 were for chunks of bodies, which the store no longer holds.
             try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
             let version = try database.integerPragma("user_version")
             switch version {
             case 0:
                 try createSchema()
                 try addMissingColumns()
+            case 1:
+                // Schema 1 kept the bodies in `chunks`: they become `v1_chunks`, which the daemon publishes
+                // through the new writer and drops (`migrateLegacyListing`).
+                try addMissingColumns()
+                try database.transaction {
+                    try database.execute("""
+                        ALTER TABLE chunks RENAME TO v1_chunks;
+                        \(StateStore.chunksTable);
+                        PRAGMA user_version = 2;
+                        """)
+                }
             case StateStore.schemaVersion:
                 try verifySchema()
                 try addMissingColumns()
@@ -145,10 +158,14 @@ public final class StateStore {
     /// Opens the database at `path` for reading only (control reads: `List`, `Get`, outbox and conflict
     /// listings): no schema is created or migrated and no write can happen through it. A missing file or one
     /// of another schema version is an error; the daemon's own connection creates and migrates it.
-    public init(readingFrom path: String) throws(StoreError) {
+    public init(readingFrom path: String, cacheFolder: CacheFolder? = nil) throws(StoreError) {
+        self.cacheFolder = cacheFolder
         do {
             database = try Database(path: path, readOnly: true)
             let version = try database.integerPragma("user_version")
+            if version == 1 {
+                throw StoreError.corrupt(path: path, reason: "schema version 1, which syncd converts when it starts: start syncd, then ask again")
+            }
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
@@ -166,6 +183,22 @@ public final class StateStore {
         }
     }
 
+    /// The index of a source's listing, in the server's order, as chunks of framed entries without bodies
+    /// (see RecordChunk); `file_bytes` and `file_hash` describe the chunk's range of the cache file's
+    /// records section (separators included), and come before the blob so that summing them to find a
+    /// chunk's offset never reads the blob's pages.
+    static let chunksTable = """
+        CREATE TABLE chunks (
+            source TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            records INTEGER NOT NULL,
+            file_bytes INTEGER NOT NULL,
+            file_hash INTEGER NOT NULL,
+            data BLOB NOT NULL,
+            UNIQUE (source, seq)
+        )
+        """
+
     private func createSchema() throws(SQLiteError) {
         try database.execute("""
             BEGIN IMMEDIATE;
@@ -182,16 +215,7 @@ public final class StateStore {
                 snapshot_dirty INTEGER NOT NULL DEFAULT 0,
                 retry_state TEXT
             );
-            -- A source's listing, in the server's order, as chunks of framed records
-            -- (see RecordChunk): far cheaper than one row per record, and a refresh
-            -- that changes nothing, or only the end, rewrites nothing or only the end.
-            CREATE TABLE chunks (
-                source TEXT NOT NULL,
-                seq INTEGER NOT NULL,
-                records INTEGER NOT NULL,
-                data BLOB NOT NULL,
-                UNIQUE (source, seq)
-            );
+            \(StateStore.chunksTable);
             -- Local changes, oldest first. At most one 'queued' entry per record (changes coalesce);
             -- 'sent' entries stay as an overlay until a listing confirms them; 'parked' ones wait for a
             -- person; 'conflict' ones for `syncctl resolve`.
@@ -220,7 +244,7 @@ public final class StateStore {
                 detected_at TEXT NOT NULL,
                 PRIMARY KEY (source, record_id)
             );
-            PRAGMA user_version = 1;
+            PRAGMA user_version = 2;
             COMMIT;
             """)
     }
@@ -238,6 +262,12 @@ public final class StateStore {
         ("sources", "snapshot_records", "INTEGER"),
         // The listing the ID index (table id_index, StateStore+IDIndex) was written with; NULL: none.
         ("sources", "id_index_stamp", "TEXT"),
+        // Schema 2: where the records section of the cache file begins (just after `"records":[`) and where
+        // the listing's records end in it (locally created records, then the closing "\n]", follow).
+        ("sources", "records_start", "INTEGER"),
+        ("sources", "listing_end", "INTEGER"),
+        // The temporary file a committed listing is being renamed from; NULL when none is outstanding.
+        ("sources", "pending_rename", "TEXT"),
     ]
 
     /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
@@ -448,31 +478,6 @@ public final class StateStore {
         }
     }
 
-    /// Calls `body` with each stored record, in the server's order.
-    public func forEachRecord(source: String, _ body: (StoredRecord) throws -> Void) throws {
-        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 ORDER BY seq")
-        try statement.bind(1, source)
-        while try statement.step() {
-            try statement.withBlob(0) { try RecordChunk.forEach(in: $0, body) }
-        }
-    }
-
-    /// The bytes of chunk `seq` of `source`, or nil.
-    func chunk(source: String, seq: Int) throws(SQLiteError) -> [UInt8]? {
-        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
-        try statement.bind(1, source)
-        try statement.bind(2, Int64(seq))
-        return try statement.step() ? statement.bytes(0) : nil
-    }
-
-    /// Number of chunks stored for `source`.
-    func chunkCount(source: String) throws(SQLiteError) -> Int {
-        let statement = try database.prepare("SELECT count(*) FROM chunks WHERE source = ?1")
-        try statement.bind(1, source)
-        _ = try statement.step()
-        return Int(statement.int64(0))
-    }
-
     /// Runs `body` in an immediate transaction, mapping SQLite errors.
     func write(_ what: String, _ body: () throws -> Void) throws(StoreError) {
         do {
@@ -484,32 +489,6 @@ public final class StateStore {
         } catch {
             throw .sqlite(SQLiteError(code: SQLITE_ERROR, operation: what, message: "\(error)"))
         }
-    }
-}
-
-extension StateStore {
-    /// Calls `body` with up to `limit` records of `source` starting at position `offset` (server order);
-    /// returns the number of records in the listing. Only the chunks that hold the page are read.
-    public func records(source: String, offset: Int, limit: Int, _ body: (StoredRecord) throws -> Void) throws -> Int {
-        let total = try state(of: source).recordCount
-        guard limit > 0, offset < total else { return total }
-        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq >= ?2 ORDER BY seq")
-        try statement.bind(1, source)
-        try statement.bind(2, Int64(offset / RecordChunk.capacity))
-        var position = offset / RecordChunk.capacity * RecordChunk.capacity
-        var delivered = 0
-        while delivered < limit, try statement.step() {
-            try statement.withBlob(0) { chunk in
-                try RecordChunk.forEach(in: chunk) { record in
-                    if position >= offset && delivered < limit {
-                        try body(record)
-                        delivered += 1
-                    }
-                    position += 1
-                }
-            }
-        }
-        return total
     }
 }
 

@@ -16,29 +16,35 @@ struct StateStoreCacheFileTests {
         #expect(state.cacheFileSummary == "2 cached records")
     }
 
-    @Test func aFailedWriteLeavesTheFileCountUntilTheNextWrite() throws {
+    func create(_ store: StateStore, _ id: Int) throws {
+        try store.enqueue(source: "posts", recordID: String(id), idIsInteger: true, operation: .create, body: Array("{\"id\":\(id)}".utf8),
+                          baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: "k\(id)")
+    }
+
+    /// A listing's commit writes the file with it, so only local changes can be ahead of the file: the engine
+    /// marks it dirty when writing them fails.
+    @Test func aFailedWriteOfLocalChangesLeavesTheFileCountUntilTheNextWrite() throws {
         let temporary = try TemporaryStore()
         try store(records(2), into: temporary.store)
-        try temporary.store.recordSnapshot(source: "posts", fingerprint, records: 2)
-        // A new listing the file did not get (the engine marks it dirty when the write fails).
-        try store(records(5), into: temporary.store)
+        for id in 3...5 { try create(temporary.store, id) }
         try temporary.store.setSnapshotDirty(source: "posts", true)
-        var state = try temporary.store.state(of: "posts")
-        #expect((state.recordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (5, 2, 5))
+        var state = try temporary.store.state(of: "posts", countingLocalView: true)
+        #expect((state.recordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (2, 2, 5))
         #expect(state.cacheFileSummary == "2 cached records; 5 records not yet written to the cache file")
         // A confirmation (no count) keeps the count; a write records the new one and clears the mark.
-        try temporary.store.recordUnchanged(source: "posts", at: "2026-11-29T11:00:00Z", snapshot: fingerprint)
+        try temporary.store.recordUnchanged(source: "posts", at: "2026-11-29T11:00:00Z", snapshot: nil)
         #expect(try temporary.store.state(of: "posts").snapshotRecordCount == 2)
-        try temporary.store.recordSnapshot(source: "posts", fingerprint, records: 5)
-        state = try temporary.store.state(of: "posts")
-        #expect((state.snapshotDirty, state.cachedRecordCount, state.unwrittenRecordCount) == (false, 5, nil))
+        try temporary.store.rebuildCacheFile(source: "posts")
+        state = try temporary.store.state(of: "posts", countingLocalView: true)
+        #expect((state.snapshotDirty, state.cachedRecordCount, state.unwrittenRecordCount, state.snapshotRecordCount) == (false, 5, nil, 5))
     }
 
     @Test func aFileNeverWrittenHoldsNothing() throws {
         let temporary = try TemporaryStore()
-        try store(records(1), into: temporary.store)
+        try create(temporary.store, 1)
+        try temporary.store.saveRetryState(source: "posts", nil)    // the source's row, as a first refresh attempt makes it
         try temporary.store.setSnapshotDirty(source: "posts", true)
-        let state = try temporary.store.state(of: "posts")
+        let state = try temporary.store.state(of: "posts", countingLocalView: true)
         #expect(state.cachedRecordCount == 0)
         #expect(state.cacheFileSummary == "0 cached records; 1 record not yet written to the cache file")
     }

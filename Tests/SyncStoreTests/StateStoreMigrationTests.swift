@@ -35,10 +35,10 @@ struct StateStoreMigrationTests {
         let directory = NSTemporaryDirectory() + "syncstore-v1-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let path = directory + "/state.db"
-        // Listings are framed by the current code; the chunk format did not change with the fingerprint columns.
+        // Schema 1 framed the bodies into the chunks.
         var chunk: [UInt8] = []
         for (id, body) in records(3) {
-            body.withUnsafeBytes { RecordChunk.append(id: id, idIsInteger: true, version: nil, body: $0, to: &chunk) }
+            LegacyRecordChunk.append(id: id, idIsInteger: true, version: id == "2" ? "v2" : nil, body: body, to: &chunk)
         }
         let database = try Database(path: path)
         try database.execute("PRAGMA journal_mode=WAL")
@@ -55,36 +55,97 @@ struct StateStoreMigrationTests {
         return (directory, path)
     }
 
-    @Test func versionOneIsMigratedKeepingEverything() throws {
+    private func folder(_ directory: String) throws -> CacheFolder {
+        try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
+        return CacheFolder(directory: directory + "/cache", account: "default", group: nil)
+    }
+
+    @Test func versionOneIsConvertedKeepingEverythingAndItsListingPublishedWithoutBodiesInTheStore() throws {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let store = try StateStore(path: path)
-        // Still version 1: an older syncd keeps using the file (and its outbox) if someone goes back.
-        #expect(try store.database.integerPragma("user_version") == 1)
+        let folder = try folder(directory)
+        let store = try StateStore(path: path, cacheFolder: folder)
+        #expect(try store.database.integerPragma("user_version") == 2)
+        #expect(try store.legacySources() == ["posts"])
+        #expect(try store.migrateLegacyListing(source: "posts") == 3)
+        try store.finishLegacyMigration()
+        #expect(try store.legacySources() == [])
         let state = try store.state(of: "posts")
         #expect(state.url == "http://h/posts")
         #expect(state.etag == "\"e1\"")
         #expect(state.savedAt == "2026-11-29T10:00:00Z")
+        #expect(state.lastSuccess == "2026-11-29T10:00:00Z")
         #expect(state.recordCount == 3)
         #expect(state.retryState == "{\"attempt\":2}")
         #expect(state.unpushedCount == 1)
         #expect(!state.snapshotDirty)
-        #expect(state.snapshotFingerprint == nil, "a file written before the fingerprint columns has none")
+        #expect(state.snapshotFingerprint != nil)
         #expect(try storedBodies(store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
+        var versions: [String?] = []
+        try store.forEachRecord(source: "posts") { versions.append($0.version) }
+        #expect(versions == [nil, "v2", nil])
         #expect(store.undeliveredChangeCount() == 1)
+        // The file is the local view: the listing, then the parked local creation.
+        let file = try String(contentsOfFile: folder.path(of: "posts"), encoding: .utf8)
+        #expect(file == "{\"schemaVersion\":1,\"source\":\"posts\",\"accountID\":\"default\",\"savedAt\":\"2026-11-29T10:00:00Z\",\"etag\":\"\\\"e1\\\"\",\n"
+                + "\"records\":[\n{\"id\":1,\"v\":0},\n{\"id\":2,\"v\":0},\n{\"id\":3,\"v\":0},\n{\"id\":9}\n],\n\"pending\":[\"9\"],\"parked\":[\"9\"],\"conflicts\":[]}\n")
+        // No body is left in the store.
+        let tables = try store.database.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'v1_chunks'")
+        _ = try tables.step()
+        #expect(tables.int64(0) == 0)
     }
 
-    @Test func migratedFileRecordsFingerprintsAndReopensWithoutMigrating() throws {
+    @Test func aConversionInterruptedBeforeItsCommitIsDoneAgainAtTheNextOpen() throws {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = try folder(directory)
+        do {
+            // Converted to schema 2, but the listing not yet published (a crash right after the open).
+            _ = try StateStore(path: path, cacheFolder: folder)
+        }
+        let again = try StateStore(path: path, cacheFolder: folder)
+        #expect(try again.legacySources() == ["posts"])
+        try again.migrateLegacyListing(source: "posts")
+        #expect(try storedBodies(again).count == 3)
+        #expect(throws: StoreError.self) { try StateStore(readingFrom: directory + "/missing.db") }
+    }
+
+    /// A conversion that failed at start (a full disk) is done by the next local change, and a listing
+    /// from the server supersedes the schema-1 copy: a later conversion never brings the older one back.
+    @Test func aListingOrALocalChangeSettlesAnUnconvertedSource() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = try folder(directory)
+        let first = try StateStore(path: path, cacheFolder: folder)
+        try first.rebuildCacheFile(source: "posts")
+        #expect(try first.legacySources() == [])
+        #expect(try storedBodies(first).count == 3)
+        #expect(try String(contentsOfFile: folder.path(of: "posts"), encoding: .utf8).contains("{\"id\":9}"))
+
+        let (other, otherPath) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        let converted = try StateStore(path: otherPath, cacheFolder: try self.folder(other))
+        try store(records(5, version: 1), into: converted)
+        #expect(try converted.legacySources() == [])
+        #expect(try storedBodies(converted) == records(5, version: 1).map { String(decoding: $0.1, as: UTF8.self) })
+    }
+
+    @Test func aReadOnlyOpenOfVersionOneSaysTheDaemonConvertsIt() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        #expect { try StateStore(readingFrom: path) } throws: { error in
+            "\(error)".contains("schema version 1, which syncd converts when it starts")
+        }
+    }
+
+    @Test func fingerprintsSurviveSignedIntegers() throws {
+        let t = try TemporaryStore()
+        try store(records(3), into: t.store)
         // Values with the top bit set must survive SQLite's signed integers.
         let fingerprint = SnapshotFingerprint(size: 1234, inode: UInt64.max - 5, changeTime: 1_780_000_000_123_456_789, hash: 0xFBCE_A83C_8A37_8BF1)
-        do {
-            let store = try StateStore(path: path)
-            try store.setSnapshotDirty(source: "posts", true)
-            try store.recordSnapshot(source: "posts", fingerprint)
-        }
-        let again = try StateStore(path: path)
+        try t.store.setSnapshotDirty(source: "posts", true)
+        try t.store.recordSnapshot(source: "posts", fingerprint)
+        let again = try StateStore(path: t.path)
         let state = try again.state(of: "posts")
         #expect(state.snapshotFingerprint == fingerprint)
         #expect(!state.snapshotDirty, "recording the file clears the dirty mark")
@@ -114,7 +175,7 @@ struct StateStoreDamageTests {
         try handle.close()
 
         // Opening reads the header and schema only: no check of every page (it would read the whole file).
-        let damaged = try StateStore(path: t.path)
+        let damaged = try StateStore(path: t.path, cacheFolder: t.folder)
         #expect(damaged.damage == nil)
         #expect(throws: (any Error).self) { try damaged.forEachRecord(source: "posts") { _ in } }
         let damage = try #require(damaged.damage)

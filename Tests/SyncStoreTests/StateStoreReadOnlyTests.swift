@@ -9,7 +9,7 @@ struct StateStoreReadOnlyTests {
     func readsStoredRecords() throws {
         let temporary = try TemporaryStore()
         try store(records(3), into: temporary.store)
-        let reader = try StateStore(readingFrom: temporary.path)
+        let reader = try StateStore(readingFrom: temporary.path, cacheFolder: temporary.folder)
         var ids: [String] = []
         let total = try reader.localRecords(source: "posts", offset: 0, limit: 10) { id, _ in ids.append(id) }
         #expect(total == 3)

@@ -11,8 +11,22 @@ final class TemporaryStore {
 
     init() throws {
         directory = NSTemporaryDirectory() + "syncstore-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        store = try StateStore(path: directory + "/state.db")
+        try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
+        store = try StateStore(path: directory + "/state.db",
+                               cacheFolder: CacheFolder(directory: directory + "/cache", account: "test", group: nil))
+    }
+
+    /// The cache folder the store writes the listings' bodies to.
+    var folder: CacheFolder { CacheFolder(directory: directory + "/cache", account: "test", group: nil) }
+
+    /// Temporary files left in the cache folder.
+    func leftovers() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.directory)) ?? []).filter { $0.contains(".tmp-") }
+    }
+
+    /// The cache file of `source` as written.
+    func cacheFile(_ source: String = "posts") -> String {
+        (try? String(contentsOfFile: folder.path(of: source), encoding: .utf8)) ?? ""
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
@@ -24,7 +38,7 @@ func records(_ count: Int, version: Int = 0, from start: Int = 1) -> [(String, [
 
 @discardableResult
 func store(_ listing: [(String, [UInt8])], into store: StateStore, source: String = "posts", allowEmpty: Bool = false, time: String = "2026-11-29T10:00:00Z") throws -> ListingOutcome {
-    let writer = try store.beginListing(source: source)
+    let writer = try store.beginListing(source: source, header: CacheHeader(savedAt: time, etag: "\"e\""))
     for (id, body) in listing {
         try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
     }
@@ -48,7 +62,7 @@ struct StateStoreListingTests {
         let state = try t.store.state(of: "posts")
         #expect(state.recordCount == 1300)
         #expect(state.etag == "\"e\"")
-        #expect(state.snapshotDirty)
+        #expect(!state.snapshotDirty, "the listing's commit wrote the cache file")
     }
 
     @Test func identicalListingIsUnchangedAndKeepsSavedAt() throws {
@@ -105,6 +119,9 @@ struct StateStoreListingTests {
             #expect(error.description.contains("repeats ID \"\(duplicated.last!.0)\""))
         }
         #expect(try storedBodies(t.store) == records(3).map { String(decoding: $0.1, as: UTF8.self) })
+        // The new cache file was written before the check, and removed: the old one is what apps read.
+        #expect(t.leftovers().isEmpty)
+        #expect(t.cacheFile().contains("\"records\":[\n{\"id\":1,\"v\":0},"))
     }
 
     @Test func duplicateAcrossChunksIsFound() throws {
@@ -124,6 +141,8 @@ struct StateStoreListingTests {
         } catch let error as StoreError {
             #expect(error.description == "empty listing refused: the cache holds 2 records (set AllowEmpty=yes to accept empty listings)")
         }
+        #expect(t.leftovers().isEmpty)
+        #expect(try storedBodies(t.store).count == 2)
         #expect(try storedBodies(t.store).count == 2)
         #expect(try store([], into: t.store, allowEmpty: true).count == 0)
         #expect(try storedBodies(t.store).isEmpty)
@@ -144,7 +163,7 @@ struct StateStoreListingTests {
     func stagingHoldsNoWriteLock() throws {
         let t = try TemporaryStore()
         try store(records(600), into: t.store)
-        let other = try StateStore(path: t.path)
+        let other = try StateStore(path: t.path, cacheFolder: t.folder)
         let writer = try t.store.beginListing(source: "posts")
         for (id, body) in records(1300, version: 2) {
             try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) }
@@ -224,7 +243,7 @@ struct StateStoreFileTests {
     @Test func reopeningKeepsData() throws {
         let t = try TemporaryStore()
         try store(records(4), into: t.store)
-        let again = try StateStore(path: t.path)
+        let again = try StateStore(path: t.path, cacheFolder: t.folder)
         #expect(try storedBodies(again).count == 4)
         #expect(try again.database.integerPragma("user_version") == StateStore.schemaVersion)
     }
@@ -238,48 +257,17 @@ struct StateStoreFileTests {
     }
 }
 
-@Suite("RecordChunk")
-struct RecordChunkTests {
-    @Test func framingRoundTrips() throws {
-        var buffer: [UInt8] = []
-        let bodies = ["{\"id\":\"a\"}", "{\"id\":2,\"v\":\"x\"}", "{}"]
-        for (index, body) in bodies.enumerated() {
-            Array(body.utf8).withUnsafeBytes {
-                RecordChunk.append(id: ["a", "2", "é"][index], idIsInteger: index == 1, version: index == 1 ? "x" : nil, body: $0, to: &buffer)
-            }
-        }
-        var decoded: [(String, Bool, String?, String)] = []
-        try buffer.withUnsafeBytes { chunk in
-            try RecordChunk.forEach(in: chunk) { decoded.append(($0.id, $0.idIsInteger, $0.version, String(decoding: $0.body, as: UTF8.self))) }
-        }
-        #expect(decoded.map(\.0) == ["a", "2", "é"])
-        #expect(decoded.map(\.1) == [false, true, false])
-        #expect(decoded.map(\.2) == [nil, "x", nil])
-        #expect(decoded.map(\.3) == bodies)
-    }
-
-    @Test func truncatedChunkThrowsInsteadOfReadingPastTheEnd() throws {
-        var buffer: [UInt8] = []
-        Array("{\"id\":1}".utf8).withUnsafeBytes { RecordChunk.append(id: "1", idIsInteger: true, version: nil, body: $0, to: &buffer) }
-        for length in 1..<buffer.count {
-            let prefix = Array(buffer.prefix(length))
-            #expect(throws: StoreError.self) {
-                try prefix.withUnsafeBytes { try RecordChunk.forEach(in: $0) { _ in } }
-            }
-        }
-    }
-}
-
 @Suite("StateStore write-ahead log")
 struct StateStoreCheckpointTests {
     @Test func largeLogIsFoldedIntoTheDatabaseSmallOneIsLeft() throws {
         let t = try TemporaryStore()
         try store(records(200), into: t.store)
-        #expect(try !t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        // The log holds the index only (no bodies): 40,000 records are well under 1 MiB of it.
+        #expect(try !t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
         let big = (1...40_000).map { i in (String(i), Array("{\"id\":\(i),\"pad\":\"\(String(repeating: "x", count: 300))\"}".utf8)) }
         try store(big, into: t.store)
-        #expect(fileSize(t.path + "-wal") > 8 << 20)
-        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 8 << 20))
+        #expect(fileSize(t.path + "-wal") > 256 << 10)
+        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
         #expect(fileSize(t.path + "-wal") == 0)
         #expect(try storedBodies(t.store).count == 40_000)
     }

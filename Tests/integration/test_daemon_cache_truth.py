@@ -1,7 +1,7 @@
 """The cache truth rule (docs/architecture.md, "The cache file"): counts and messages describe the file apps
-read. A listing a full disk held back is reported `updated` (and Watch says `saved`) when it is finally
-written; until then status, list and messages count what the file holds; a failed folder flush after the
-rename says the new copy is in place."""
+read. A listing a full disk kept out of the cache file is not stored either (the file is the only copy of the
+bodies), so status, list and messages count what the file holds, and the next refresh fetches it again and is
+reported `updated` (Watch says `saved`); a failed folder flush after the rename says the new copy is in place."""
 import json
 import subprocess
 
@@ -11,7 +11,7 @@ from conftest import BIN, POSTS, fill_filesystem
 from test_once_storage import MORE, seed, small_cache  # noqa: F401 (small_cache is a fixture)
 from test_syncctl import Watch, syncctl
 
-HELD_BACK = "keeping the previous copy (2 cached records; 99 records not yet written to the cache file)"
+HELD_BACK = "keeping the previous copy (2 cached records): write "
 
 
 @pytest.fixture
@@ -45,11 +45,10 @@ def test_a_listing_a_full_disk_held_back_is_counted_as_not_written_then_reported
         assert status["records"] == 2, status
         assert HELD_BACK in status["lastError"], status
         assert "2 records" in syncctl(setup, "status").stdout
-        # list shows syncd's records and warns that the file does not hold them yet.
+        # list shows what the file holds: the store took nothing the file did not.
         r = syncctl(setup, "list", "posts", "--json")
-        assert r.returncode == 0 and len(json.loads(r.stdout)) == 99
-        assert r.stderr == ("syncctl: warning: the cache file of posts holds 2 records; 99 records listed here are "
-                            "not yet written to the cache file (see 'syncctl status')\n"), r.stderr
+        assert r.returncode == 0 and len(json.loads(r.stdout)) == 2
+        assert r.stderr == "", r.stderr
 
         # Space again: the server has nothing new (a 304, or the same listing), yet apps get a new file.
         filler.unlink()
@@ -61,7 +60,7 @@ def test_a_listing_a_full_disk_held_back_is_counted_as_not_written_then_reported
         assert doc["records"] == MORE and event["savedAt"] == doc["savedAt"]
         status = source_status(setup)
         assert (status["records"], status["lastError"]) == (99, None), status
-        assert running.output().count("wrote the cache file an earlier failure had left behind") == 1
+        assert running.output().count("posts: synced 99 records (listing changed)") == 1
         r = syncctl(setup, "list", "posts")
         assert r.returncode == 0 and r.stderr == ""
 

@@ -69,9 +69,18 @@ def test_damaged_cache_file_is_moved_aside_and_rebuilt(server, setup):
     r = setup.syncd("--once")
     assert r.returncode == 1
     assert "cache file was damaged (document is incomplete); moved it to" in r.stderr
+    assert "the store holds no other copy of the records, so the next refresh fetches the whole listing again" in r.stderr
     aside = [p for p in path.parent.iterdir() if p.name.startswith("posts.json.corrupt-")]
     assert len(aside) == 1 and aside[0].read_bytes().endswith(b'{"id":1')
-    # Rebuilt from the store while the server is failing: the cached copy is served from the first moment.
+    # The cache file is the only copy of the bodies: nothing to rebuild from while the server fails.
+    assert not path.exists()
+    # The server is back: the listing is fetched whole, unconditionally, and the file comes back.
+    server.clear_fault("posts")
+    server.clear_requests()
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert "posts: synced 2 records (listing changed)" in r.stderr, r.stderr
+    assert [req["headers"].get("if-none-match") for req in server.requests("/posts")] == [None]
     assert setup.cache_doc("posts")["records"] == POSTS
 
 
@@ -263,12 +272,13 @@ def test_cache_file_damaged_mid_file_is_moved_aside_and_rewritten(server, setup,
     assert len(aside) == 1 and aside[0].read_bytes() == damaged
     assert f"posts: cache file was damaged ({reason}" in r.stderr
     assert f"moved it to {aside[0]}" in r.stderr
-    assert "posts: not modified (HTTP 304)" in r.stderr
+    # The file was the only copy of the bodies: the listing is fetched whole (no If-None-Match), not confirmed.
+    assert "posts: synced 2 records (listing changed)" in r.stderr, r.stderr
     assert setup.cache_doc("posts")["records"] == POSTS
     assert setup.leftovers() == []
 
 
-def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_a_304(server, setup, daemons):
+def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_the_next_refresh(server, setup, daemons):
     seed(server, setup)
     setup.write_main("[Network]\nWatchLinks=no\n")
     d = daemons(setup)
@@ -278,11 +288,11 @@ def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_a_304(server, set
     syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
     r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    d.wait_log("posts: not modified (HTTP 304)", count=2)
+    d.wait_log("posts: synced 2 records (listing changed)")
     aside = corrupt_cache_files(setup)
     assert len(aside) == 1 and aside[0].read_bytes() == damaged
-    assert (f"posts: cache file was damaged (its content differs from what syncd wrote); moved it to {aside[0]}, "
-            "rewriting it from the store") in d.output()
+    assert (f"posts: cache file was damaged (its content differs from what syncd wrote); moved it to {aside[0]}; "
+            "the store holds no other copy of the records, so the next refresh fetches the whole listing again") in d.output()
     assert setup.cache_doc("posts")["records"] == POSTS
 
 

@@ -1,0 +1,226 @@
+internal import Glibc
+import SyncCore
+
+/// Where the cache files of one account live (`CACHE/<account>`), and how new ones are made: the store
+/// writes a listing's bodies there and nowhere else (docs/architecture.md, "Storing listings").
+public struct CacheFolder: Sendable, Equatable {
+    /// `CACHE/<account>`.
+    public var directory: String
+    /// The account whose data this is (written into every file).
+    public var account: String
+    /// Group owning new files, when the daemon may set it.
+    public var group: UInt32?
+    /// Mode of new files.
+    public var mode: UInt32 = 0o640
+
+    /// Creates a folder description.
+    public init(directory: String, account: String, group: UInt32?) {
+        self.directory = directory
+        self.account = account
+        self.group = group
+    }
+
+    /// Path of the cache file of `source`.
+    public func path(of source: String) -> String { directory + "/" + source + ".json" }
+
+    /// The document's bytes before its first record: up to and including `"records":[`.
+    static func header(source: String, account: String, savedAt: String?, etag: String?) -> [UInt8] {
+        Array(("{\"schemaVersion\":1,\"source\":\(JSONText.quoted(source)),\"accountID\":\(JSONText.quoted(account)),"
+               + "\"savedAt\":\(JSONText.quotedOrNull(savedAt)),\"etag\":\(JSONText.quotedOrNull(etag)),\n\"records\":[").utf8)
+    }
+
+    /// The document's bytes after its last record.
+    static func trailer(pending: [RecordID], parked: [RecordID], conflicts: [RecordID]) -> [UInt8] {
+        // IDs as the records write them: 7 for a record whose ID is 7, "a" for "a".
+        Array(("\n],\n\"pending\":[\(pending.map(\.jsonLiteral).joined(separator: ","))],"
+               + "\"parked\":[\(parked.map(\.jsonLiteral).joined(separator: ","))],"
+               + "\"conflicts\":[\(conflicts.map(\.jsonLiteral).joined(separator: ","))]}\n").utf8)
+    }
+}
+
+/// "OPERATION: strerror(errno)", the reason part of a failed system call (as `SystemError.reason` words it).
+func systemReason(_ operation: String, code: Int32 = errno) -> String {
+    "\(operation): \(String(cString: strerror(code)))"
+}
+
+/// The status of an open file as a fingerprint with `hash`.
+func fingerprint(of fd: Int32, hash: UInt64) -> SnapshotFingerprint? {
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { return nil }
+    return SnapshotFingerprint(size: Int64(info.st_size), inode: UInt64(info.st_ino),
+                               changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec), hash: hash)
+}
+
+/// A new cache file being written: a temporary file in the folder (`.<source>.json.tmp-…`, `O_EXCL`, the
+/// folder's mode and group), fed through a 256 KiB buffer and hashed on the way. `finish` flushes it to
+/// disk; `install` renames it over the final name and flushes the folder; `discard` removes it.
+final class CacheFileOutput {
+    let folder: CacheFolder
+    let source: String
+    /// The temporary file's name inside the folder.
+    let temporaryName: String
+    private let directoryFD: Int32
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var hasher = XXHash64()
+    private var closed = false
+    private var installed = false
+    private static let capacity = 256 << 10
+
+    /// Path of the final file.
+    var path: String { folder.path(of: source) }
+
+    /// Creates the temporary file. Throws `StoreError.cacheFileWrite`.
+    init(folder: CacheFolder, source: String) throws(StoreError) {
+        self.folder = folder
+        self.source = source
+        let finalPath = folder.path(of: source)
+        let directoryFD = retrying { open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard directoryFD >= 0 else { throw .cacheFileWrite(path: finalPath, reason: systemReason("open directory \(folder.directory)")) }
+        let name = ".\(source).json.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = retrying { openat(directoryFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, folder.mode) }
+        guard fd >= 0 else {
+            let reason = systemReason("create temporary file in \(folder.directory)")
+            close(directoryFD)
+            throw .cacheFileWrite(path: finalPath, reason: reason)
+        }
+        self.directoryFD = directoryFD
+        self.fd = fd
+        self.temporaryName = name
+        buffer.reserveCapacity(CacheFileOutput.capacity)
+        // The umask may have narrowed the mode; set it exactly.
+        guard fchmod(fd, folder.mode) == 0 else { throw failure("set mode of \(finalPath)") }
+        if let group = folder.group, fchown(fd, uid_t.max, group) != 0 { throw failure("set group of \(finalPath)") }
+    }
+
+    deinit {
+        discard()
+        close(directoryFD)
+    }
+
+    private func failure(_ operation: String) -> StoreError {
+        let reason = systemReason(operation)
+        discard()
+        return .cacheFileWrite(path: path, reason: reason)
+    }
+
+    /// Appends bytes.
+    func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        if buffer.count + bytes.count > CacheFileOutput.capacity {
+            try flush()
+            if bytes.count > CacheFileOutput.capacity {
+                hasher.update(bytes)
+                try writeAll(bytes)
+                return
+            }
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Appends bytes.
+    func write(_ bytes: [UInt8]) throws(StoreError) {
+        var failure: StoreError?
+        bytes.withUnsafeBytes { raw in
+            do { try write(raw) } catch { failure = error as? StoreError ?? .cacheFileWrite(path: path, reason: "\(error)") }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Copies `count` bytes at `offset` of the previous file `source` (read whole, as one index chunk's
+    /// range), after checking them against `expectedHash`: a mismatch is `StoreError.cacheFileMismatch`.
+    func copy(from source: Int32, sourcePath: String, offset: Int, count: Int, expectedHash: UInt64) throws(StoreError) {
+        var bytes = [UInt8](repeating: 0, count: count)
+        try readExactly(source, path: sourcePath, into: &bytes, at: offset)
+        guard XXHash64.hash(bytes) == expectedHash else {
+            throw .cacheFileMismatch(path: sourcePath, reason: "the bytes at offset \(offset) differ from what the store recorded")
+        }
+        try write(bytes)
+    }
+
+    private func flush() throws(StoreError) {
+        guard !buffer.isEmpty else { return }
+        let pending = buffer
+        buffer.removeAll(keepingCapacity: true)
+        var failure: StoreError?
+        pending.withUnsafeBytes { raw in
+            hasher.update(raw)
+            do { try writeAll(raw) } catch { failure = error as? StoreError ?? .cacheFileWrite(path: path, reason: "\(error)") }
+        }
+        if let failure { throw failure }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = retrying { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            guard n > 0 else {
+                let code = n < 0 ? errno : EIO
+                discard()
+                throw .cacheFileWrite(path: path, reason: systemReason("write \(path)", code: code))
+            }
+            offset += n
+        }
+    }
+
+    /// Writes out what is buffered and flushes the file to disk; returns its fingerprint.
+    func finish() throws(StoreError) -> SnapshotFingerprint {
+        try flush()
+        guard retrying({ fsync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
+        guard let written = fingerprint(of: fd, hash: hasher.finalize()) else { throw failure("inspect \(path)") }
+        return written
+    }
+
+    /// Renames the file over the final name. Throws `.cacheFileWrite` when the rename failed (the temporary
+    /// file stays, for the caller to finish later) and returns the folder flush's failure, if any.
+    func install() throws(StoreError) -> String? {
+        guard renameat(directoryFD, temporaryName, directoryFD, source + ".json") == 0 else {
+            throw .cacheFileWrite(path: path, reason: systemReason("replace \(path)"))
+        }
+        installed = true
+        if !closed { close(fd); closed = true }
+        return retrying({ fsync(directoryFD) }) == 0 ? nil : systemReason("flush directory \(folder.directory)")
+    }
+
+    /// The final file's fingerprint after `install`, with the hash written.
+    func installedFingerprint() -> SnapshotFingerprint? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return fingerprint(of: fd, hash: hasher.finalize())
+    }
+
+    /// Keeps the temporary file when the store names it (`pending_rename`) and the rename failed.
+    func keep() { installed = true }
+
+    /// Removes the temporary file unless it was installed or kept.
+    func discard() {
+        if !closed { close(fd); closed = true }
+        if !installed {
+            unlinkat(directoryFD, temporaryName, 0)
+            installed = true
+        }
+    }
+}
+
+/// Reads exactly `buffer.count` bytes at `offset` of `fd`; a short file is a mismatch with the store.
+func readExactly(_ fd: Int32, path: String, into buffer: inout [UInt8], at offset: Int) throws(StoreError) {
+    var done = 0
+    let total = buffer.count
+    while done < total {
+        let n = buffer.withUnsafeMutableBytes { raw in
+            retrying { pread(fd, raw.baseAddress! + done, total - done, off_t(offset + done)) }
+        }
+        if n < 0 { throw .cacheFileMismatch(path: path, reason: systemReason("read \(path)")) }
+        if n == 0 { throw .cacheFileMismatch(path: path, reason: "it ends at byte \(offset + done); the store expects \(offset + total)") }
+        done += n
+    }
+}
+
+/// Calls `call` again while it fails with `EINTR`.
+func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result < 0 && errno == EINTR { continue }
+        return result
+    }
+}

@@ -1,0 +1,390 @@
+internal import Glibc
+import SyncCore
+
+/// Writes one listing of a source (syncd(8) GUARANTEES 3): the index into the store and the bodies into
+/// a new cache file, which replace the old ones whole (docs/architecture.md, "Storing listings").
+///
+/// Each record is looked up in the source's outbox (loaded once): the file gets the server's body, the
+/// local body, or nothing for a local removal, and the index entry keeps the server's body inline when
+/// the two differ. Records are framed into chunks of `RecordChunk.capacity`; a chunk equal to the stored
+/// one (entries, file bytes and their hash) is neither staged nor, while every chunk before it was equal
+/// too, written: the new file is created at the first difference, and the identical prefix copied into it
+/// from the old file, each chunk checked against its hash. A listing equal to the stored one, locally
+/// created records and trailer included, writes nothing at all.
+///
+/// `commit` flushes the new file, then in one short transaction moves the staged chunks, checks for
+/// duplicate IDs and records the new layout with `pending_rename`, then renames the file into place and
+/// clears `pending_rename`: the store is never ahead of the file (a failure before the commit leaves both
+/// as they were). Either `commit` or `rollback` must be called exactly once.
+public final class ListingWriter {
+    /// What the listing is for.
+    enum Purpose {
+        /// A listing the server sent: validators and counts are stored with it.
+        case refresh
+        /// The stored listing again, for new local changes (`StateStore.rebuildCacheFile`).
+        case rebuild
+        /// A schema-1 listing (`StateStore.migrateLegacyListing`); its `v1_chunks` rows go in the same transaction.
+        case migration
+    }
+
+    let store: StateStore
+    let source: String
+    let folder: CacheFolder
+    let purpose: Purpose
+    private let header: [UInt8]
+    /// The latest outbox entry of each record with local changes, and the order they were first made in.
+    private var overlay: [String: OutboxRecord] = [:]
+    private var madeOrder: [String] = []
+    private var seenOverlaid: Set<String> = []
+    /// The outbox as this writer applied it.
+    public let outboxApplied: [OutboxRecord]
+    private let stored: [ChunkLayout]
+    private var oldFile: (fd: Int32, layout: FileLayout)?
+    private var output: CacheFileOutput?
+    private var chunkData: [UInt8] = []
+    private var chunkFile: [UInt8] = []
+    private var inChunk = 0
+    private var nextSeq = 0
+    private var precededInFile = false
+    private var listingBytes = 0
+    private var staged = false
+    /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
+    private var stagedSeqs: Set<Int> = []
+    /// True when `commit` found that local changes rewrote the index and file while the listing was
+    /// fetched: nothing was committed; fetching the listing again succeeds.
+    public private(set) var overtaken = false
+    private var finished = false
+    private var inTransaction = false
+    private var idHashes = IDHashes()
+    private let stageChunk: Statement
+    /// Records of the listing so far.
+    public private(set) var count = 0
+    /// Records the cache file holds so far (the local view).
+    public private(set) var fileRecords = 0
+
+    init(store: StateStore, source: String, folder: CacheFolder, header: CacheHeader, purpose: Purpose) throws {
+        self.store = store
+        self.source = source
+        self.folder = folder
+        self.purpose = purpose
+        self.header = CacheFolder.header(source: source, account: folder.account, savedAt: header.savedAt, etag: header.etag)
+        outboxApplied = try store.outbox(source: source)
+        for entry in outboxApplied {
+            if overlay[entry.recordID] == nil { madeOrder.append(entry.recordID) }
+            overlay[entry.recordID] = entry
+        }
+        stored = purpose == .migration ? [] : try store.chunkLayouts(source: source)
+        stageChunk = try store.database.prepare("""
+            INSERT OR REPLACE INTO temp.staged_chunks (seq, records, file_bytes, file_hash, data) VALUES (?1, ?2, ?3, ?4, ?5)
+            """)
+        oldFile = try openTrustedFile()
+        chunkData.reserveCapacity(64 << 10)
+        chunkFile.reserveCapacity(160 << 10)
+    }
+
+    deinit {
+        if !finished { discard() }
+        if let oldFile { close(oldFile.fd) }
+    }
+
+    /// The current cache file when it is exactly the one the store recorded (size, inode and change time
+    /// unchanged, no rename outstanding), for a refresh: only then are its bytes reused.
+    private func openTrustedFile() throws -> (fd: Int32, layout: FileLayout)? {
+        // A rebuild follows a local change, which changes at least the trailer's pending list: the file is
+        // rewritten anyway, and its records pass through here from the current file already, so copying a
+        // prefix would only read it twice.
+        guard purpose == .refresh, let layout = try store.fileLayout(source: source), layout.pendingRename == nil,
+              let expected = layout.fingerprint else { return nil }
+        let fd = retrying { open(folder.path(of: source), O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { return nil }
+        guard let current = fingerprint(of: fd, hash: expected.hash), current == expected else {
+            close(fd)
+            return nil
+        }
+        return (fd, layout)
+    }
+
+    /// Adds one record of the server's listing.
+    public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
+        var fileLength: Int?
+        var serverBody: UnsafeRawBufferPointer?
+        if let change = overlay[id] {
+            seenOverlaid.insert(id)
+            serverBody = body
+            if change.operation != .delete, let local = change.body {
+                local.withUnsafeBytes { emit($0) }
+                fileLength = local.count
+            }
+        } else {
+            emit(body)
+            fileLength = body.count
+        }
+        RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, fileLength: fileLength, serverBody: serverBody, to: &chunkData)
+        // A rebuild keeps the listing's order: its ID index and duplicate check stand.
+        if purpose != .rebuild { idHashes.insert(RecordChunk.hash(id), seq: nextSeq) }
+        inChunk += 1
+        count += 1
+        if inChunk == RecordChunk.capacity { try flushChunk() }
+    }
+
+    /// Appends a record's bytes, with its separator, to the current chunk's range of the file.
+    private func emit(_ bytes: UnsafeRawBufferPointer) {
+        chunkFile.append(contentsOf: precededInFile ? [0x2c, 0x0a] : [0x0a])
+        precededInFile = true
+        chunkFile.append(contentsOf: bytes)
+        fileRecords += 1
+    }
+
+    private func flushChunk() throws(StoreError) {
+        guard inChunk > 0 else { return }
+        let hash = XXHash64.hash(chunkFile)
+        let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
+        do {
+            let same = try nextSeq < stored.count && stored[nextSeq] == layout && (store.chunk(source: source, seq: nextSeq)) == chunkData
+            if !same {
+                stageChunk.reset()
+                try stageChunk.bind(1, Int64(nextSeq))
+                try stageChunk.bind(2, Int64(inChunk))
+                try stageChunk.bind(3, Int64(chunkFile.count))
+                try stageChunk.bind(4, Int64(bitPattern: hash))
+                try chunkData.withUnsafeBytes { try stageChunk.bind(5, borrowedBlob: $0) }
+                try stageChunk.step()
+                stageChunk.reset()
+                staged = true
+                stagedSeqs.insert(nextSeq)
+            }
+            if output == nil && !(same && oldFile != nil) { try diverge() }
+        } catch let error as StoreError {
+            throw error
+        } catch let error as SQLiteError {
+            throw .sqlite(error)
+        } catch {
+            throw .sqlite(SQLiteError(code: 1, operation: "store chunk \(nextSeq) of \(source)", message: "\(error)"))
+        }
+        try output?.write(chunkFile)
+        listingBytes += chunkFile.count
+        nextSeq += 1
+        chunkData.removeAll(keepingCapacity: true)
+        chunkFile.removeAll(keepingCapacity: true)
+        inChunk = 0
+    }
+
+    /// Creates the new file: the header, then the old file's records section up to the current chunk.
+    private func diverge() throws(StoreError) {
+        let output = try CacheFileOutput(folder: folder, source: source)
+        self.output = output
+        try output.write(header)
+        guard let oldFile else { return }
+        var offset = oldFile.layout.recordsStart
+        for seq in 0..<nextSeq {
+            try output.copy(from: oldFile.fd, sourcePath: folder.path(of: source), offset: offset,
+                            count: stored[seq].fileBytes, expectedHash: stored[seq].fileHash)
+            offset += stored[seq].fileBytes
+        }
+    }
+
+    /// Locally created records (in the order they were made) and the trailer.
+    private func tail() throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        var preceded = precededInFile
+        for id in madeOrder where !seenOverlaid.contains(id) {
+            guard let change = overlay[id], change.operation != .delete, let local = change.body else { continue }
+            bytes += preceded ? [0x2c, 0x0a] : [0x0a]
+            preceded = true
+            bytes += local
+            fileRecords += 1
+        }
+        var pending: [RecordID] = [], conflicts: [RecordID] = [], parked: [RecordID] = []
+        for entry in outboxApplied {
+            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
+            if entry.state == .conflict {
+                if !conflicts.contains(id) { conflicts.append(id) }
+            } else if !pending.contains(id) {
+                pending.append(id)
+            }
+            if entry.state == .parked && !entry.isSuperseded && !parked.contains(id) { parked.append(id) }
+        }
+        return bytes + CacheFolder.trailer(pending: pending, parked: parked, conflicts: conflicts)
+    }
+
+    /// Whether the old file ends with `tail` right after a records section as long as the new one.
+    private func oldFileEnds(with tail: [UInt8]) -> Bool {
+        guard let oldFile, let size = oldFile.layout.fingerprint?.size,
+              oldFile.layout.listingEnd == oldFile.layout.recordsStart + listingBytes,
+              Int(size) - oldFile.layout.listingEnd == tail.count else { return false }
+        var bytes = [UInt8](repeating: 0, count: tail.count)
+        guard (try? readExactly(oldFile.fd, path: folder.path(of: source), into: &bytes, at: oldFile.layout.listingEnd)) != nil else { return false }
+        return bytes == tail
+    }
+}
+
+extension ListingWriter {
+    /// Checks the listing, flushes the new file, commits the index with it and renames the file into place.
+    /// An empty listing over a non-empty store is refused unless `allowEmpty`. For a `.refresh`, `metadata`
+    /// gives the validators; the others keep what is stored. Throws `.cacheFileNotFlushed` when all is in
+    /// place but the folder could not be flushed.
+    public func commit(_ metadata: ListingMetadata) throws(StoreError) -> ListingOutcome {
+        precondition(!finished, "ListingWriter used after commit or rollback")
+        do {
+            try flushChunk()
+            let previous = try store.state(of: source)
+            if purpose == .refresh && count == 0 && previous.recordCount > 0 && !metadata.allowEmpty {
+                throw StoreError.emptyListingRefused(existing: previous.recordCount)
+            }
+            let trailer = try tail()
+            if output == nil && !(nextSeq == stored.count && oldFileEnds(with: trailer)) { try diverge() }
+            var written: SnapshotFingerprint?
+            if let output {
+                try output.write(trailer)
+                written = try output.finish()
+            }
+            try store.database.execute("BEGIN IMMEDIATE")
+            inTransaction = true
+            let unchanged = output == nil && previous.lastSuccess != nil
+            try storeIndex(metadata, previous: previous, unchanged: unchanged, written: written)
+            try store.database.execute("COMMIT")
+            inTransaction = false
+            finished = true
+            idHashes = IDHashes()
+            try? store.database.execute("DELETE FROM temp.staged_chunks")
+            if let output { try install(output) }
+            return ListingOutcome(count: count, unchanged: unchanged)
+        } catch let error as StoreError {
+            if case .cacheFileNotFlushed = error { throw error }
+            if finished { throw error }
+            discard()
+            throw error
+        } catch let error as SQLiteError {
+            discard()
+            throw .sqlite(error)
+        } catch {
+            discard()
+            throw .sqlite(SQLiteError(code: 1, operation: "commit listing", message: "\(error)"))
+        }
+    }
+
+    /// Renames the committed file into place and records its final fingerprint.
+    private func install(_ output: CacheFileOutput) throws(StoreError) {
+        let notFlushed: String?
+        do {
+            notFlushed = try output.install()
+        } catch {
+            // The store names the temporary file: the next start finishes the rename.
+            output.keep()
+            throw error
+        }
+        if let final = output.installedFingerprint() {
+            try store.recordInstalledFile(source: source, final)
+        }
+        if let notFlushed { throw .cacheFileNotFlushed(path: output.path, records: fileRecords, reason: notFlushed) }
+    }
+
+    /// Everything the transaction of `commit` writes.
+    private func storeIndex(_ metadata: ListingMetadata, previous: SourceState, unchanged: Bool, written: SnapshotFingerprint?) throws {
+        let database = store.database
+        if written != nil {
+            // Chunks not staged are the stored ones as they were when the listing began, and the new file
+            // holds their bytes: a local change that rewrote one meanwhile (its lock is not held while
+            // pages arrive) would leave the index describing other bytes than the file's.
+            let current = try store.chunkLayouts(source: source)
+            for seq in 0..<min(nextSeq, stored.count) where !stagedSeqs.contains(seq) {
+                guard seq < current.count, current[seq] == stored[seq] else {
+                    overtaken = true
+                    throw StoreError.cacheFileMismatch(path: folder.path(of: source),
+                                                       reason: "local changes rewrote it while the listing was fetched")
+                }
+            }
+        }
+        try store.run("INSERT OR IGNORE INTO sources (name) VALUES (?1)", source)
+        if staged {
+            let move = try database.prepare("""
+                INSERT OR REPLACE INTO chunks (source, seq, records, file_bytes, file_hash, data)
+                SELECT ?1, seq, records, file_bytes, file_hash, data FROM temp.staged_chunks
+                """)
+            try move.bind(1, source)
+            _ = try move.step()
+        }
+        if purpose == .refresh { try checkDuplicates() }
+        let sweep = try database.prepare("DELETE FROM chunks WHERE source = ?1 AND seq >= ?2")
+        try sweep.bind(1, source)
+        try sweep.bind(2, Int64(nextSeq))
+        try sweep.step()
+        var saved = previous.savedAt
+        if purpose == .refresh {
+            saved = unchanged ? (previous.savedAt ?? metadata.time) : metadata.time
+            let state = try database.prepare("""
+                UPDATE sources SET url = ?2, etag = ?3, last_modified = ?4, saved_at = ?5, last_success = ?6, last_attempt = ?6,
+                    last_error = NULL, record_count = ?7 WHERE name = ?1
+                """)
+            try state.bind(1, source)
+            try state.bind(2, metadata.url)
+            try state.bind(3, metadata.etag)
+            try state.bind(4, metadata.lastModified)
+            try state.bind(5, saved)
+            try state.bind(6, metadata.time)
+            try state.bind(7, Int64(count))
+            try state.step()
+        }
+        if let written {
+            let file = try database.prepare("""
+                UPDATE sources SET snapshot_dirty = 0, snapshot_size = ?2, snapshot_inode = ?3, snapshot_ctime_ns = ?4, snapshot_hash = ?5,
+                    snapshot_records = ?6, records_start = ?7, listing_end = ?8, pending_rename = ?9 WHERE name = ?1
+                """)
+            try file.bind(1, source)
+            try file.bind(2, written.size)
+            try file.bind(3, Int64(bitPattern: written.inode))
+            try file.bind(4, written.changeTime)
+            try file.bind(5, Int64(bitPattern: written.hash))
+            try file.bind(6, Int64(fileRecords))
+            try file.bind(7, Int64(header.count))
+            try file.bind(8, Int64(header.count + listingBytes))
+            try file.bind(9, output?.temporaryName)
+            try file.step()
+        } else if purpose != .refresh {
+            // The file already shows this view.
+            try store.run("UPDATE sources SET snapshot_dirty = 0 WHERE name = ?1", source)
+        }
+        if purpose != .rebuild, let saved {
+            try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
+                                   stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
+        }
+        // A listing from the server supersedes a schema-1 copy whose conversion failed: converting it later
+        // would bring the older listing back.
+        if try purpose == .migration || (purpose == .refresh && store.hasLegacyTable()) {
+            let drop = try database.prepare("DELETE FROM v1_chunks WHERE source = ?1")
+            try drop.bind(1, source)
+            try drop.step()
+        }
+    }
+
+    /// Equal ID hashes are candidates, confirmed by comparing the IDs themselves (from the index, no file
+    /// read), so a hash collision never refuses a valid listing.
+    private func checkDuplicates() throws {
+        let suspects = idHashes.repeated()
+        guard !suspects.isEmpty else { return }
+        var seen: Set<String> = []
+        var position = 0
+        try store.forEachID(source: source) { id in
+            if suspects.contains(RecordChunk.hash(id) >> 16) && !seen.insert(id).inserted {
+                throw StoreError.duplicateID(id, index: position)
+            }
+            position += 1
+        }
+    }
+
+    /// Discards everything: the stored listing and the cache file stay as they were.
+    public func rollback() {
+        guard !finished else { return }
+        discard()
+    }
+
+    /// Ends the transaction `commit` may have begun, removes the temporary file and empties the staging table.
+    private func discard() {
+        finished = true
+        if inTransaction { try? store.database.execute("ROLLBACK") }
+        inTransaction = false
+        output?.discard()
+        output = nil
+        try? store.database.execute("DELETE FROM temp.staged_chunks")
+    }
+}
