@@ -84,6 +84,34 @@ def test_a_damaged_cache_file_is_set_aside_and_fetched_again_while_running_keepi
     assert len(unconditional_gets(server)) == 1
 
 
+def test_a_local_change_that_meets_a_damaged_cache_file_recovers_it_and_is_pushed(server, setup, daemons):
+    d = start(setup, server, daemons, Writable="yes")
+    server.clear_requests()
+    path = setup.cache_file("posts")
+    overwrite(path, b'"Post 2"', b'"Post Y"')
+    # An update of a record whose server copy is in the damaged file: refused, nothing queued.
+    r = put(setup, {"id": 1, "title": "Edited"})
+    assert r.returncode == 1
+    assert "Failed to read the stored record: the cache file " + str(path) in r.stderr and "nothing was changed" in r.stderr, r.stderr
+    d.wait_log("posts: cache file was damaged")
+    wait_for(lambda: path.exists() and setup.cache_doc("posts")["records"] == POSTS, what="the cache file written again")
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")] == [("GET", None)]
+    assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
+
+    # A new record: stored durably; rewriting the cache file meets the damage, which is recovered the same way.
+    wait_for(lambda: _idle(setup), what="posts idle")
+    server.clear_requests()
+    damaged = overwrite(path, b'"Post 2"', b'"Post Z"')
+    r = put(setup, {"id": 11, "title": "New"})
+    assert r.returncode == 0, r.stderr
+    d.wait_log("posts: cache file was damaged", count=2)
+    wait_for(lambda: path.exists() and setup.cache_doc("posts")["records"] == POSTS + [{"id": 11, "title": "New"}],
+             what="the cache file with the pushed record")
+    assert {"id": 11, "title": "New"} in server.records("posts")
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")][:2] == [("POST", None), ("GET", None)]
+    assert any(p.read_bytes() == damaged for p in path.parent.iterdir() if p.name.startswith("posts.json.corrupt-"))
+
+
 def test_list_on_a_cache_file_cut_short_answers_clearly_and_recovers(server, setup, daemons):
     d = start(setup, server, daemons)
     server.clear_requests()
