@@ -98,7 +98,15 @@ extension SyncEngine {
     /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".
     func serverRecord(source: String, id: String) throws(ManagerError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
-        _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
+        _ = try reading("the stored record") {
+            do {
+                return try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) }
+            } catch {
+                // A cache file changed outside syncd is set aside and fetched again; this change is refused meanwhile.
+                recoverCacheFile(source, after: error)
+                throw error
+            }
+        }
         return found
     }
 
