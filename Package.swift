@@ -4,6 +4,17 @@
 // platform modules, two thin executables.
 import PackageDescription
 
+/// How both executables are linked, for a small resident set and a cheap start (docs/benchmarks.md, "Daemon
+/// memory" and "Scale in sources"; syncctl starts for every command): lld with packed relative relocations
+/// (DT_RELR, glibc >= 2.36: 5 KiB of relocations to read at start instead of 665 KiB, and the pages they
+/// patch not written) and the C++ runtime linked statically (packaging/link/libstdc++.so says why).
+let smallStart: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+    // Release only: there the Swift runtime is static too (make release); a debug build loads
+    // libswiftCore.so, which brings libstdc++.so.6 anyway.
+    .unsafeFlags(["-L", Context.packageDirectory + "/packaging/link"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "syncd",
     platforms: [.macOS(.v15)],
@@ -28,17 +39,9 @@ let package = Package(
         // Varlink: the protocol, the client syncctl uses and the server the daemon runs.
         .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
         .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CShim"]),
-        // Executables.
-        // Linked for a small resident set (docs/benchmarks.md, "Daemon memory"): lld with packed
-        // relative relocations (DT_RELR, glibc >= 2.36: 5 KiB of relocations to read at start instead
-        // of 665 KiB) and the C++ runtime linked statically (packaging/link/libstdc++.so says why).
-        .executableTarget(name: "syncd", dependencies: ["SyncDaemon"], linkerSettings: [
-            .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
-            // Release only: there the Swift runtime is static too (make release); a debug build loads
-            // libswiftCore.so, which brings libstdc++.so.6 anyway.
-            .unsafeFlags(["-L", Context.packageDirectory + "/packaging/link"], .when(configuration: .release)),
-        ]),
-        .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"]),
+        // Executables, both linked with `smallStart`.
+        .executableTarget(name: "syncd", dependencies: ["SyncDaemon"], linkerSettings: smallStart),
+        .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"], linkerSettings: smallStart),
 
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),

@@ -4,13 +4,14 @@ import SyncRemote
 import SyncCore
 import SyncStore
 
-/// Runs the daemon's engines off Swift's cooperative pool (libcurl and SQLite block), on serial dispatch
-/// queues (docs/architecture.md, "Concurrency"):
+/// Runs the daemon's engines off Swift's cooperative pool (libcurl and SQLite block), on a serial dispatch
+/// queue and threads of their own (docs/architecture.md, "Concurrency"):
 ///
 /// - the local lane runs local changes (put, delete, resolve, outbox retry and drop) and retry-state saves
 ///   with an engine of its own, so they never wait for a refresh;
 /// - up to `DaemonStateMachine.maxLanes` refresh lanes run refreshes of different sources at once (the core
-///   decides how many and never runs one source twice). A refresh lane opens an engine for a refresh and
+///   decides how many and never runs one source twice), each on a thread of its own at a lower CPU
+///   priority (`RefreshLane`), so control calls never wait for a core behind refreshes. A refresh lane opens an engine for a refresh and
 ///   closes it afterwards, so an idle daemon holds only the local engine, which closes its libcurl handle
 ///   after each piece of work: an idle daemon has libcurl unloaded (docs/architecture.md, "libcurl on demand").
 ///
@@ -21,7 +22,7 @@ import SyncStore
 final class RefreshWorker: @unchecked Sendable {
     private let localQueue = DispatchQueue(label: "syncd.local")
     private var localEngine: SyncEngine?
-    private let laneQueues: [DispatchQueue]
+    private let lanes: [RefreshLane]
     /// Refresh lanes in use, by index.
     private let busy = Mutex<Set<Int>>([])
     private let gate = ReadWriteLock()
@@ -37,7 +38,7 @@ final class RefreshWorker: @unchecked Sendable {
     init(engine: SyncEngine, make: @escaping @Sendable () throws -> SyncEngine,
          onStoreReplaced: @escaping @Sendable () -> Void = {}) {
         localEngine = engine
-        laneQueues = (0..<DaemonStateMachine.maxLanes).map { DispatchQueue(label: "syncd.refresh.\($0)") }
+        lanes = (0..<DaemonStateMachine.maxLanes).map { RefreshLane(name: "refresh-lane-\($0)") }
         self.make = make
         shared = engine.shared
         self.onStoreReplaced = onStoreReplaced
@@ -56,7 +57,7 @@ final class RefreshWorker: @unchecked Sendable {
     /// A free refresh lane, marked busy (lane 0 when, against the core's promise, none is free: it waits there).
     private func acquireLane() -> Int {
         busy.withLock { busy in
-            let index = (0..<laneQueues.count).first { !busy.contains($0) } ?? 0
+            let index = (0..<lanes.count).first { !busy.contains($0) } ?? 0
             busy.insert(index)
             return index
         }
@@ -66,7 +67,7 @@ final class RefreshWorker: @unchecked Sendable {
     func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag, progress: @escaping @Sendable (RefreshProgressCount) -> Void,
                  completion: @escaping @Sendable (RefreshResult, StampedState?) -> Void) {
         let index = acquireLane()
-        laneQueues[index].async { [self] in
+        lanes[index].async { [self] in
             let (result, state) = gate.reading { () -> (RefreshResult, StampedState?) in
                 // Opened for this refresh and closed after it (its SQLite connection and libcurl handle): an idle
                 // lane costs nothing.

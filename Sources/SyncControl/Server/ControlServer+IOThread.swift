@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncCore
+import SyncSystem
 
 extension ControlServer {
     /// Starts the thread that does all socket I/O (detached; it reports its exit through
@@ -10,6 +11,9 @@ extension ControlServer {
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { raw in
             let loop = Unmanaged<ControlIOLoop>.fromOpaque(raw!).takeRetainedValue()
+            // Named for `ps -L` and /proc/PID/task/TID/comm: it runs at the daemon's priority, the refresh
+            // lanes below it (syncd(8), DESCRIPTION).
+            ThreadName.setCurrent("control")
             loop.run()
             return nil
         }, context)
