@@ -113,7 +113,7 @@ extension SyncEngine {
         guard [ENOSPC, EDQUOT].contains(where: { reason.hasSuffix(String(cString: strerror($0))) }) else { return "" }
         let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         return "; free space on the file system of \(folder), then run `syncctl refresh \(name)` "
-            + "(syncd also retries by itself, every MaxDelaySec= at most, until the write succeeds)"
+            + "(the daemon also retries by itself, every MaxDelaySec= at most, until the write succeeds)"
     }
 
     /// Forgets the listing of `name` whose cache file is gone (the outbox stays), so the next refresh fetches
