@@ -114,6 +114,9 @@ extension DaemonLoop {
                 let retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
                 return RefreshFinish(outcome: .failure(.transient, retryAfter: retryAfter), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
+            case .local:
+                return RefreshFinish(outcome: .failure(.local, retryAfter: nil), stale: stale,
+                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
             case .permanent:
                 return RefreshFinish(outcome: .failure(.permanent, retryAfter: nil), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
@@ -126,6 +129,10 @@ extension DaemonLoop {
         switch status.state {
         case .backoff:
             let delay = status.nextAttempt.map { $0 - monotonicNow() } ?? .zero
+            // Only a local failure (a full disk) is retried past MaxAttempts=: it is never given up.
+            if status.attempt >= core.scheduler.settings.maxAttempts {
+                return "retrying in \(formatDelay(delay)) until it succeeds (a local failure, not the server's)"
+            }
             return "retrying in \(formatDelay(delay)) (attempt \(status.attempt + 1) of \(core.scheduler.settings.maxAttempts))"
         case .error:
             return "not retrying until the next trigger"

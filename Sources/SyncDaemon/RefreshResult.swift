@@ -9,6 +9,9 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
         case transient
         /// 401, 403, 404, other 4xx, invalid data, a bad credential: not retried until the next trigger.
         case permanent
+        /// A local condition that clears by itself (the cache file could not be written: a full disk): retried
+        /// with backoff and never given up, since the server is fine.
+        case local
         /// The refresh was cancelled (logout, reload, shutdown); nothing is recorded.
         case cancelled
     }

@@ -23,6 +23,8 @@ extension SnapshotWriter {
     /// fingerprint; otherwise moves it aside for the caller to rewrite it from the store.
     public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp) throws -> Confirmation {
         let path = path(of: source)
+        // A link is never touched: futimens on it would change the mtime of a file outside the cache folder.
+        if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
         guard let (fd, opened) = try openExisting(path) else { return .missing }
         defer { close(fd) }
         var info = opened

@@ -63,10 +63,24 @@ public struct SnapshotWriter {
         case movedAside(movedTo: String, reason: String)
     }
 
+    /// Why the entry at `path` cannot be a cache file syncd wrote (a symbolic link, a folder, a FIFO…); nil
+    /// for a regular file or nothing. syncd only ever renames regular files into the cache folder and never
+    /// follows a link there: reading or touching through one would act on a file outside the folder.
+    func notARegularFile(_ path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }    // missing or unreadable: `openExisting` says which
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFLNK: return "it is a symbolic link, which syncd never follows in the cache folder"
+        default: return "it is not a regular file"
+        }
+    }
+
     /// Opens the cache file at `path` for reading and reads its status; nil when there is no file.
-    /// The caller closes the descriptor.
+    /// The caller closes the descriptor. Never follows a symbolic link (`O_NOFOLLOW`) nor waits on a FIFO
+    /// (`O_NONBLOCK`, which means nothing for a regular file): callers first move such an entry aside.
     func openExisting(_ path: String) throws -> (fd: Int32, info: stat)? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
             if errno == ENOENT { return nil }
             throw SystemError("open cache file \(path)")
@@ -86,6 +100,7 @@ public struct SnapshotWriter {
     /// never deleted, so nothing is lost and a human can look at it.
     public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp) throws -> Inspection {
         let path = path(of: source)
+        if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
         guard let (fd, info) = try openExisting(path) else { return .missing }
         defer { close(fd) }
         let prefix = "{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),"

@@ -1,3 +1,4 @@
+internal import Glibc
 import SyncCore
 import SyncStore
 
@@ -92,11 +93,13 @@ extension SyncEngine {
         case .cacheFileWrite(let path, let reason):
             let name = String(path.split(separator: "/").last ?? "").replacingEvery(".json", with: "")
             let kept = (try? store.state(of: name, countingLocalView: true)).map { " (\($0.cacheFileSummary))" } ?? ""
-            var failure = RefreshFailure(.transient, "Failed to write cache file \(path), keeping the previous copy\(kept): \(reason)")
+            // A local failure, not the server's: retried until it clears, never given up (syncd(8) "A full disk").
+            var failure = RefreshFailure(.local, "Failed to write cache file \(path), keeping the previous copy\(kept): \(reason)"
+                                         + outOfSpaceAdvice(reason, path: path, source: name))
             failure.describesCacheFile = true
             return failure
         case .cacheFileNotFlushed(let path, let records, let reason):
-            var failure = RefreshFailure(.transient, "Replaced cache file \(path) with \(counted(records, "record")), "
+            var failure = RefreshFailure(.local, "Replaced cache file \(path) with \(counted(records, "record")), "
                 + "but failed to \(reason): the new copy is in place and apps read it, yet the replacement may not survive a power cut")
             failure.listingReplaced = true
             failure.describesCacheFile = true
@@ -106,6 +109,15 @@ extension SyncEngine {
         default:
             return nil
         }
+    }
+
+    /// What to do when `reason` says the file system of the cache file at `path` is full (or the quota used
+    /// up); empty for another reason.
+    private func outOfSpaceAdvice(_ reason: String, path: String, source name: String) -> String {
+        guard [ENOSPC, EDQUOT].contains(where: { reason.hasSuffix(String(cString: strerror($0))) }) else { return "" }
+        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return "; free space on the file system of \(folder), then run `syncctl refresh \(name)` "
+            + "(the daemon also retries by itself, every MaxDelaySec= at most, until the write succeeds)"
     }
 
     /// Forgets the listing of `name` whose cache file is gone (the outbox stays), so the next refresh fetches

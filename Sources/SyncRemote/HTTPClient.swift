@@ -201,7 +201,11 @@ public final class HTTPClient {
         // A stall of the whole timeout aborts even before the total bound is reached.
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_LOW_SPEED_LIMIT, 1)
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_LOW_SPEED_TIME, max(1, timeoutMS / 1000))
-        _ = cshim_curl_setopt_off(api, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
+        // A HEAD answer has no body: its Content-Length announces the size of a GET and must not fail the
+        // request (a reachability probe of a large listing is an answer, not an error).
+        if request.method != "HEAD" {
+            _ = cshim_curl_setopt_off(api, handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBytes))
+        }
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_SSL_VERIFYPEER, 1)
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_SSL_VERIFYHOST, 2)
         // Redirects are followed by `perform`, one checked hop at a time (OriginPolicy), never by libcurl.

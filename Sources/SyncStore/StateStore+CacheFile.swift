@@ -74,17 +74,31 @@ extension StateStore {
             var candidates = [path]
             if let pending = layout.pendingRename { candidates.append(folder.directory + "/" + pending) }
             for candidate in candidates {
-                let fd = retrying { open(candidate, O_RDONLY | O_CLOEXEC) }
-                guard fd >= 0 else { continue }
-                var info = stat()
-                if fstat(fd, &info) == 0, Int64(info.st_size) == expected.size, UInt64(info.st_ino) == expected.inode {
-                    return (fd, candidate)
+                // Never through a link: it would read a file outside the cache folder.
+                let fd = retrying { open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+                guard fd >= 0 else {
+                    if candidate == path && errno == ELOOP { found = "it is a symbolic link, which syncd never follows" }
+                    continue
                 }
-                if candidate == path { found = "its size is \(info.st_size) bytes; the store expects \(expected.size)" }
+                var info = stat()
+                let mismatch = fstat(fd, &info) == 0 ? StateStore.mismatch(info, expected: expected) : "its status cannot be read"
+                guard let mismatch else { return (fd, candidate) }
+                if candidate == path { found = mismatch }
                 Glibc.close(fd)
             }
         }
-        throw StoreError.cacheFileMismatch(path: path, reason: found == "it is missing" ? found : "\(found), or another file took its place")
+        throw StoreError.cacheFileMismatch(path: path, reason: found)
+    }
+
+    /// Which property of the open file with status `info` differs from the file the store recorded; nil when
+    /// it is that file.
+    static func mismatch(_ info: stat, expected: SnapshotFingerprint) -> String? {
+        if info.st_mode & S_IFMT != S_IFREG { return "it is not a regular file" }
+        if Int64(info.st_size) != expected.size { return "its size is \(info.st_size) bytes; the store expects \(expected.size)" }
+        if UInt64(info.st_ino) != expected.inode {
+            return "its inode is \(info.st_ino); the store expects \(expected.inode): another file took its place"
+        }
+        return nil
     }
 
     /// Calls `body` with each record of the listing of `source` in chunks `first...last`, in order, until it

@@ -70,6 +70,7 @@ extension StateStore {
                         body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws(StoreError) -> OutboxRecord? {
         var result: OutboxRecord?
         try durableWrite("queue a change to \(recordID) of \(source)") {
+            try noteUnwritten(source: source, recordID: recordID)
             // The record's latest change that is, or may be, on its way to the server or on it.
             let latest = try outbox(source: source).last { $0.recordID == recordID && ($0.state == .queued || $0.state == .sent) }
             if let existing = latest, existing.state == .queued, existing.attempts == 0 {

@@ -61,7 +61,12 @@ public struct SourceState: Sendable, Equatable {
     }
 
     /// Records of the store's view not yet written to the cache file (a write failed); nil when the file is current.
-    public var unwrittenRecordCount: Int? { snapshotDirty ? localRecordCount : nil }
+    /// Counted from the records changed locally since the last write; a rewrite owed for another reason (a
+    /// write not yet durable) counts none.
+    public var unwrittenRecordCount: Int? { snapshotDirty && changedSinceWrite > 0 ? changedSinceWrite : nil }
+
+    /// Records of the local view the cache file lacks or holds differently (changed since its last write).
+    public var changedSinceWrite = 0
 
     /// "2 cached records; 5 records not yet written to the cache file" (the second part only while the store is
     /// ahead of the file): how messages count what apps read.
@@ -280,9 +285,9 @@ public final class StateStore {
             return StateStore.addedColumns.filter { !present.contains($0.column) }
         }
         func indexMissing() throws(SQLiteError) -> Bool {
-            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'id_index'")
+            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten')")
             _ = try statement.step()
-            return statement.int64(0) == 0
+            return statement.int64(0) < 2
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try indexMissing()
@@ -296,6 +301,9 @@ public final class StateStore {
                 // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex). An
                 // older syncd never names it: going back keeps the file.
                 try database.execute("CREATE TABLE IF NOT EXISTS id_index (source TEXT NOT NULL, bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, bucket))")
+                // Records changed locally since the cache file was last written, while a write failed
+                // (StateStore+Unwritten). An older syncd never names it.
+                try database.execute(StateStore.unwrittenTable)
             }
         } catch let error as SQLiteError {
             throw error
@@ -382,6 +390,7 @@ public final class StateStore {
             state.unpushedCount = Int(counts.int64(2))
             state.parkedCount = Int(counts.int64(3))
             state.localRecordCount = state.recordCount
+            if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             return state
         } catch {
             throw .sqlite(error)

@@ -29,14 +29,33 @@ struct StateStoreCacheFileTests {
         for id in 3...5 { try create(temporary.store, id) }
         try temporary.store.setSnapshotDirty(source: "posts", true)
         var state = try temporary.store.state(of: "posts", countingLocalView: true)
-        #expect((state.recordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (2, 2, 5))
-        #expect(state.cacheFileSummary == "2 cached records; 5 records not yet written to the cache file")
+        #expect((state.recordCount, state.localRecordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (2, 5, 2, 3))
+        #expect(state.cacheFileSummary == "2 cached records; 3 records not yet written to the cache file")
         // A confirmation (no count) keeps the count; a write records the new one and clears the mark.
         try temporary.store.recordUnchanged(source: "posts", at: "2026-11-29T11:00:00Z", snapshot: nil)
         #expect(try temporary.store.state(of: "posts").snapshotRecordCount == 2)
         try temporary.store.rebuildCacheFile(source: "posts")
         state = try temporary.store.state(of: "posts", countingLocalView: true)
         #expect((state.snapshotDirty, state.cachedRecordCount, state.unwrittenRecordCount, state.snapshotRecordCount) == (false, 5, nil, 5))
+    }
+
+    /// Only records changed since the file was last written are missing from it, each once however often it changed.
+    @Test func onlyRecordsChangedSinceTheLastWriteAreUnwritten() throws {
+        let temporary = try TemporaryStore()
+        try store(records(2), into: temporary.store)
+        try create(temporary.store, 3)
+        #expect(try temporary.store.state(of: "posts").unwrittenRecordCount == 1)
+        try temporary.store.rebuildCacheFile(source: "posts")
+        #expect(try temporary.store.state(of: "posts").unwrittenRecordCount == nil)
+        // The write of the next change fails (the engine leaves the mark set): the file lacks 4 and holds 1 differently.
+        try create(temporary.store, 4)
+        try temporary.store.enqueue(source: "posts", recordID: "1", idIsInteger: true, operation: .update, body: Array("{\"id\":1,\"x\":1}".utf8),
+                                    baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: "u1")
+        try temporary.store.enqueue(source: "posts", recordID: "1", idIsInteger: true, operation: .update, body: Array("{\"id\":1,\"x\":2}".utf8),
+                                    baseVersion: nil, at: "2026-11-29T10:00:01Z", idempotencyKey: "u2")
+        let state = try temporary.store.state(of: "posts", countingLocalView: true)
+        #expect((state.localRecordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (4, 3, 2))
+        #expect(state.cacheFileSummary == "3 cached records; 2 records not yet written to the cache file")
     }
 
     @Test func aFileNeverWrittenHoldsNothing() throws {

@@ -94,3 +94,26 @@ def test_bad_configuration_blocks_once_and_loses_nothing(setup, server):
     assert r.returncode == 1
     assert "posts.source:3:" in r.stderr and "MaxBytes" in r.stderr
     assert setup.cache_file("posts").read_bytes() == before
+
+
+def test_the_example_source_names_every_pagination_mode_and_its_keys_check_ok(setup, server):
+    # The shipped example lists each Pagination= mode of syncd.conf(5) and the keys they take; each one,
+    # enabled in a copy of the example, is a valid configuration.
+    example = (BIN.parents[1] / "config" / "sources.d" / "posts.source.example").read_text()
+    modes_line = next(line for line in example.splitlines() if line.startswith("Pagination="))
+    modes = [m.strip() for m in modes_line.split("#", 1)[1].split("(")[0].split("|")]
+    modes += [m.strip() for m in modes_line.split(")", 1)[1].split("|") if m.strip()]
+    assert modes == ["none", "link", "body", "cursor"], modes_line
+    manual = (BIN.parents[1] / "docs" / "syncd.conf.5.md").read_text()
+    for key in ("NextPath", "CursorPath", "CursorParameter"):
+        assert f"\n#{key}=" in example and f"*{key}=*" in manual, key
+    for mode in modes:
+        text = example.replace("http://localhost:3000/posts", server.url("posts")).replace("Pagination=none", f"Pagination={mode}")
+        if mode in ("body", "cursor"):
+            text = text.replace("\n#NextPath=", "\nNextPath=").replace("\n#CursorPath=", "\nCursorPath=") \
+                       .replace("\n#CursorParameter=", "\nCursorParameter=")
+            if mode == "body":
+                text = text.replace("\nCursorPath=", "\n#CursorPath=").replace("\nCursorParameter=", "\n#CursorParameter=")
+        (setup.config / "sources.d" / "posts.source").write_text(text)
+        r = setup.syncd("--check-config")
+        assert (r.returncode, r.stdout) == (0, "configuration OK\n"), (mode, r.stderr)

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, POSTS, fill_filesystem
+from conftest import BIN, POSTS, fill_filesystem, wait_for
 from test_once_storage import MORE, seed, small_cache  # noqa: F401 (small_cache is a fixture)
 from test_syncctl import Watch, syncctl
 
@@ -113,3 +113,36 @@ def test_a_failed_folder_flush_says_the_new_copy_is_in_place(server, setup):
     assert r.returncode == 0, r.stderr
     assert "posts: not modified (HTTP 304), 99 records current\n" in r.stderr and "cache file" not in r.stderr, r.stderr
     assert setup.cache_doc("posts")["records"] == MORE
+
+
+@pytest.fixture
+def quick_retries(setup):
+    """Short retry delays and only two attempts per cycle, no reachability probe."""
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=500ms\nMaxAttempts=2\n[Network]\nReachabilityIntervalSec=0\n")
+
+
+def test_a_full_disk_is_retried_past_max_attempts_and_the_source_recovers_once_space_returns(
+        small_cache, quick_retries, running, setup, server):
+    # A full disk is a local condition, not the server's: never given up, and the message says what to do.
+    d = running
+    before = setup.cache_file("posts").read_bytes()
+    filler = fill_filesystem(small_cache / "filler")
+    server.set_records("posts", MORE)
+    server.clear_requests()
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    assert HELD_BACK in r.stderr and "No space left on device" in r.stderr, r.stderr
+    assert f"free space on the file system of {small_cache}, then run `syncctl refresh posts`" in r.stderr, r.stderr
+    # Twice MaxAttempts= and more: still retrying, never resting in "error" without a next attempt.
+    wait_for(lambda: len([q for q in server.requests("/posts") if q["method"] == "GET"]) >= 5, timeout=10,
+             what="retries past MaxAttempts=")
+    status = source_status(setup)
+    assert status["state"] != "error" and status["nextAttempt"] is not None, status
+    assert "not retrying until the next trigger" not in d.output()
+    assert "until it succeeds (a local failure, not the server's)" in d.output()
+    assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
+    # Space again: the next retry writes the listing, with no command from anyone.
+    filler.unlink()
+    d.wait_log("posts: synced 99 records", timeout=5)
+    assert setup.cache_doc("posts")["records"] == MORE
+    wait_for(lambda: source_status(setup)["lastError"] is None, what="the error to clear")

@@ -122,6 +122,37 @@ def test_reachability_probes_only_while_failing_and_recovery_refreshes(server, s
         probe.stop()
 
 
+
+def test_a_probe_of_a_listing_larger_than_64_kib_counts_as_reachable(setup, daemons, tmp_path):
+    # The probe is a HEAD of the source's own URL: its Content-Length announces a large listing, no body
+    # comes. Any HTTP answer means reachable, however large the announced listing is.
+    import json
+    from conftest import SyncServer, free_port
+    from test_syncctl import syncctl
+    port = free_port()
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=400ms\nMaxAttempts=2\n"
+                     "[Network]\nReachabilityIntervalSec=1s\nDebounceSec=200ms\n")
+    setup.add_source("big", f"http://127.0.0.1:{port}/big")
+    d = daemons(setup)
+    d.wait_log("not retrying until the next trigger")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    status = lambda: json.loads(syncctl(setup, "status", "--json").stdout)
+    wait_for(lambda: status()["daemon"]["reachable"] is False, timeout=5, what="a failed probe")
+    assert status()["sources"][0]["state"] == "error"
+    records = [{"id": i, "title": f"Post {i}", "body": "x" * 200} for i in range(1, 501)]
+    server = SyncServer(tmp_path / "late", port=port)
+    try:
+        server.set_records("big", records)
+        d.wait_log("Reachability probe succeeds again; refreshing failing sources", timeout=5)
+        d.wait_log("big: synced 500 records", timeout=5)
+        heads = [r for r in server.requests("/big") if r["method"] == "HEAD"]
+        assert heads, "the recovery must come from a probe, not from a retry"
+        assert status()["daemon"]["reachable"] is True
+        assert len(json.dumps(records)) > 1 << 16
+        assert [r["id"] for r in setup.cache_doc("big")["records"]] == list(range(1, 501))
+    finally:
+        server.stop()
+
 def _saved_retry_state(setup):
     with sqlite3.connect(setup.db()) as db:
         return db.execute("SELECT retry_state FROM sources WHERE name = 'posts'").fetchone()[0]

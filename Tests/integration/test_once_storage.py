@@ -278,14 +278,20 @@ def test_cache_file_damaged_mid_file_is_moved_aside_and_rewritten(server, setup,
     assert setup.leftovers() == []
 
 
-def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_the_next_refresh(server, setup, daemons):
+def daemon_over_a_seeded_cache(server, setup, daemons):
+    """A daemon started over a cache file `syncd --once` wrote, once its first refresh confirmed it (304);
+    returns it and the syncctl command line that talks to it."""
     seed(server, setup)
     setup.write_main("[Network]\nWatchLinks=no\n")
     d = daemons(setup)
     d.wait_log("posts: not modified (HTTP 304)")
+    return d, [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
+
+
+def test_cache_file_damaged_while_the_daemon_runs_is_caught_by_the_next_refresh(server, setup, daemons):
+    d, syncctl = daemon_over_a_seeded_cache(server, setup, daemons)
     path = setup.cache_file("posts")
     damaged = damage_cache_file(path, "same-size")
-    syncctl = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager")]
     r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     d.wait_log("posts: synced 2 records (listing changed)")
@@ -314,3 +320,64 @@ def test_untouched_cache_file_only_has_its_mtime_moved_by_a_304(server, setup, t
     assert path.stat().st_ino == inode, "file was rewritten"
     assert path.stat().st_mtime > old + 3000
     assert corrupt_cache_files(setup) == []
+
+
+def replace_by_link(setup, tmp_path):
+    """Moves the cache file out of the cache folder, same inode and bytes, and puts a symbolic link to it in its
+    place; the file outside gets an old mtime. Returns the file outside, its bytes and mtime."""
+    path = setup.cache_file("posts")
+    outside = tmp_path / "outside.json"
+    os.rename(path, outside)
+    os.symlink(outside, path)
+    old = time.time() - 3600
+    os.utime(outside, (old, old))
+    return outside, outside.read_bytes(), outside.stat().st_mtime
+
+
+def assert_link_moved_aside_and_untouched(setup, output, outside, before, mtime):
+    aside = corrupt_cache_files(setup)
+    assert len(aside) == 1 and aside[0].is_symlink() and os.readlink(aside[0]) == str(outside)
+    assert f"posts: cache file was damaged (it is a symbolic link, which syncd never follows in the cache folder); " \
+           f"moved it to {aside[0]}" in output, output
+    # Nothing outside the cache folder was read as the cache, written or touched.
+    assert (outside.read_bytes(), outside.stat().st_mtime) == (before, mtime)
+    path = setup.cache_file("posts")
+    assert not path.is_symlink() and setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_a_cache_file_replaced_by_a_symbolic_link_is_moved_aside_at_start(server, setup, tmp_path):
+    seed(server, setup)
+    outside, before, mtime = replace_by_link(setup, tmp_path)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert_link_moved_aside_and_untouched(setup, r.stderr, outside, before, mtime)
+    assert "posts: synced 2 records (listing changed)" in r.stderr, r.stderr
+
+
+def test_a_cache_file_replaced_by_a_symbolic_link_while_running_is_never_touched(server, setup, daemons, tmp_path):
+    d, syncctl = daemon_over_a_seeded_cache(server, setup, daemons)
+    outside, before, mtime = replace_by_link(setup, tmp_path)
+    # A read does not follow the link either: it says so, and reads nothing outside.
+    r = subprocess.run(syncctl + ["get", "posts", "1"], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "it is a symbolic link, which syncd never follows" in r.stderr, r.stdout + r.stderr
+    # The server answers 304: the confirmation finds the link and moves it aside instead of touching its target.
+    r = subprocess.run(syncctl + ["refresh", "posts", "--wait"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d.wait_log("posts: synced 2 records (listing changed)")
+    assert_link_moved_aside_and_untouched(setup, d.output(), outside, before, mtime)
+
+
+def test_a_read_says_which_property_of_a_replaced_cache_file_differs(server, setup, daemons):
+    _, syncctl = daemon_over_a_seeded_cache(server, setup, daemons)
+    path = setup.cache_file("posts")
+    before = path.read_bytes()
+    inode = path.stat().st_ino
+    # The same bytes in another file renamed into place: only the inode differs.
+    copy = path.with_name("copy.json")
+    copy.write_bytes(before)
+    os.rename(copy, path)
+    r = subprocess.run(syncctl + ["get", "posts", "1"], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0, r.stdout
+    assert f"the store expects {inode}: another file took its place" in r.stderr, r.stderr
+    assert "its size is" not in r.stderr, r.stderr
+    assert path.read_bytes() == before

@@ -293,6 +293,16 @@ def test_conflict_manual_keeps_both_until_resolved(server, setup, daemons, keep)
     assert setup.cache_doc("posts")["records"][0]["title"] == expected
 
 
+def test_resolving_a_record_not_in_conflict_points_to_conflicts(server, setup, daemons):
+    writable(setup, server, policy="manual")
+    start(setup, daemons)
+    before = setup.cache_file("posts").read_bytes()
+    r = syncctl(setup, "resolve", "posts", "1", "--keep", "local")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "syncctl: record \"1\" of \"posts\" is not in conflict; 'syncctl conflicts' lists the records that are\n", r.stderr
+    assert setup.cache_file("posts").read_bytes() == before and outbox_entries(setup) == []
+
+
 def test_409_from_the_server_is_a_conflict(server, setup, daemons):
     writable(setup, server, policy="server-wins", version=False)
     d = start(setup, daemons)
@@ -366,6 +376,8 @@ def test_logout_with_pending_changes_refuses_unless_discarding(server, setup, da
     assert setup.cache_file("posts").exists()
     r = syncctl(setup, "logout", "--discard-pending")
     assert r.returncode == 0, r.stderr
+    assert r.stdout == ("Logged out of account default: erased the cache and state of 1 source (3 cached records), "
+                        "and the local changes of 1 record not confirmed by the server\n"), r.stdout
     assert not setup.cache_file("posts").exists()
 
 

@@ -88,17 +88,29 @@ def test_a_local_change_a_full_disk_kept_out_of_the_file_is_counted_then_written
     r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
                        input=json.dumps({"id": 3, "title": "Three " + "x" * 2000}), capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr                                    # queued durably: the state folder has room
-    d.wait_log("keeping the previous copy (2 cached records; 3 records not yet written to the cache file): write ")
+    # Only the new record is missing from the file: the two it holds are as the store has them.
+    d.wait_log("keeping the previous copy (2 cached records; 1 record not yet written to the cache file): write ")
     assert "No space left on device" in d.output()
     assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
     r = syncctl(setup, "list", "posts", "--json")
     assert r.returncode == 0 and len(json.loads(r.stdout)) == 3
-    assert "the cache file of posts holds 2 records; 3 records listed here are not yet written" in r.stderr, r.stderr
+    assert "the cache file of posts holds 2 records; 1 record listed here is not yet written" in r.stderr, r.stderr
+    # Another new record, then the first one changed again: two records the file lacks, each counted once.
+    for record in ({"id": 4, "title": "Four"}, {"id": 3, "title": "Three again"}):
+        r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                           input=json.dumps(record), capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+    d.wait_log("keeping the previous copy (2 cached records; 2 records not yet written to the cache file): write ", count=2)
+    assert setup.cache_file("posts").read_bytes() == before
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and len(json.loads(r.stdout)) == 4
+    assert "the cache file of posts holds 2 records; 2 records listed here are not yet written" in r.stderr, r.stderr
     status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
     assert status["records"] == 2, status
 
     filler.unlink()
     syncctl(setup, "refresh", "posts", "--wait")                          # the push fails (503); the file is written
     doc = setup.cache_doc("posts")
-    assert [record["id"] for record in doc["records"]] == [1, 2, 3] and doc["pending"] == [3]
+    assert [record["id"] for record in doc["records"]] == [1, 2, 3, 4] and doc["pending"] == [3, 4]
+    assert doc["records"][2]["title"] == "Three again"
     assert syncctl(setup, "list", "posts").stderr == ""

@@ -402,3 +402,30 @@ def test_refresh_with_more_streams_progress(server, setup, daemons):
     assert progress, updates
     assert all(u["bytes"] > 0 and u["pages"] == 1 for u in progress)
     assert [u["records"] for u in progress] == sorted(u["records"] for u in progress)
+
+
+def test_every_command_help_ends_with_the_same_global_options():
+    top = subprocess.run([str(BIN / "syncctl"), "--help"], capture_output=True, text=True, timeout=30).stdout
+    commands = top.split("Commands:\n", 1)[1].split("\n\n", 1)[0]
+    names = [line.split()[0] for line in commands.splitlines()]
+    block = "Global options:\n" + top.split("Global options:\n", 1)[1].split("\n\n", 1)[0] + "\n"
+    assert "--version" in block and "--help" in block
+    for name in names:
+        r = subprocess.run([str(BIN / "syncctl"), name, "--help"], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, (name, r.stderr)
+        assert r.stdout.endswith(block), (name, r.stdout)
+
+
+def test_an_unknown_source_points_to_status(running, setup):
+    for args in (("get", "nosuch", "1"), ("list", "nosuch"), ("refresh", "nosuch")):
+        r = syncctl(setup, *args)
+        assert (r.returncode, r.stdout) == (1, ""), args
+        assert r.stderr == "syncctl: no such source: nosuch; 'syncctl status' lists the configured sources\n", r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_logout_says_what_it_erased(running, setup):
+    r = syncctl(setup, "logout")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout == "Logged out of account default: erased the cache and state of 1 source (2 cached records)\n"
+    assert not setup.cache_file("posts").exists()

@@ -132,10 +132,13 @@ public enum Syncctl {
         if let error = ManagerError(name: name, parameters: parameters) {
             switch error {
             case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
-            case .noSuchSource(let source): return "no such source: \(source)"
+            case .noSuchSource(let source): return "no such source: \(source); 'syncctl status' lists the configured sources"
             case .noSuchRecord(let source, let id): return "no record with ID \(id) in source \(source)"
             case .notWritable(let source): return "source \(source) is read-only (it is not configured with Writable=yes)"
             case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
+            case .invalidParameter(let parameter, let reason) where command == "resolve" && parameter == "id":
+                // The record exists but has nothing to resolve: say where the conflicts are, not "invalid id".
+                return "\(reason); 'syncctl conflicts' lists the records that are"
             case .invalidParameter(let parameter, let reason): return "invalid \(parameter): \(reason)"
             case .refreshFailed(let source, let reason): return "refresh of \(source) failed: \(reason)"
             case .reloadFailed(let reason): return "reload failed, the old configuration stays in force: \(reason)"

@@ -61,6 +61,9 @@ public enum FailureKind: String, Hashable, Sendable {
     /// HTTP 401, 403, 404, or a response that failed validation: not retried
     /// until the next trigger.
     case permanent
+    /// A local condition that clears by itself (a full disk kept the cache file from being written): the
+    /// network is fine, so it is retried with backoff and never given up; past `maxAttempts` at the longest delay.
+    case local
 }
 
 /// What became of a refresh the scheduler started.

@@ -327,14 +327,23 @@ public struct SourceScheduler: Sendable {
                 let until = now + min(SchedulingTime.nonNegative(retryAfter), settings.retryAfterCap)
                 retryAfterUntil = max(until, retryAfterUntil ?? until)
             }
-            let exhausted = kind == .permanent || attempt >= settings.maxAttempts
+            let exhausted: Bool
+            switch kind {
+            case .permanent: exhausted = true
+            case .transient: exhausted = attempt >= settings.maxAttempts
+            case .local: exhausted = false
+            }
             let fraction = jitter.fraction()
             if !isOnline {
                 state = .offline(resting: exhausted ? .error : .backoff)
             } else if exhausted {
                 state = .error(periodicAt: now + BackoffPolicy.periodicDelay(settings: settings, fraction: fraction))
             } else {
-                let delay = BackoffPolicy.delay(afterFailedAttempt: attempt, settings: settings, fraction: fraction)
+                // A local failure past `maxAttempts` keeps retrying at the longest delay.
+                if attempt >= settings.maxAttempts { attempt = settings.maxAttempts }
+                let delay = attempt >= settings.maxAttempts
+                    ? settings.maxDelay
+                    : BackoffPolicy.delay(afterFailedAttempt: attempt, settings: settings, fraction: fraction)
                 state = .backoff(retryAt: max(now + delay, automaticFloor))
             }
         }

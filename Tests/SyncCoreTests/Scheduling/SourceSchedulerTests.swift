@@ -227,6 +227,30 @@ struct SourceSchedulerTests {
         #expect(harness.scheduler.status.attempt == 1)
     }
 
+    /// A local failure (a full disk) is never given up: past MaxAttempts= it is retried every MaxDelaySec=.
+    @Test func aLocalFailureKeepsRetryingAtTheLongestDelayPastMaxAttempts() {
+        let settings = SchedulerSettings(initialDelay: .seconds(1), maxDelay: .seconds(60), maxAttempts: 3)
+        var harness = Harness(settings: settings, jitter: ConstantJitter(0))
+        harness.startHealthy(at: ms(0))
+        harness.feed(.trigger(.manual), at: ms(1_000))
+        var delays: [Duration] = []
+        for _ in 1...6 {
+            let failedAt = harness.scheduler.now
+            harness.feed(.refreshFinished(.failure(.local, retryAfter: nil)), at: failedAt)
+            #expect(harness.state == .backoff)
+            let retryAt = harness.scheduler.status.nextAttempt ?? failedAt
+            delays.append(retryAt - failedAt)
+            harness.run(until: retryAt)
+            #expect(harness.state == .syncing)
+        }
+        #expect(delays == [.seconds(1), .seconds(1), .seconds(60), .seconds(60), .seconds(60), .seconds(60)])
+        #expect(harness.scheduler.status.attempt == settings.maxAttempts + 1)
+        // Space again: the next attempt succeeds and the source is healthy.
+        harness.feed(.refreshFinished(.success), at: harness.scheduler.now)
+        #expect(harness.state == .idle)
+        #expect(harness.scheduler.status.attempt == 0)
+    }
+
     @Test func retryAfterIsHonouredAndCapped() {
         var harness = Harness(jitter: ConstantJitter(0.5))
         harness.feed(.trigger(.startup), at: ms(0))

@@ -94,7 +94,30 @@ public struct LogoutCommand: SyncctlCommand {
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
+        // Logout answers with nothing: what it erases is read just before, so the person sees what went.
+        let before = try? context.call(.getStatus)
         _ = try context.call(.logout(discardPending: discardPending))
+        context.output.write(LogoutCommand.summary(of: before, discardPending: discardPending) + "\n")
+    }
+
+    /// "Logged out of account default: erased the cache and state of 2 sources (12 cached records)", from
+    /// the status read just before the logout; without one, the account is not named.
+    static func summary(of status: JSONObject?, discardPending: Bool) -> String {
+        guard let status, let sources = status["sources"]?.arrayValue,
+              let account = status["daemon"]?.objectValue?["account"]?.stringValue else {
+            return "Logged out: erased the current account's cache and state"
+        }
+        var records: Int64 = 0, changed: Int64 = 0
+        for source in sources.compactMap(\.objectValue) {
+            records += source["records"]?.integerValue ?? 0
+            changed += (source["pending"]?.integerValue ?? 0) + (source["parked"]?.integerValue ?? 0)
+        }
+        var text = "Logged out of account \(account): erased the cache and state of \(counted(sources.count, "source")) "
+            + "(\(counted(Int(records), "cached record")))"
+        if discardPending && changed > 0 {
+            text += ", and the local changes of \(counted(Int(changed), "record")) not confirmed by the server"
+        }
+        return text
     }
 }
 

@@ -70,8 +70,9 @@ public struct ListCommand: SyncctlCommand {
         }
         if let behind {
             // The records come from syncd's store; a failed write left the file apps read behind it.
-            context.output.writeError("syncctl: warning: the cache file of \(source) holds \(behind.cached) records; "
-                                      + "\(behind.unwritten) records listed here are not yet written to the cache file (see 'syncctl status')\n")
+            context.output.writeError("syncctl: warning: the cache file of \(source) holds \(counted(Int(behind.cached), "record")); "
+                                      + "\(counted(Int(behind.unwritten), "record")) listed here \(behind.unwritten == 1 ? "is" : "are") "
+                                      + "not yet written to the cache file (see 'syncctl status')\n")
         }
         if context.globals.json != nil {
             return context.printJSON(.array(records))
