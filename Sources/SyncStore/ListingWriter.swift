@@ -140,7 +140,7 @@ public final class ListingWriter {
         let hash = XXHash64.hash(chunkFile)
         let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
         do {
-            let same = try nextSeq < stored.count && stored[nextSeq] == layout && (store.chunk(source: source, seq: nextSeq)) == chunkData
+            let same = try nextSeq < stored.count && stored[nextSeq] == layout && store.storedChunk(source: source, seq: nextSeq, equals: chunkData)
             if !same {
                 stageChunk.reset()
                 try stageChunk.bind(1, Int64(nextSeq))
