@@ -25,7 +25,7 @@ public struct OnceRun {
         // The group lookup first: it may load NSS modules, and `dlopen` calls wait for each other.
         let group = Directories.usableGroup(named: configuration.daemon.controlGroup)
         // libcurl is mapped on a second thread while the lock, the store and the cache folder are opened
-        // here: they overlap instead of adding up before the first request (docs/benchmarks.md, "Storage").
+        // here: they overlap instead of adding up before the first request (docs/architecture.md, "libcurl on demand").
         let preload = configuration.sources.isEmpty ? nil : CurlPreload()
         // The process exits after this run: libcurl stays loaded until then.
         defer { preload?.finish(unloading: false) }

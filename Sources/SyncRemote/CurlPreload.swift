@@ -4,7 +4,7 @@ import Synchronization
 /// libcurl loaded ahead of the first transfer, on a thread of its own, while the caller does its other
 /// start-up work (`syncd --once`: the lock, the store, the cache folder). Mapping and relocating libcurl and
 /// the ~30 libraries it brings and `curl_global_init` take several milliseconds that would otherwise all come
-/// before the first request (docs/benchmarks.md, "Storage (issue 12)"); on a second core they overlap.
+/// before the first request (docs/benchmarks.md, "Speed of the first sync and of the 304"); on a second core they overlap.
 ///
 /// The first transfer finds the library loaded, or waits for the load in progress (`CurlLibrary` holds its
 /// lock while loading). A load that fails here is only dropped: the first transfer loads again and reports
