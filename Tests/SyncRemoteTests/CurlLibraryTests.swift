@@ -28,6 +28,9 @@ private func mappings(of path: String) throws -> [Substring] {
 
 /// A private copy of the libcurl the daemon loads: `dlopen` of another path (another inode) maps a copy of
 /// its own, so whether it is mapped does not depend on the tests that use the shared library meanwhile.
+/// Its `DT_SONAME` is renamed (same length): the dynamic loader hands an already loaded library to a
+/// `dlopen` of its soname, so a test that loads `libcurl.so.4` while this copy is mapped would otherwise
+/// take a reference to the copy and keep it mapped past its test's last release.
 private func privateLibcurl() throws -> String {
     _ = try CurlLibrary.shared.acquire()
     defer { CurlLibrary.shared.release() }
@@ -36,7 +39,11 @@ private func privateLibcurl() throws -> String {
     }.first { $0.contains("/libcurl.so.4") }
     let source = try #require(original, "libcurl.so.4 is not in /proc/self/maps while loaded")
     let copy = NSTemporaryDirectory() + "syncd-libcurl-" + UUID().uuidString + ".so.4"
-    try FileManager.default.copyItem(atPath: source, toPath: copy)
+    var bytes = try #require(FileManager.default.contents(atPath: source).map { [UInt8]($0) }, "cannot read \(source)")
+    let soname = Array("libcurl.so.4\u{0}".utf8)
+    let at = try #require(bytes.firstRange(of: soname)?.lowerBound, "\(source) holds no soname libcurl.so.4")
+    bytes[at + 6] = UInt8(ascii: "X")                                        // libcurX.so.4
+    try #require(FileManager.default.createFile(atPath: copy, contents: Data(bytes)), "cannot write \(copy)")
     return copy
 }
 
