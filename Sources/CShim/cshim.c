@@ -42,4 +42,12 @@ uint32_t cshim_rtmgrp_ipv6_route(void) { return RTMGRP_IPV6_ROUTE; }
 #include <linux/sched.h>
 int cshim_setns_net(int fd) { return syscall(SYS_setns, fd, CLONE_NEWNET) < 0 ? -errno : 0; }
 
+long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned long length) {
+    long long offset = *in_offset;
+    long n = syscall(SYS_copy_file_range, in_fd, &offset, out_fd, (long long *)0, (size_t)length, 0u);
+    if (n < 0) return -errno;
+    *in_offset = offset;
+    return n;
+}
+
 int cshim_errno(void) { return errno; }
