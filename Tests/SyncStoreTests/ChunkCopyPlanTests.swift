@@ -112,6 +112,40 @@ struct LocalChangeCopyTests {
         #expect(try storedBodies(t.store).count == 2100, "the server's listing reads back whole")
     }
 
+    /// Status and Watch count the local view after every change: with the file current, that is the count
+    /// the store recorded when writing it, no walk of the listing (the file is not even opened here);
+    /// while the outbox is ahead of the file (dirty), the listing is walked.
+    @Test func theLocalViewOfACurrentFileIsCountedWithoutReadingIt() throws {
+        let t = try TemporaryStore()
+        try store(records(2100), into: t.store)
+        try queue(t.store, 7, .delete)
+        try queue(t.store, 9000, .create, "{\"id\":9000}")
+        try t.store.rebuildCacheFile(source: "posts")
+        try FileManager.default.moveItem(atPath: t.folder.path(of: "posts"), toPath: t.directory + "/moved")
+        #expect(try t.store.state(of: "posts", countingLocalView: true).localRecordCount == 2100)
+        try t.store.setSnapshotDirty(source: "posts", true)
+        #expect(throws: StoreError.self) { try t.store.state(of: "posts", countingLocalView: true) }
+        try FileManager.default.moveItem(atPath: t.directory + "/moved", toPath: t.folder.path(of: "posts"))
+        #expect(try t.store.state(of: "posts", countingLocalView: true).localRecordCount == 2100)
+    }
+
+    /// The fingerprint's hash is composed from header, chunk hashes and tail; one changed byte anywhere
+    /// (header, a chunk, the trailer) changes it.
+    @Test(arguments: [10, 3000, -5])
+    func theComposedHashFindsAChangedByteAnywhere(at position: Int) throws {
+        let t = try TemporaryStore()
+        try store(records(2100), into: t.store)
+        let path = t.folder.path(of: "posts")
+        let expected = try #require(try t.store.state(of: "posts").snapshotFingerprint).hash
+        let fd = open(path, O_RDWR)
+        defer { close(fd) }
+        #expect(try t.store.cacheFileDigest(source: "posts", fd: fd) == expected)
+        let offset = position >= 0 ? position : try bytes(path).count + position
+        var byte: UInt8 = 0x21   // "!", in no record
+        #expect(pwrite(fd, &byte, 1, off_t(offset)) == 1)
+        #expect(try t.store.cacheFileDigest(source: "posts", fd: fd) != expected)
+    }
+
     /// An untouched chunk is copied without being read: damage there is carried over, and the next read of
     /// that chunk finds it (its stored hash no longer matches). A damaged touched chunk fails the rebuild and
     /// leaves the file and the index as they were.
