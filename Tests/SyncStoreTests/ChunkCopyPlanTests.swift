@@ -175,6 +175,24 @@ struct LocalChangeCopyTests {
         #expect(t.leftovers().isEmpty)
     }
 
+    /// A file whose header or tail no longer hashes to the fingerprint with the stored chunk hashes is not
+    /// copied from: the rebuild reads every chunk (each hash-checked) and writes the same bytes as a refresh.
+    @Test func aDamagedTailMakesTheRebuildReadEveryChunk() throws {
+        let t = try TemporaryStore()
+        try store(records(2100), into: t.store)
+        let path = t.folder.path(of: "posts")
+        let fd = open(path, O_RDWR)
+        var byte: UInt8 = 0x21
+        #expect(pwrite(fd, &byte, 1, off_t(try bytes(path).count - 5)) == 1)
+        close(fd)
+        let chunks = try t.store.chunkLayouts(source: "posts")
+        #expect(try t.store.copyableFile(source: "posts", chunks: chunks) == nil)
+        try queue(t.store, 1700, .update, "{\"id\":1700,\"local\":true}")
+        try t.store.rebuildCacheFile(source: "posts")
+        let (_, expected) = try fullRebuild { try queue($0, 1700, .update, "{\"id\":1700,\"local\":true}") }
+        #expect(try bytes(path) == expected)
+    }
+
     /// Copies through `copier` 1000 bytes of a 3000-byte file starting at 500 into a new cache file.
     func copy(with copier: RangeCopier?) throws -> (TemporaryStore, CacheFileOutput, [UInt8]) {
         let t = try TemporaryStore()
