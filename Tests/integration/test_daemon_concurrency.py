@@ -68,6 +68,11 @@ def test_nobody_waits_behind_an_endless_listing(server, setup, daemons):
     assert [(e["source"], e["id"]) for e in outbox] == [("b", "10")]
     wait_for(lambda: any(rec.get("id") == 10 for rec in server.records("b")), timeout=5, what="b's record on the server")
     assert [(q["method"], q["path"]) for q in server.requests("/b") if q["method"] == "POST"] == [("POST", "/b")]
+    # A create stays "sent" in the outbox until the listing fetched after the push shows it (docs/local-changes.md, "After the push");
+    # that refresh ends a few milliseconds after the server stored the record.
+    wait_for(lambda: json.loads(syncctl(setup, "outbox", "--json").stdout) == [], timeout=5,
+             what="b's create confirmed by the listing after the push")
+    d.wait_log("b: synced 3 records")
 
     # (b) A refresh of c completes, with the server's new data, while slow still pages.
     server.set_records("c", POSTS + [{"id": 3, "title": "Post 3"}])

@@ -8,6 +8,10 @@ from test_outbox import outbox_entries, put, start, writable
 from test_syncctl import syncctl
 
 
+def source_status(setup):
+    return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+
+
 def posts_of(server, title):
     return [json.loads(q["body"]) for q in server.requests("/posts")
             if q["method"] == "POST" and json.loads(q["body"]).get("title") == title]
@@ -27,8 +31,9 @@ def test_a_lost_create_followed_by_a_304_is_sent_again_without_another_trigger(s
     assert len(posts_of(server, "Lost answer")) == 2                  # the dropped one, then the re-send
     assert "the create of lost, whose answer was lost, is not in the listing; sending it again" in d.output()
     wait_for(lambda: outbox_entries(setup) == [], timeout=15, what="the outbox to empty")
-    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
-    assert status["pending"] == 0 and status["lastError"] is None
+    # The status follows once the refresh that emptied the outbox has ended (milliseconds later).
+    wait_for(lambda: source_status(setup)["pending"] == 0, timeout=5, what="the status to count no pending change")
+    assert source_status(setup)["lastError"] is None
     assert "lost" not in setup.cache_doc("posts")["pending"]
 
 
