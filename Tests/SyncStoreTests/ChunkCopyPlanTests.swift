@@ -194,8 +194,8 @@ struct LocalChangeCopyTests {
     }
 
     /// Copies through `copier` 1000 bytes of a 3000-byte file starting at 500 into a new cache file.
-    func copy(with copier: RangeCopier?) throws -> (TemporaryStore, CacheFileOutput, [UInt8]) {
-        let t = try TemporaryStore()
+    func copy(with copier: RangeCopier?, in store: TemporaryStore? = nil) throws -> (TemporaryStore, CacheFileOutput, [UInt8]) {
+        let t = try store ?? TemporaryStore()
         let previous = t.directory + "/previous"
         let content = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
         try Data(content).write(to: URL(fileURLWithPath: previous))
@@ -237,9 +237,12 @@ struct LocalChangeCopyTests {
 
     /// A copy the disk refuses fails with the reason, and the temporary file is removed.
     @Test func aRefusedCopyIsAWriteFailureAndLeavesNothing() throws {
-        #expect { _ = try copy(with: RangeCopier { _, _, _, _ in -Int(ENOSPC) }) } throws: { error in
+        let t = try TemporaryStore()
+        #expect { _ = try copy(with: RangeCopier { _, _, _, _ in -Int(ENOSPC) }, in: t) } throws: { error in
             guard case StoreError.cacheFileWrite(let path, let reason) = error else { return false }
             return path.hasSuffix("/posts.json") && reason.contains("No space left on device") && reason.contains("previous")
         }
+        #expect(t.leftovers().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: t.folder.path(of: "posts")))
     }
 }
