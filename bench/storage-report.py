@@ -51,19 +51,22 @@ decisions rest on those.**
 
 "Issue filed" is the same harness on the store as it was when issue 12 was filed; "schema 1" the last
 measurement with the bodies still in SQLite chunks (log folded after each refresh; 2026-11-30, on the
-merged tree before the storage redesign); "schema 2" is this run: the cache file is the only copy of the
-bodies (docs/architecture.md, "Storing listings").
+merged tree before the storage redesign); "schema 2" the first measurement of the redesign, where the cache
+file is the only copy of the bodies (docs/architecture.md, "Storing listings"; 2026-11-30); "this run" the
+same store after the speed work of 2026-12-01 (libcurl loaded on a second thread by `--once`, the cache file
+written without a copy per buffer and its writeback started while it is written; "Speed of the first sync
+and of the 304" below, with interleaved before/after runs, which say more than one noisy run).
 
-| measure | issue filed | schema 1 | schema 2 (this run) | goal | verdict |
-|---|---|---|---|---|---|
-| 100k first sync vs `curl -o` (medians; noisy) | 3.8× (139 ms vs 37 ms) | 7.5× (310 ms vs 41 ms) | {first/floor:.1f}× ({first:.0f} ms vs {floor:.0f} ms) | ≤ 2× | {ok(first <= 2*floor)} |
-| `--once` right after a first sync (a 304) vs a conditional curl (medians; noisy) | 13.3× (64.4 ms vs 4.8 ms) | 2.0× (18.0 ms vs 8.8 ms) | {after/cond:.1f}× ({after:.1f} ms vs {cond:.1f} ms) | ≤ 2× | {ok(after <= 2*cond)} |
-| 1M records: disk at rest (state + cache) after the first sync, its write-ahead log included | 3.23× (712 MiB for a 221 MiB listing) | 2.15× (474 MiB) | {x(s1['end_disk'])} ({s1['end_disk']/MiB:.0f} MiB for a {size/MiB:.0f} MiB listing) | ≤ 1.2× | {ok(s1['end_disk'] <= 1.2*size)} |
-| 1M records: disk at rest after the next run (a 304) | 2.11× (466 MiB) | 2.15× (475 MiB) | {x(s304['end_disk'])} ({s304['end_disk']/MiB:.0f} MiB) | ≤ 1.2× | {ok(s304['end_disk'] <= 1.2*size)} |
-| 1M records: disk at peak during the first sync | 3.23× (712 MiB) | 3.30× (728 MiB) | {x(s1['peak_disk'])} ({s1['peak_disk']/MiB:.0f} MiB) | ≤ 2.2× | {ok(s1['peak_disk'] <= 2.2*size)} |
-| 1M records: peak RSS of `--once` | 36.6 MiB | 29.9 MiB | {s1['maxrss_kib']/1024:.1f} MiB | ≤ 32 MiB | {ok(s1['maxrss_kib'] <= 32*1024)} |
-| daemon RSS idle, two small sources (VmRSS 5 s after their first syncs) | 23.7 MiB | 16.7 MiB | {idle:.1f} MiB | ≤ 16 MiB | {ok(idle <= 16)} |
-| daemon RSS 5 s after refreshing 300k records | 28.4 MiB | 16.6 MiB | {r300:.1f} MiB | ≤ 20 MiB | {ok(r300 <= 20)} |
+| measure | issue filed | schema 1 | schema 2 | this run | goal | verdict |
+|---|---|---|---|---|---|---|
+| 100k first sync vs `curl -o` (medians; noisy) | 3.8× (139 ms vs 37 ms) | 7.5× (310 ms vs 41 ms) | 3.6× (158 ms vs 44 ms) | {first/floor:.1f}× ({first:.0f} ms vs {floor:.0f} ms) | ≤ 2× | {ok(first <= 2*floor)} |
+| `--once` right after a first sync (a 304) vs a conditional curl (medians; noisy) | 13.3× (64.4 ms vs 4.8 ms) | 2.0× (18.0 ms vs 8.8 ms) | 2.2× (19.8 ms vs 9.0 ms) | {after/cond:.1f}× ({after:.1f} ms vs {cond:.1f} ms) | ≤ 2× | {ok(after <= 2*cond)} |
+| 1M records: disk at rest (state + cache) after the first sync, its write-ahead log included | 3.23× (712 MiB for a 221 MiB listing) | 2.15× (474 MiB) | 1.09× (240 MiB) | {x(s1['end_disk'])} ({s1['end_disk']/MiB:.0f} MiB for a {size/MiB:.0f} MiB listing) | ≤ 1.2× | {ok(s1['end_disk'] <= 1.2*size)} |
+| 1M records: disk at rest after the next run (a 304) | 2.11× (466 MiB) | 2.15× (475 MiB) | 1.09× (240 MiB) | {x(s304['end_disk'])} ({s304['end_disk']/MiB:.0f} MiB) | ≤ 1.2× | {ok(s304['end_disk'] <= 1.2*size)} |
+| 1M records: disk at peak during the first sync | 3.23× (712 MiB) | 3.30× (728 MiB) | 1.17× (258 MiB) | {x(s1['peak_disk'])} ({s1['peak_disk']/MiB:.0f} MiB) | ≤ 2.2× | {ok(s1['peak_disk'] <= 2.2*size)} |
+| 1M records: peak RSS of `--once` | 36.6 MiB | 29.9 MiB | 29.8 MiB | {s1['maxrss_kib']/1024:.1f} MiB | ≤ 32 MiB | {ok(s1['maxrss_kib'] <= 32*1024)} |
+| daemon RSS idle, two small sources (VmRSS 5 s after their first syncs) | 23.7 MiB | 16.7 MiB | 16.0 MiB | {idle:.1f} MiB | ≤ 16 MiB | {ok(idle <= 16)} |
+| daemon RSS 5 s after refreshing 300k records | 28.4 MiB | 16.6 MiB | 15.8 MiB | {r300:.1f} MiB | ≤ 20 MiB | {ok(r300 <= 20)} |
 
 ### 1M records ({size/MiB:.0f} MiB), one run each
 
@@ -81,10 +84,10 @@ bodies (docs/architecture.md, "Storing listings").
 Where the daemon's resident memory lies (`/proc/PID/smaps`): idle, {parts("rss-idle")}; 5 s after
 refreshing 300k records, {parts("rss-300k")}. Shared libraries' pages are shared with other processes.
 
-Write amplification (bytes written per byte of listing; issue filed → schema 1 → schema 2): first sync
-3.23× → 6.66× → {x(s1['write_bytes'])}, unchanged re-sync 0.00× → 0.00× → {x(s304['write_bytes'])},
-identical 200 0.00× → 0.00× → {x(s200['write_bytes'])}, one record changed on the server 2.12× → 4.43× →
-{x(sone['write_bytes'])}, one record edited locally (`syncctl put` in a running daemon; schema 1: 1.01×) {x(sput['write_bytes'])}
+Write amplification (bytes written per byte of listing; issue filed → schema 1 → schema 2 → this run): first sync
+3.23× → 6.66× → 1.26× → {x(s1['write_bytes'])}, unchanged re-sync 0.00× → 0.00× → 0.00× → {x(s304['write_bytes'])},
+identical 200 0.00× → 0.00× → 0.00× → {x(s200['write_bytes'])}, one record changed on the server 2.12× → 4.43× → 1.08× →
+{x(sone['write_bytes'])}, one record edited locally (`syncctl put` in a running daemon; schema 1: 1.01×, schema 2: 1.00×) {x(sput['write_bytes'])}
 ({sput['write_bytes']/MiB:.1f} MiB, the put answered in {sput['wall_s']:.2f} s, noisy); `curl -o`
 {x(c1['write_bytes'])}. The rows after the first sync are on the first sync's state, so their "disk
 at end" is the state at rest after that step. "One record changed" is a change on the server (one

@@ -41,6 +41,12 @@ uint32_t cshim_rtmgrp_ipv6_route(void) { return RTMGRP_IPV6_ROUTE; }
 #include <sys/syscall.h>
 #include <linux/sched.h>
 int cshim_setns_net(int fd) { return syscall(SYS_setns, fd, CLONE_NEWNET) < 0 ? -errno : 0; }
+#ifndef SYNC_FILE_RANGE_WRITE
+#define SYNC_FILE_RANGE_WRITE 2 /* linux/fs.h */
+#endif
+int cshim_start_writeback(int fd, int64_t offset, int64_t count) {
+    return syscall(SYS_sync_file_range, fd, offset, count, SYNC_FILE_RANGE_WRITE) < 0 ? -errno : 0;
+}
 
 long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned long length) {
     long long offset = *in_offset;

@@ -49,7 +49,11 @@ public enum AccountStorage {
 
     /// The snapshot writer for `account`.
     public static func snapshots(directories: Directories, account: String, group: String) throws -> SnapshotWriter {
-        let gid = Directories.usableGroup(named: group)
+        try snapshots(directories: directories, account: account, groupID: Directories.usableGroup(named: group))
+    }
+
+    /// Like `snapshots(directories:account:group:)` with the group already looked up (`Directories.usableGroup`).
+    static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> SnapshotWriter {
         try Directories.create(directories.cache, mode: 0o750, group: gid)
         try refuseLink(directories.cache + "/" + account)
         let writer = SnapshotWriter(directory: directories.cache + "/" + account, account: account, group: gid)

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncRemote
 import SyncStore
 
 /// `syncd --once`: refresh every source once, then exit 0 only if all succeeded.
@@ -21,13 +22,20 @@ public struct OnceRun {
     /// Runs it; returns the process exit status. Prints one line per failed source to `report`.
     public func run(report: (String) -> Void) -> Int32 {
         let account = configuration.daemon.account
+        // The group lookup first: it may load NSS modules, and `dlopen` calls wait for each other.
+        let group = Directories.usableGroup(named: configuration.daemon.controlGroup)
+        // libcurl is mapped on a second thread while the lock, the store and the cache folder are opened
+        // here: they overlap instead of adding up before the first request (docs/benchmarks.md, "Storage").
+        let preload = configuration.sources.isEmpty ? nil : CurlPreload()
+        // The process exits after this run: libcurl stays loaded until then.
+        defer { preload?.finish(unloading: false) }
         let lock: InstanceLock
         let engine: SyncEngine
         do {
             // A running daemon owns this state: refreshing next to it would write the same store and cache.
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             let store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp())
-            let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
+            let snapshots = try AccountStorage.snapshots(directories: directories, account: account, groupID: group)
             engine = try SyncEngine(store: store, snapshots: snapshots, logger: logger, environment: environment)
         } catch {
             report("syncd: \(error)")

@@ -53,8 +53,12 @@ func fingerprint(of fd: Int32, hash: UInt64) -> SnapshotFingerprint? {
 }
 
 /// A new cache file being written: a temporary file in the folder (`.<source>.json.tmp-…`, `O_EXCL`, the
-/// folder's mode and group), fed through a 256 KiB buffer, or by range copies from the previous file
-/// (`copyRange`). `finish` flushes it to disk; `install` renames it over the final name and flushes the
+/// folder's mode and group), fed through a 256 KiB buffer (runs of 64 KiB or more, such as a listing's
+/// index chunks, go to the file directly: no copy), or by range copies from the previous file
+/// (`copyRange`). Every 4 MiB written, the kernel is asked to start writing them back
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits for nothing), so the disk works while the
+/// listing still arrives and `finish`'s `fsync` has less left to do; that `fsync` stays the point of
+/// durability. `finish` flushes it to disk; `install` renames it over the final name and flushes the
 /// folder; `discard` removes it. The content hash is the writer's (`CacheFileDigest`): nothing here hashes.
 final class CacheFileOutput {
     let folder: CacheFolder
@@ -70,7 +74,14 @@ final class CacheFileOutput {
     private(set) var copied = (kernel: 0, readWrite: 0)
     private var closed = false
     private var installed = false
+    /// Bytes written to the file so far, and how many of them writeback was started for.
+    private var written = 0
+    private var writebackStarted = 0
     private static let capacity = 256 << 10
+    /// Runs at least this long skip the buffer.
+    private static let direct = 64 << 10
+    /// How much is written between two writeback requests.
+    private static let writebackStep = 4 << 20
 
     /// Path of the final file.
     var path: String { folder.path(of: source) }
@@ -111,9 +122,9 @@ final class CacheFileOutput {
 
     /// Appends bytes.
     func write(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
-        if buffer.count + bytes.count > CacheFileOutput.capacity {
+        if buffer.count + bytes.count > CacheFileOutput.capacity || bytes.count >= CacheFileOutput.direct {
             try flush()
-            if bytes.count > CacheFileOutput.capacity {
+            if bytes.count >= CacheFileOutput.direct {
                 try writeAll(bytes)
                 return
             }
@@ -178,12 +189,13 @@ final class CacheFileOutput {
 
     private func flush() throws(StoreError) {
         guard !buffer.isEmpty else { return }
-        let pending = buffer
-        buffer.removeAll(keepingCapacity: true)
+        // Written from the buffer in place and emptied after: a copy would make `removeAll` allocate a new
+        // 256 KiB buffer at every flush (with the daemon's 128 KiB mmap threshold, an mmap and its page faults).
         var failure: StoreError?
-        pending.withUnsafeBytes { raw in
+        buffer.withUnsafeBytes { raw in
             do { try writeAll(raw) } catch { failure = error as? StoreError ?? .cacheFileWrite(path: path, reason: "\(error)") }
         }
+        buffer.removeAll(keepingCapacity: true)
         if let failure { throw failure }
     }
 
@@ -197,6 +209,12 @@ final class CacheFileOutput {
                 throw .cacheFileWrite(path: path, reason: systemReason("write \(path)", code: code))
             }
             offset += n
+        }
+        written += bytes.count
+        if written - writebackStarted >= CacheFileOutput.writebackStep {
+            // A hint: a failure here leaves the work to `finish`'s fsync, which reports errors.
+            _ = cshim_start_writeback(fd, Int64(writebackStarted), Int64(written - writebackStarted))
+            writebackStarted = written
         }
     }
 

@@ -113,7 +113,8 @@ public final class ListingWriter {
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         var fileLength: Int?
         var serverBody: UnsafeRawBufferPointer?
-        if let change = overlay[id] {
+        // No dictionary lookup (an ID hash per record) while no record has local changes.
+        if !overlay.isEmpty, let change = overlay[id] {
             seenOverlaid.insert(id)
             serverBody = body
             if change.operation != .delete, let local = change.body {
@@ -134,7 +135,9 @@ public final class ListingWriter {
 
     /// Appends a record's bytes, with its separator, to the current chunk's range of the file.
     private func emit(_ bytes: UnsafeRawBufferPointer) {
-        chunkFile.append(contentsOf: precededInFile ? [0x2c, 0x0a] : [0x0a])
+        // Byte by byte: an array literal here would be an allocation per record.
+        if precededInFile { chunkFile.append(0x2c) }
+        chunkFile.append(0x0a)
         precededInFile = true
         chunkFile.append(contentsOf: bytes)
         fileRecords += 1
@@ -145,7 +148,7 @@ public final class ListingWriter {
         let hash = XXHash64.hash(chunkFile)
         let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
         do {
-            let same = try nextSeq < stored.count && stored[nextSeq] == layout && (store.chunk(source: source, seq: nextSeq)) == chunkData
+            let same = try nextSeq < stored.count && stored[nextSeq] == layout && store.storedChunk(source: source, seq: nextSeq, equals: chunkData)
             if !same {
                 stageChunk.reset()
                 try stageChunk.bind(1, Int64(nextSeq))

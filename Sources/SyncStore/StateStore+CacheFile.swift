@@ -58,6 +58,20 @@ extension StateStore {
         return try statement.step() ? statement.bytes(0) : nil
     }
 
+    /// Whether the stored index chunk `seq` of `source` is exactly `bytes`: compared in place with
+    /// `memcmp`, without copying the stored chunk out.
+    func storedChunk(source: String, seq: Int, equals bytes: [UInt8]) throws(SQLiteError) -> Bool {
+        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
+        try statement.bind(1, source)
+        try statement.bind(2, Int64(seq))
+        guard try statement.step() else { return false }
+        return statement.withBlob(0) { stored in
+            bytes.withUnsafeBytes { wanted in
+                stored.count == wanted.count && (stored.isEmpty || memcmp(stored.baseAddress!, wanted.baseAddress!, stored.count) == 0)
+            }
+        }
+    }
+
     /// Opens the cache file the index of `source` describes: the final file when its size and inode are
     /// the recorded ones; else, while a commit's rename is outstanding, the temporary file it names.
     /// A few tries, since a commit may move on meanwhile; then `StoreError.cacheFileMismatch`.

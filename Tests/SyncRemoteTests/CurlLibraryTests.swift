@@ -101,3 +101,51 @@ struct CurlLibraryTests {
         #expect(body == Array("[]".utf8))
     }
 }
+
+/// `CurlPreload`: `syncd --once` loads libcurl on a thread while it opens its store. Its own `CurlLibrary` of the
+/// system's libcurl by its Debian path, not by the name "libcurl.so.4" (which could get a private copy another
+/// test has loaded): the counts are its own; the unloading itself is what the tests above check.
+extension CurlLibraryTests {
+    @Test func thePreloadLoadsOnceAndFinishGivesItsReferenceBackOrKeepsIt() throws {
+        var system = utsname()
+        uname(&system)
+        let machine = withUnsafeBytes(of: system.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let path = "/usr/lib/\(machine)-linux-gnu/libcurl.so.4"
+        try #require(access(path, R_OK) == 0, "libcurl4 is not installed at \(path)")
+        let library = CurlLibrary(name: path)
+        let preload = CurlPreload(library: library)
+        preload.join()
+        #expect(preload.holdsReference && library.references == 1, "the thread loaded it")
+        _ = try library.acquire()
+        #expect(library.references == 2, "the transfer shares the preload's load")
+        preload.finish()
+        preload.finish()
+        #expect(library.references == 1 && !preload.holdsReference, "finish gives the reference back, once")
+        library.release()
+        #expect(library.references == 0)
+
+        // Kept for the rest of the process (syncd --once), until a later finish gives it back.
+        let kept = CurlPreload(library: library)
+        kept.finish(unloading: false)
+        #expect(library.references == 1 && kept.holdsReference)
+        kept.finish()
+        #expect(library.references == 0 && !kept.holdsReference)
+
+        // Deinit waits for the thread and gives the reference back.
+        do { _ = CurlPreload(library: library) }
+        #expect(library.references == 0)
+    }
+
+    @Test func aFailedPreloadHoldsNothingAndTheTransferReportsTheFailure() throws {
+        let library = CurlLibrary(name: "/nonexistent/libcurl.so.4")
+        let preload = CurlPreload(library: library)
+        preload.finish()
+        #expect(!preload.holdsReference && library.references == 0)
+        let client = HTTPClient(library: library)
+        #expect { try client.perform(HTTPRequest(url: "http://127.0.0.1:1/")) { _ in } } throws: { error in
+            guard case .transport(_, let message) = error as? HTTPError else { return false }
+            return message.hasPrefix("Failed to load libcurl (/nonexistent/libcurl.so.4)")
+        }
+        #expect(library.references == 0)
+    }
+}

@@ -74,6 +74,8 @@ int cshim_setns_net(int fd);                          // 0, or -errno on failure
 // copy_file_range(2), also declared only under _GNU_SOURCE: copies `length` bytes from `in_fd` at
 // *in_offset to `out_fd` at its file position; the count copied, or -errno on failure.
 long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned long length);
+// sync_file_range(2) with SYNC_FILE_RANGE_WRITE (starts writeback, waits for nothing); also _GNU_SOURCE only.
+int cshim_start_writeback(int fd, int64_t offset, int64_t count); // 0, or -errno on failure
 
 // --- errno is a macro over a thread-local function in glibc. -----------------
 int cshim_errno(void);

@@ -15,8 +15,8 @@ extension RecordScanner {
         var i = 0
         while i < n {
             switch state {
-            case .string:
-                i = try scanString(p, from: i)
+            case .string, .value, .valueOrArrayEnd, .keyOrObjectEnd, .key, .colon, .afterValue:
+                i = try scanTokens(p, from: i, onRecord: onRecord)
             case .escape, .unicodeEscape, .lowSurrogateBackslash, .lowSurrogateU, .utf8Continuation:
                 try scanStringByte(p[i], at: i)
                 i &+= 1
@@ -26,18 +26,38 @@ extension RecordScanner {
             case .literal:
                 try scanLiteralByte(p[i], at: i)
                 i &+= 1
-            case .value, .valueOrArrayEnd, .keyOrObjectEnd, .key, .colon, .afterValue:
-                let b = p[i]
-                // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only.
-                if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
-                    i &+= 1
-                    continue
-                }
-                try scanStructural(b, at: i, p, onRecord: onRecord)
-                i &+= 1
             }
         }
         endChunk(p)
+    }
+
+    /// Scans structural bytes, whitespace and plain strings from `start` for as long as the state stays
+    /// among them (most of a listing), without going back to `scan`'s dispatch for each token; returns
+    /// where it stopped (a number, a literal, an escape or a UTF-8 sequence split by the chunk's end).
+    @inline(__always)
+    mutating func scanTokens(
+        _ p: UnsafeBufferPointer<UInt8>, from start: Int,
+        onRecord: (ScannedRecord) throws -> Void
+    ) throws -> Int {
+        let n = p.count
+        var i = start
+        while i < n {
+            let current = state
+            if current == .string {
+                i = try scanString(p, from: i)
+                continue
+            }
+            guard current.isStructural else { return i }
+            let b = p[i]
+            // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only.
+            if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
+                i &+= 1
+                continue
+            }
+            try scanStructural(b, at: i, p, onRecord: onRecord)
+            i &+= 1
+        }
+        return i
     }
 
     /// Handles a non-whitespace byte between tokens.

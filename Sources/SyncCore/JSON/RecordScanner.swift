@@ -244,6 +244,9 @@ enum LexState: UInt8, Sendable {
     /// Inside `true`, `false` or `null`.
     case literal
 
+    /// Whether this is one of the states between tokens (`value` … `afterValue`, declared first).
+    var isStructural: Bool { rawValue <= LexState.afterValue.rawValue }
+
     /// Whether this is one of the number states.
     var isNumber: Bool {
         rawValue >= LexState.numberMinus.rawValue && rawValue <= LexState.numberExponent.rawValue

@@ -1,0 +1,71 @@
+import Glibc
+import Synchronization
+
+/// libcurl loaded ahead of the first transfer, on a thread of its own, while the caller does its other
+/// start-up work (`syncd --once`: the lock, the store, the cache folder). Mapping and relocating libcurl and
+/// the ~30 libraries it brings and `curl_global_init` take several milliseconds that would otherwise all come
+/// before the first request (docs/benchmarks.md, "Storage (issue 12)"); on a second core they overlap.
+///
+/// The first transfer finds the library loaded, or waits for the load in progress (`CurlLibrary` holds its
+/// lock while loading). A load that fails here is only dropped: the first transfer loads again and reports
+/// the failure as it would without a preload. `finish()` (also run at deinit) waits for the thread and gives
+/// its reference back; the library stays loaded while a client still holds one.
+public final class CurlPreload: Sendable {
+    /// What the thread and `finish` share: whether the thread took a reference on the library.
+    private final class Load: Sendable {
+        let holds = Atomic<Bool>(false)
+        let library: CurlLibrary
+        init(library: CurlLibrary) { self.library = library }
+        func run() {
+            if (try? library.acquire()) != nil { holds.store(true, ordering: .releasing) }
+        }
+    }
+
+    private let load: Load
+    /// The loading thread until `finish` joined it; nil when it could not be started (nothing to undo).
+    private let thread: Mutex<pthread_t?>
+
+    /// Starts loading `libcurl.so.4` on a new thread.
+    public convenience init() { self.init(library: .shared) }
+
+    /// Starts loading `library` on a new thread (tests give a copy of libcurl of their own).
+    init(library: CurlLibrary) {
+        load = Load(library: library)
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(load).toOpaque()
+        let result = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<Load>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, context)
+        if result == 0 {
+            self.thread = Mutex(thread)
+        } else {
+            // No thread: the first transfer loads the library itself, as without a preload.
+            Unmanaged<Load>.fromOpaque(context).release()
+            self.thread = Mutex(nil)
+        }
+    }
+
+    deinit { finish() }
+
+    /// Waits for the load to end and gives the preload's reference on the library back. Idempotent.
+    /// `unloading: false` keeps the reference for the rest of the process instead: a process about to exit
+    /// (`syncd --once`) saves `curl_global_cleanup` and unmapping ~30 libraries it would never use again.
+    public func finish(unloading: Bool = true) {
+        join()
+        if unloading, load.holds.exchange(false, ordering: .acquiring) { load.library.release() }
+    }
+
+    /// Waits for the load to end, keeping its reference. Idempotent.
+    func join() {
+        guard let thread = thread.withLock({ current -> pthread_t? in
+            defer { current = nil }
+            return current
+        }) else { return }
+        pthread_join(thread, nil)
+    }
+
+    /// Whether the thread took a reference that `finish` has not given back yet (tests).
+    var holdsReference: Bool { load.holds.load(ordering: .acquiring) }
+}
