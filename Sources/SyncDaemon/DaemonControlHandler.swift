@@ -47,7 +47,7 @@ struct DaemonControlHandler: ControlHandler {
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let folder = cacheFolder
-            let page: Result<(records: [JSONValue], total: Int, file: SourceState), ManagerError> = await read {
+            let page: Result<(records: [JSONValue], total: Int, file: SourceState), ManagerError> = await read(source: source) {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 var records: [JSONValue] = []
                 // The local view, as in the cache file: the server's rows with the outbox applied.
@@ -73,7 +73,7 @@ struct DaemonControlHandler: ControlHandler {
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let folder = cacheFolder
-            let found: Result<JSONValue?, ManagerError> = await read {
+            let found: Result<JSONValue?, ManagerError> = await read(source: source) {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 var value: JSONValue?
                 _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
@@ -233,16 +233,30 @@ struct DaemonControlHandler: ControlHandler {
         return false
     }
 
-    private func read<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, ManagerError> {
-        await withCheckedContinuation { continuation in
+    /// Runs `body` on the read queue. A cache file of `source` that does not match the store's index is
+    /// not repaired here (this connection is read-only): the loop hands it to the engine that owns the writes,
+    /// which sets it aside and fetches the listing again (docs/syncd.8.md, "FILES").
+    private func read<T: Sendable>(source: String? = nil, _ body: @escaping @Sendable () throws -> T) async -> Result<T, ManagerError> {
+        let input = self.input
+        return await withCheckedContinuation { continuation in
             readQueue.async {
                 do {
                     continuation.resume(returning: .success(try body()))
+                } catch StoreError.cacheFileMismatch(let path, let reason) where source != nil {
+                    let name = source ?? ""
+                    input.yield(.cacheFileDamaged(source: name))
+                    continuation.resume(returning: .failure(.storageFailure(reason: DaemonControlHandler.damagedCacheFile(name, path: path, reason: reason))))
                 } catch {
                     continuation.resume(returning: .failure(.storageFailure(reason: "Failed to read the state database: \(failureReason(error))")))
                 }
             }
         }
+    }
+
+    /// What `List` and `Get` answer when the cache file of `source` is not the one syncd wrote.
+    static func damagedCacheFile(_ source: String, path: String, reason: String) -> String {
+        "Failed to read the cached records of \(source): the cache file \(path) was changed or damaged outside syncd (\(reason)); "
+            + "syncd moves it aside and fetches the listing again: retry in a moment"
     }
 }
 

@@ -31,6 +31,12 @@ enum DaemonEvent: Sendable {
     /// The state database was found damaged and replaced by an empty one (on a lane): every
     /// source's state is gone and must be rebuilt from its server.
     case storeReplaced
+    /// A control read found the cache file of `source` not matching the store's index: the local lane's
+    /// engine checks it and, if it was changed outside syncd, sets it aside (`SyncEngine.recoverCacheFile`).
+    case cacheFileDamaged(source: String)
+    /// An engine set the cache file of `source` aside and forgot its listing while running; `state` is the
+    /// source's state afterwards. The listing is fetched again at once.
+    case cacheFileLost(source: String, state: StampedState?)
 }
 
 /// A control request and the continuation that answers it. Each continuation is resumed exactly once: by

@@ -23,6 +23,19 @@ extension DaemonLoop {
         }
     }
 
+    /// A control read found the cache file of `name` not matching the store: the local lane's engine, which
+    /// owns the writes, checks it and sets it aside if it was changed outside syncd (it then reports
+    /// `.cacheFileLost`, and the listing is fetched again). Reads never write: they only route this here.
+    func recoverCacheFile(_ name: String) {
+        guard sourcesByName[name] != nil else { return }
+        Task(executorPreference: DaemonExecutor.shared) { [worker] in
+            await worker.withEngine { engine in
+                engine?.followReplacedStore()
+                engine?.recoverCacheFile(name)
+            }
+        }
+    }
+
     /// Keeps `stamped` as the source's state unless a state read later already arrived (a local change's,
     /// reported from another lane); returns the source's state to show either way (nil without a report).
     func keepNewest(_ stamped: StampedState?, of name: String) -> SourceState? {
@@ -60,8 +73,8 @@ extension DaemonLoop {
         let finish = classify(result, source: name)
         feed(.refreshFinished(ticket, finish))
         if current, case .failed(let failure) = result, failure.kind != .cancelled {
-            // Only a source that once had a good listing has a cached copy to serve.
-            let serving = states[name]?.lastSuccess != nil ? "serving the cached copy" : "no cached copy yet"
+            // Only a source with a cache file has a cached copy to serve (one set aside is gone).
+            let serving = states[name]?.snapshotFingerprint != nil ? "serving the cached copy" : "no cached copy yet"
             logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))",
                            source: name, messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {

@@ -132,7 +132,8 @@ final class DaemonLoop {
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
-        let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) })
+        let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) },
+                                  cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) })
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
         // Account and directories never change on reload, so the lanes' engines open the same storage.
         let configuration = run.configuration
@@ -180,7 +181,7 @@ final class DaemonLoop {
         startControlServer()
         if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
         notifier.ready(status: snapshot().summary)
-        logger.notice("Started: account \(configuration.daemon.account), \(counted(configuration.sources.count, "source")), serving cached data")
+        logger.notice("Started: account \(configuration.daemon.account), \(counted(configuration.sources.count, "source")), \(startupCacheSummary())")
         feed(.started)
         afterEvent()
         for await event in events {
@@ -190,6 +191,18 @@ final class DaemonLoop {
         }
         await shutdown(events)
         return 0
+    }
+
+    /// What the start-up line says of the cache: only sources whose cache file syncd checked serve cached
+    /// data; the others (never fetched, or their file missing or set aside) are named, and the start-up
+    /// refresh fetches them.
+    func startupCacheSummary() -> String {
+        let missing = configuration.sources.map(\.name).filter { states[$0]?.snapshotFingerprint == nil }
+        if missing.isEmpty { return "serving cached data" }
+        let shown = missing.prefix(3).joined(separator: ", ") + (missing.count > 3 ? " and \(missing.count - 3) more" : "")
+        let serving = configuration.sources.count - missing.count
+        return (serving == 0 ? "no cached data yet" : "serving cached data for \(serving)")
+            + " (no cache file for \(shown): fetching \(missing.count == 1 ? "its listing" : "their listings"))"
     }
 
     /// Hands `input` to the core and performs what it returns.
@@ -269,6 +282,12 @@ final class DaemonLoop {
             logger.notice("Rebuilding every source into the new state database")
             for name in core.scheduler.sourceNames { states[name] = SourceState(name: name) }
             feed(.storeReplaced)
+        case .cacheFileDamaged(let name):
+            recoverCacheFile(name)
+        case .cacheFileLost(let name, let stamped):
+            if let state = keepNewest(stamped, of: name) { broadcast(watchEvent(name, state, .saved)) }
+            feed(.cacheFileLost(source: name))
+            statusDirty = true
         case .localChanged(let name, let stamped):
             let state = keepNewest(stamped, of: name)
             feed(.localChanged(source: name))

@@ -33,9 +33,16 @@ public final class EngineShared: Sendable {
     /// `ConflictPolicy=`), while the listing may still take long: the daemon's counts follow the outbox at once.
     private let outboxObserver: (@Sendable (String, StampedState) -> Void)?
 
-    /// Creates the state for one daemon (or one `syncd --once`); `outboxObserver` learns outbox changes of refreshes.
-    init(outboxObserver: (@Sendable (String, StampedState) -> Void)?) {
+    /// Told the state of a source whose cache file a running daemon found changed or damaged outside syncd,
+    /// set aside and whose listing it forgot (`SyncEngine.recoverCacheFile`): the daemon fetches it again.
+    private let cacheFileObserver: (@Sendable (String, StampedState?) -> Void)?
+
+    /// Creates the state for one daemon (or one `syncd --once`); `outboxObserver` learns outbox changes of
+    /// refreshes, `cacheFileObserver` the cache files set aside while running.
+    init(outboxObserver: (@Sendable (String, StampedState) -> Void)?,
+         cacheFileObserver: (@Sendable (String, StampedState?) -> Void)? = nil) {
         self.outboxObserver = outboxObserver
+        self.cacheFileObserver = cacheFileObserver
     }
 
     /// Creates the state for one `syncd --once` (no observer).
@@ -45,6 +52,11 @@ public final class EngineShared: Sendable {
     func reportOutbox(of source: String, from store: StateStore) {
         guard let outboxObserver, let state = stampedState(of: source, from: store) else { return }
         outboxObserver(source, state)
+    }
+
+    /// Tells the observer, if any, that the cache file of `source` was set aside and its listing forgotten.
+    func reportLostCacheFile(of source: String, from store: StateStore) {
+        cacheFileObserver?(source, stampedState(of: source, from: store))
     }
 
     /// Reads the stored state of `source` under its lock and numbers the read: engines report states in

@@ -64,6 +64,8 @@ extension SyncEngine {
         case .movedAside(let target, let reason):
             forget(source.name, because: "cache file was damaged (\(reason)); moved it to \(target)")
         }
+        // Lost during this refresh: the daemon fetches it again right after, not after the backoff.
+        shared.reportLostCacheFile(of: source.name, from: store)
         throw RefreshFailure(.transient, "the cache file was lost; the store holds no other copy of the records, so the next refresh fetches the whole listing again")
     }
 
@@ -76,6 +78,8 @@ extension SyncEngine {
             try store.rebuildCacheFile(source: name)
         } catch {
             if case StoreError.cacheFileNotFlushed = error { throw cacheFileFailure(error) ?? RefreshFailure(.transient, "\(error)") }
+            // The current file, read to rebuild it, is not the one syncd wrote: set aside, fetched again.
+            recoverCacheFile(name, after: error)
             // The outbox is ahead of the file: the dirty mark makes the next refresh or start write it again.
             try? store.setSnapshotDirty(source: name, true)
             throw cacheFileFailure(error) ?? RefreshFailure(.transient, "\(error)")
@@ -143,6 +147,29 @@ extension SyncEngine {
         } catch {
             logger.error("\(name): Failed to check the cache file: \(failureReason(error))")
         }
+    }
+
+    /// While the daemon runs, a read of the cache file of `name` found bytes the index does not describe (an
+    /// app or an administrator wrote into it): the same recovery as at start (`checkCacheFile`: the file is
+    /// moved aside, the listing and its validators forgotten, the outbox and conflicts kept, logged once), and
+    /// the daemon is told, so that it fetches the listing again at once (docs/syncd.8.md, "FILES"). Returns
+    /// whether the listing was forgotten; false when the file is the one syncd wrote after all (the read
+    /// raced a commit) or another engine recovered it first.
+    @discardableResult
+    public func recoverCacheFile(_ name: String) -> Bool {
+        let lost = shared.withSourceLock(name) { () -> Bool in
+            guard (try? store.state(of: name))?.snapshotFingerprint != nil else { return false }
+            checkCacheFile(name)
+            return (try? store.state(of: name))?.snapshotFingerprint == nil
+        }
+        if lost { shared.reportLostCacheFile(of: name, from: store) }
+        return lost
+    }
+
+    /// Recovers the cache file of `name` when `error` says it does not match the index (`recoverCacheFile`);
+    /// any other error is left alone.
+    func recoverCacheFile(_ name: String, after error: any Error) {
+        if case StoreError.cacheFileMismatch = error { recoverCacheFile(name) }
     }
 
     /// At startup: converts a schema-1 store, finishes renames a crash interrupted, removes stale temporary

@@ -98,7 +98,15 @@ extension SyncEngine {
     /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".
     func serverRecord(source: String, id: String) throws(ManagerError) -> (body: [UInt8], version: String?, idIsInteger: Bool)? {
         var found: (body: [UInt8], version: String?, idIsInteger: Bool)?
-        _ = try reading("the stored record") { try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) } }
+        _ = try reading("the stored record") {
+            do {
+                return try store.record(source: source, id: id) { found = (Array($0.body), $0.version, $0.idIsInteger) }
+            } catch {
+                // A cache file changed outside syncd is set aside and fetched again; this change is refused meanwhile.
+                recoverCacheFile(source, after: error)
+                throw error
+            }
+        }
         return found
     }
 
@@ -158,33 +166,6 @@ extension SyncEngine {
         logger.notice("\(entry.source): dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
         return entry.source
-    }
-
-    /// `syncctl resolve SOURCE ID --keep local|remote`.
-    /// Holds the source's lock, like `put`.
-    public func resolve(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
-        try shared.withSourceLock(source.name) { () throws(ManagerError) in try resolveLocked(source: source, id: id, keepLocal: keepLocal) }
-    }
-
-    private func resolveLocked(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
-        let entries = try reading("the outbox") { try store.outbox(source: source.name) }
-        guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
-            throw .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source.name)\" is not in conflict")
-        }
-        let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID == id }
-        do {
-            if keepLocal {
-                // Made again against the server's current version: it goes out as is at the next push.
-                try store.requeue(entry.seq, baseVersion: .some(remote?.remoteVersion))
-            } else {
-                try store.removeOutboxEntry(entry.seq)
-            }
-            try store.removeConflict(source: source.name, recordID: id)
-        } catch {
-            throw .storageFailure(reason: "\(error)")
-        }
-        logger.notice("\(source.name): conflict on \(id) resolved, keeping the \(keepLocal ? "local" : "server's") version")
-        republish(source.name)
     }
 
     // MARK: Pushing
@@ -266,7 +247,7 @@ extension SyncEngine {
         let claimed: OutboxRecord?
         do { claimed = try store.markAttempt(queued.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
         // Gone (a create removed again before it was sent) or no longer queued: nothing to send.
-        guard let entry = claimed else { return }
+        guard var entry = claimed else { return }
         let itemURL = source.itemURL.url(for: entry.recordID)
         // Before an update or removal, see whether the server moved on from the version the change was made against;
         // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
@@ -289,6 +270,8 @@ extension SyncEngine {
             case .found(let body, let version, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
+                // The policy keeps the local version: pushed against the server's.
+                entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version)
             case .found(_, _, let etag):
                 ifMatch = etag
             }
@@ -356,8 +339,10 @@ extension SyncEngine {
             let remote = try? fetchRemote(itemURL, source: source, token: token)
             var body: [UInt8]?, version: String?
             if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
-            if try conflict(entry, source: source, remoteBody: body, remoteVersion: version, reason: "HTTP \(head.status) from \(what)") { return }
-            // The policy keeps the local version: push it once more, unguarded.
+            if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
+                            reason: "HTTP \(head.status) from \(what)", status: head.status) { return }
+            // The policy keeps the local version: push it once more, unguarded, against the server's version.
+            if remote != nil { _ = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
             try pushOne(entry, source: source, token: token, force: true)
         case 408, 429, 500...599:
             // The server's own words, as for a parked 4xx: a 500's body often says what broke.
@@ -463,41 +448,6 @@ extension SyncEngine {
         let message = "HTTP \(status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.warning("\(source.name): the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")
-    }
-
-    /// Applies `ConflictPolicy`; returns true when the change was settled (dropped or set aside), false
-    /// when it should be pushed anyway.
-    func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
-                          reason: String) throws(RefreshFailure) -> Bool {
-        let now = clock()
-        switch source.conflictPolicy {
-        case .serverWins:
-            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
-            return true
-        case .clientWins:
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
-            return false
-        case .lastWriteWins:
-            let local = Timestamp(rfc3339: entry.createdAt)
-            let remote = remoteVersion.flatMap { Timestamp(rfc3339: $0) }
-            if let local, let remote, local > remote {
-                logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
-                return false
-            }
-            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); \(why), dropped the local change (ConflictPolicy=last-write-wins)")
-            return true
-        case .manual:
-            do {
-                try store.recordConflict(entry.seq, remoteBody: remoteBody, remoteVersion: remoteVersion, at: now.rfc3339)
-            } catch {
-                throw RefreshFailure(.transient, "\(error)")
-            }
-            logger.warning("\(source.name): conflict on \(entry.recordID) (\(reason)); keeping both until 'syncctl resolve \(source.name) \(entry.recordID) --keep local|remote'")
-            return true
-        }
     }
 
     /// After a pull: a sent change the listing shows is done; one it does not show yet stays as an overlay

@@ -236,6 +236,8 @@ public final class SyncEngine {
                                                    + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {
                 overtaken = writer.overtaken
+                // The old file, compared chunk by chunk, is not the one syncd wrote: set aside, fetched again.
+                recoverCacheFile(source.name, after: error)
                 return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
             }
             // Settled against this listing first, so that what it already shows is confirmed at once.

@@ -199,17 +199,27 @@ extension StateStore {
         }
     }
 
-    /// Puts a parked or conflicting change back in the queue; with `baseVersion`, against that version.
-    public func requeue(_ seq: Int64, baseVersion: String?? = nil) throws(StoreError) {
+    /// Puts a parked or conflicting change back in the queue; with `baseVersion`, against that version, and
+    /// with `body`, as that text (the change rebased onto the server's version, `VersionRebase`).
+    public func requeue(_ seq: Int64, baseVersion: String?? = nil, body: [UInt8]? = nil) throws(StoreError) {
         try durableWrite("requeue a change") {
             try run("UPDATE outbox SET state = 'queued', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
-            if let baseVersion {
-                let statement = try database.prepare("UPDATE outbox SET base_version = ?2 WHERE seq = ?1")
-                try statement.bind(1, seq)
-                try statement.bind(2, baseVersion)
-                try statement.step()
-            }
+            if let baseVersion { try setBase(seq, version: baseVersion, body: body) }
         }
+    }
+
+    /// Makes a change one against the server's version `baseVersion`, its text `body` when given (the
+    /// policy chose the local version after a conflict: `VersionRebase`). Its state stays as it is.
+    public func rebase(_ seq: Int64, baseVersion: String?, body: [UInt8]?) throws(StoreError) {
+        try durableWrite("rebase a change") { try setBase(seq, version: baseVersion, body: body) }
+    }
+
+    private func setBase(_ seq: Int64, version: String?, body: [UInt8]?) throws {
+        let statement = try database.prepare("UPDATE outbox SET base_version = ?2, body = coalesce(?3, body) WHERE seq = ?1")
+        try statement.bind(1, seq)
+        try statement.bind(2, version)
+        if let body { try body.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
+        try statement.step()
     }
 
     /// Removes a change (done, dropped by a person, or lost to `server-wins`).
@@ -222,11 +232,17 @@ extension StateStore {
         try durableWrite("note an unconfirmed change") { try run("UPDATE outbox SET unconfirmed = unconfirmed + 1 WHERE seq = ?1", seq) }
     }
 
-    /// Marks a change as conflicting and keeps the server's side of it.
-    public func recordConflict(_ seq: Int64, remoteBody: [UInt8]?, remoteVersion: String?, at time: String) throws(StoreError) {
+    /// Marks a change as conflicting and keeps the server's side of it; `status` and `reason` say what
+    /// showed the conflict (an HTTP 409/412, or the server's version read before the push).
+    public func recordConflict(_ seq: Int64, remoteBody: [UInt8]?, remoteVersion: String?, at time: String,
+                               status: Int?, reason: String) throws(StoreError) {
         try durableWrite("record a conflict") {
             guard let entry = try outbox(source: nil).first(where: { $0.seq == seq }) else { return }
-            try run("UPDATE outbox SET state = 'conflict' WHERE seq = ?1", seq)
+            let mark = try database.prepare("UPDATE outbox SET state = 'conflict', last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            try mark.bind(1, seq)
+            try mark.bind(2, status.map(Int64.init))
+            try mark.bind(3, reason)
+            try mark.step()
             let statement = try database.prepare("""
                 INSERT OR REPLACE INTO conflicts (source, record_id, remote_body, remote_version, detected_at) VALUES (?1, ?2, ?3, ?4, ?5)
                 """)

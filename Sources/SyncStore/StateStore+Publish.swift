@@ -67,10 +67,7 @@ extension StateStore {
     /// The temporary files named by outstanding renames (kept when stale temporaries are removed).
     public func pendingRenames() throws(StoreError) -> [String] {
         do {
-            let statement = try database.prepare("SELECT pending_rename FROM sources WHERE pending_rename IS NOT NULL")
-            var names: [String] = []
-            while try statement.step() { if let name = statement.string(0) { names.append(name) } }
-            return names
+            return try database.strings("SELECT pending_rename FROM sources WHERE pending_rename IS NOT NULL")
         } catch {
             throw .sqlite(error)
         }
@@ -137,10 +134,7 @@ extension StateStore {
     public func legacySources() throws(StoreError) -> [String] {
         do {
             guard try hasLegacyTable() else { return [] }
-            let statement = try database.prepare("SELECT DISTINCT source FROM v1_chunks ORDER BY source")
-            var names: [String] = []
-            while try statement.step() { if let name = statement.string(0) { names.append(name) } }
-            return names
+            return try database.strings("SELECT DISTINCT source FROM v1_chunks ORDER BY source")
         } catch {
             throw .sqlite(error)
         }

@@ -396,10 +396,8 @@ public final class StateStore {
     /// Names of every source that has stored state.
     public func sourceNames() throws(StoreError) -> [String] {
         do {
-            let statement = try database.prepare("SELECT name FROM sources ORDER BY name")
-            var names: [String] = []
-            while try statement.step() { names.append(statement.string(0) ?? "") }
-            return names
+            // `name` is the primary key, never NULL.
+            return try database.strings("SELECT name FROM sources ORDER BY name")
         } catch {
             throw .sqlite(error)
         }

@@ -63,18 +63,6 @@ func scan(_ document: [UInt8], options: RecordScannerOptions, cuts: [Int] = []) 
     return outcome
 }
 
-/// A deterministic generator (SplitMix64), so failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Feeds `document` whole, byte by byte, and in `randomSplits` random cuttings, and
 /// checks that every feeding gives the same outcome; returns the whole-feed outcome.
 func scanEverySplit(
@@ -84,7 +72,8 @@ func scanEverySplit(
     let whole = scan(document, options: options)
     let byteByByte = scan(document, options: options, cuts: Array(0..<document.count))
     #expect(byteByByte == whole, "byte-by-byte feeding differs", sourceLocation: sourceLocation)
-    var random = SplitMix64(state: UInt64(document.count))
+    // Seeded, so failures reproduce.
+    var random = SplitMix64Jitter(seed: UInt64(document.count))
     for _ in 0..<randomSplits where document.count > 1 {
         let pieces = Int.random(in: 1...min(8, document.count), using: &random)
         let cuts = (0..<pieces).map { _ in Int.random(in: 0...document.count, using: &random) }.sorted()

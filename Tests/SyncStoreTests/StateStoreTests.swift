@@ -290,7 +290,8 @@ struct StateStoreOutboxCountTests {
         try store.park(try #require(seqs["parked"]), status: 422, error: "HTTP 422")
         try store.park(try #require(seqs["superseded"]), status: 400, error: OutboxRecord.supersededMark + "HTTP 400")
         try store.markSent(try #require(seqs["sent"]))
-        try store.recordConflict(try #require(seqs["conflict"]), remoteBody: nil, remoteVersion: nil, at: "2026-11-29T10:00:00Z")
+        try store.recordConflict(try #require(seqs["conflict"]), remoteBody: nil, remoteVersion: nil, at: "2026-11-29T10:00:00Z",
+                                 status: 409, reason: "HTTP 409 from PUT")
         // Counted the same whether or not the source was ever synced.
         for synced in [false, true] {
             if synced { try SyncStoreTests.store(records(2), into: store) }

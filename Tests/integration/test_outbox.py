@@ -179,9 +179,11 @@ def test_a_500_on_one_record_blocks_neither_the_others_nor_the_pull(server, setu
     log = [(r["method"], r["path"].split("?")[0]) for r in server.requests()]
     assert ("GET", "/posts") in log[log.index(("PUT", "/posts/2")):]
     assert "the other records' changes go on" in d.output()
-    # Nothing is lost: the create stays queued with the reason, the cache shows it, and it is retried.
-    entry = next(e for e in outbox_entries(setup) if e["id"] == "c1")
-    assert entry["state"] == "queued" and entry["lastStatus"] == 500
+    # Nothing is lost: the create stays queued with the reason, the cache shows it, and it is retried. (Each
+    # retry clears the reason while its request is out, so the test looks between two attempts.)
+    def c1():
+        return next(e for e in outbox_entries(setup) if e["id"] == "c1")
+    wait_for(lambda: c1()["state"] == "queued" and c1()["lastStatus"] == 500, what="the create queued with its HTTP 500")
     doc = setup.cache_doc("posts")
     assert "c1" in doc["pending"] and any(r["id"] == "c1" for r in doc["records"])
     server.clear_fault("posts")

@@ -161,29 +161,59 @@ def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons)
     assert cached(setup)["parked"] == []
 
 
-def test_a_version_conflict_is_kept_for_the_person_to_resolve(drf, setup, daemons):
+def edited_on_both_sides(drf, setup, daemons, policy):
+    """Note 1 edited on the server (version 2) and locally, against version 1, with ConflictPolicy=`policy`."""
     server = drf()
     server.insert(1)
     quick_retries(setup)
-    notes_source(setup, server, VersionField="version", ConflictPolicy="manual")
-    run(setup, daemons)
+    notes_source(setup, server, VersionField="version", ConflictPolicy=policy)
+    d = run(setup, daemons)
     server.execute("UPDATE notes_note SET title = 'server edit', version = 2 WHERE id = 1")
     assert put(setup, {"id": 1, "title": "local edit", "body": "", "version": 1, "client_id": ""}).returncode == 0
+    return server, d
+
+
+def test_a_version_conflict_is_kept_for_the_person_to_resolve(drf, setup, daemons):
+    server, _ = edited_on_both_sides(drf, setup, daemons, "manual")
     wait_for(lambda: json.loads(syncctl(setup, "conflicts", "--json").stdout), timeout=20, what="a conflict")
     assert server.rows()[0]["title"] == "server edit"
 
 
-def test_a_409_with_client_wins_is_parked_never_lost(drf, setup, daemons):
-    server = drf()
-    server.insert(1)
-    quick_retries(setup)
-    notes_source(setup, server, VersionField="version", ConflictPolicy="client-wins")
-    d = run(setup, daemons)
-    server.execute("UPDATE notes_note SET title = 'server edit', version = 2 WHERE id = 1")
-    assert put(setup, {"id": 1, "title": "local edit", "body": "", "version": 1, "client_id": ""}).returncode == 0
-    d.wait_log("notes: the server refused the update of 1, parked it: HTTP 409", timeout=20)
-    assert server.rows()[0]["title"] == "server edit"
-    assert next(r for r in cached(setup)["records"] if r["id"] == 1)["title"] == "local edit"
+def test_keep_local_pushes_the_local_version_against_the_servers(drf, setup, daemons):
+    """`resolve --keep local` against a server that checks the version in the body (the test app answers 409
+    when `version` is not the current one): the change goes out with the server's version and is taken."""
+    server, d = edited_on_both_sides(drf, setup, daemons, "manual")
+    wait_for(lambda: json.loads(syncctl(setup, "conflicts", "--json").stdout), timeout=20, what="a conflict")
+    # The outbox says why the change is held: the server's version, read before the push.
+    [held] = outbox(setup)
+    assert held["state"] == "conflict"
+    assert "the server's version is 2, the change was made against 1" in held["lastError"]
+    r = syncctl(setup, "resolve", "notes", "1", "--keep", "local")
+    assert r.returncode == 0, r.stderr
+    # The cache shows the local version: rebased onto the server's (2) until it is pushed, or, if the push
+    # (DebounceSec=300ms) and the listing after it were quicker than this read, the server's record (3).
+    assert next(rec for rec in cached(setup)["records"] if rec["id"] == 1) in (
+        {"id": 1, "title": "local edit", "body": "", "version": 2, "client_id": ""},
+        {"id": 1, "title": "local edit", "body": "", "version": 3, "client_id": ""})
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    wait_for(lambda: server.rows()[0]["title"] == "local edit", timeout=20, what="the local edit on the server")
+    assert server.rows()[0]["version"] == 3
+    wait_for(lambda: outbox(setup) == [], timeout=20, what="the outbox to empty")
+    assert json.loads(syncctl(setup, "conflicts", "--json").stdout) == []
+    assert "conflict on 1" in d.output() and d.output().count("conflict on 1 (") == 1
+
+
+def test_a_409_with_client_wins_pushes_the_local_version_against_the_servers(drf, setup, daemons):
+    """client-wins pushes without reading the version first; the 409 that follows names the server's version,
+    and the second push carries it, so the local version is taken rather than parked."""
+    server, d = edited_on_both_sides(drf, setup, daemons, "client-wins")
+    wait_for(lambda: server.rows()[0]["title"] == "local edit", timeout=20, what="the local edit on the server")
+    assert server.rows()[0]["version"] == 3
+    assert "pushing the local version (ConflictPolicy=client-wins)" in d.output()
+    wait_for(lambda: outbox(setup) == [], timeout=20, what="the outbox to empty")
+    wait_for(lambda: next(r for r in cached(setup)["records"] if r["id"] == 1)["version"] == 3, timeout=20,
+             what="the server's record in the cache")
+    assert "parked" not in d.output()
 
 
 def test_a_404_from_a_wrong_item_url_parks_the_change_naming_it(drf, setup, daemons):

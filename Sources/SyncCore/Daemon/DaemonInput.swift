@@ -128,6 +128,9 @@ public enum DaemonInput: Sendable {
     case localChanged(source: String)
     /// The state database was replaced by an empty one: every source must be rebuilt.
     case storeReplaced
+    /// The cache file of this source was found changed outside syncd while running, set aside and its
+    /// listing forgotten: fetch it again at once, as a manual refresh (even offline or in backoff).
+    case cacheFileLost(source: String)
 }
 
 /// What a waiting request is answered with.

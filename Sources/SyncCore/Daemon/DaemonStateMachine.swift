@@ -198,6 +198,8 @@ public struct DaemonStateMachine: Sendable {
             actions += reload(plan, at: now, jitter: &jitter)
         case (_, .localChanged(let source)):
             if scheduler.source(source) != nil { feed(.trigger(.localChange), source: source, at: now, jitter: &jitter) }
+        case (_, .cacheFileLost(let source)):
+            if scheduler.source(source) != nil { feed(.trigger(.manual), source: source, at: now, jitter: &jitter) }
         case (_, .storeReplaced):
             permanentlyFailing.removeAll()
             unhealthy.removeAll()

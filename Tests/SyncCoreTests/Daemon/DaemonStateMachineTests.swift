@@ -241,4 +241,18 @@ struct DaemonStateMachineTests {
         let recovered = core.send(.probeFinished(reachable: true))
         #expect(recovered.contains(.reachableAgain))
     }
+
+    @Test("a cache file lost while running is fetched again at once, even in backoff and offline; an unknown source is ignored")
+    func cacheFileLostRefreshesAtOnce() throws {
+        var core = Core(["s1"])
+        let startup = try #require(started(core.send(.started)).first)
+        // The refresh failed: the source waits out its backoff, and the network is gone.
+        _ = core.send(.refreshFinished(startup, Core.finish("s1", .failed)))
+        _ = core.send(.links(online: false, significant: false))
+        #expect(started(core.send(.timer, after: .milliseconds(100))).isEmpty)
+        let again = started(core.send(.cacheFileLost(source: "s1"), after: .milliseconds(100)))
+        #expect(again.map(\.source) == ["s1"])
+        #expect(again.first.map { $0.id > startup.id } == true)
+        #expect(core.send(.cacheFileLost(source: "gone")).isEmpty)
+    }
 }

@@ -226,7 +226,7 @@ struct NetlinkParserTests {
 
     /// Random byte mutations of real datagrams (seeded, so failures reproduce).
     @Test func randomMutationsNeverTrap() throws {
-        var generator = SeededGenerator(seed: 0x5EED_2026)
+        var generator = SplitMix64Jitter(seed: 0x5EED_2026)
         let datagrams = try NetlinkFixtures.allNames.flatMap { try NetlinkFixtures.datagrams($0) }
         var tracker = LinkStateTracker()
         var parsedSomething = 0

@@ -1,0 +1,151 @@
+"""A cache file changed outside syncd while the daemon runs (docs/syncd.8.md, "FILES"): the cache file is the
+only copy of the records' bodies, so a read that finds bytes the store's index does not describe gets a clear
+error, and the daemon recovers as at start-up: the file is moved aside, the listing and its validators are
+forgotten (the outbox stays), and the listing is fetched again at once, unconditionally. At start, a source
+without a cache file is not said to be served from the cache."""
+import json
+import subprocess
+
+from conftest import BIN, POSTS, wait_for
+from test_syncctl import syncctl
+
+# No automatic retry during a test: only the refreshes the daemon decides on for the damage run.
+PATIENT = "[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n"
+DAMAGED = "Failed to read the cached records of posts: the cache file "
+NEXT = "syncd moves it aside and fetches the listing again: retry in a moment"
+
+
+def put(setup, record):
+    return subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                          input=json.dumps(record), capture_output=True, text=True, timeout=30)
+
+
+def start(setup, server, daemons, **keys):
+    setup.write_main(PATIENT)
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), **keys)
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: syncctl(setup, "get", "posts", "1").returncode == 0, what="posts readable")
+    return d
+
+
+def overwrite(path, old: bytes, new: bytes):
+    """Overwrites bytes in place, as an app or an administrator would (same size, same inode)."""
+    data = path.read_bytes()
+    at = data.index(old)
+    with open(path, "r+b") as f:
+        f.seek(at)
+        f.write(new)
+    return data[:at] + new + data[at + len(old):]
+
+
+def unconditional_gets(server):
+    return [r for r in server.requests("/posts") if r["method"] == "GET" and r["headers"].get("if-none-match") is None]
+
+
+def test_a_damaged_cache_file_is_set_aside_and_fetched_again_while_running_keeping_the_outbox(server, setup, daemons):
+    d = start(setup, server, daemons, Writable="yes")
+    # A local change the server refuses once: it waits in the outbox (retried in an hour) when the damage is found.
+    server.fault("posts", kind="status", status=503, method="POST", times=1)
+    r = put(setup, {"id": 10, "title": "Local note"})
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: [e["attempts"] for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [1],
+             what="the put's push attempted once")
+    wait_for(lambda: _idle(setup), what="posts idle")
+    assert server.records("posts") == POSTS
+    server.clear_requests()
+    path = setup.cache_file("posts")
+    damaged = overwrite(path, b'"Post 1"', b'"Post X"')
+
+    r = syncctl(setup, "get", "posts", "1")
+    assert r.returncode == 1
+    assert DAMAGED + str(path) in r.stderr and "was changed or damaged outside syncd" in r.stderr, r.stderr
+    assert NEXT in r.stderr, r.stderr
+
+    # The daemon moved the damaged file aside, said so once, and fetched the listing unconditionally, after
+    # pushing the change its outbox kept.
+    d.wait_log("posts: cache file was damaged")
+    wait_for(lambda: len(unconditional_gets(server)) >= 1, what="an unconditional GET of the listing")
+    aside = [p for p in path.parent.iterdir() if p.name.startswith("posts.json.corrupt-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == damaged
+    wait_for(lambda: path.exists() and [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 10],
+             what="the cache file whole again")
+    assert setup.cache_doc("posts")["records"] == POSTS + [{"id": 10, "title": "Local note"}]
+    assert {"id": 10, "title": "Local note"} in server.records("posts")
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")][:2] == [("POST", None), ("GET", None)]
+    wait_for(lambda: _idle(setup), what="posts idle")
+    assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
+    r = syncctl(setup, "get", "posts", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == POSTS[0]
+    assert d.output().count("posts: cache file was damaged") == 1
+    assert len(unconditional_gets(server)) == 1
+
+
+def test_a_local_change_that_meets_a_damaged_cache_file_recovers_it_and_is_pushed(server, setup, daemons):
+    d = start(setup, server, daemons, Writable="yes")
+    server.clear_requests()
+    path = setup.cache_file("posts")
+    overwrite(path, b'"Post 2"', b'"Post Y"')
+    # An update of a record whose server copy is in the damaged file: refused, nothing queued.
+    r = put(setup, {"id": 1, "title": "Edited"})
+    assert r.returncode == 1
+    assert "Failed to read the stored record: the cache file " + str(path) in r.stderr and "nothing was changed" in r.stderr, r.stderr
+    d.wait_log("posts: cache file was damaged")
+    wait_for(lambda: path.exists() and setup.cache_doc("posts")["records"] == POSTS, what="the cache file written again")
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")] == [("GET", None)]
+    assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
+
+    # A new record: stored durably; rewriting the cache file meets the damage, which is recovered the same way.
+    wait_for(lambda: _idle(setup), what="posts idle")
+    server.clear_requests()
+    damaged = overwrite(path, b'"Post 2"', b'"Post Z"')
+    r = put(setup, {"id": 11, "title": "New"})
+    assert r.returncode == 0, r.stderr
+    d.wait_log("posts: cache file was damaged", count=2)
+    wait_for(lambda: path.exists() and setup.cache_doc("posts")["records"] == POSTS + [{"id": 11, "title": "New"}],
+             what="the cache file with the pushed record")
+    assert {"id": 11, "title": "New"} in server.records("posts")
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")][:2] == [("POST", None), ("GET", None)]
+    assert any(p.read_bytes() == damaged for p in path.parent.iterdir() if p.name.startswith("posts.json.corrupt-"))
+
+
+def test_list_on_a_cache_file_cut_short_answers_clearly_and_recovers(server, setup, daemons):
+    d = start(setup, server, daemons)
+    server.clear_requests()
+    path = setup.cache_file("posts")
+    data = path.read_bytes()
+    with open(path, "r+b") as f:
+        f.truncate(len(data) - 10)
+    r = syncctl(setup, "list", "posts")
+    assert r.returncode == 1
+    assert DAMAGED + str(path) in r.stderr and NEXT in r.stderr, r.stderr
+    d.wait_log("posts: cache file was damaged")
+    wait_for(lambda: path.exists() and path.read_bytes() == data, what="the cache file written again")
+    assert [r["headers"].get("if-none-match") for r in server.requests("/posts")] == [None]
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == POSTS, r.stderr
+
+
+def test_start_without_a_cache_file_does_not_claim_to_serve_cached_data(server, setup, daemons):
+    d = start(setup, server, daemons)
+    assert "Started: account default, 1 source, no cached data yet (no cache file for posts: fetching its listing)" in d.output()
+    assert d.stop() == 0
+    d = daemons(setup)
+    d.wait_log("posts: not modified")
+    assert "Started: account default, 1 source, serving cached data\n" in d.output(), d.output()
+    assert d.stop() == 0
+    setup.cache_file("posts").unlink()
+    server.fault("posts", kind="status", status=503)
+    d = daemons(setup)
+    d.wait_log("posts: refresh failed")
+    assert "Started: account default, 1 source, no cached data yet (no cache file for posts: fetching its listing)" \
+        in d.output(), d.output()
+    assert "serving cached data" not in d.output() and "serving the cached copy" not in d.output(), d.output()
+
+
+def _idle(setup):
+    r = syncctl(setup, "status", "--json")
+    return r.returncode == 0 and json.loads(r.stdout)["sources"][0]["state"] != "syncing"
