@@ -47,14 +47,20 @@ extension StateStore {
         return touched
     }
 
-    /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole and
-    /// its header and tail still hash, with the stored chunk hashes, to its fingerprint; nil otherwise (the
-    /// rebuild then reads every chunk).
+    /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole,
+    /// its status (size, inode, change time) is the one recorded, as for a 304's trust without reading
+    /// (docs/architecture.md, "The cache file"), and its header and tail still hash, with the stored chunk
+    /// hashes, to its fingerprint; nil otherwise: the rebuild then reads every chunk, each hash-checked, so a
+    /// file changed outside syncd is found damaged instead of copied.
     func copyableFile(source: String, chunks: [ChunkLayout]) throws -> (fd: Int32, path: String, layout: FileLayout)? {
         guard let layout = try fileLayout(source: source), let expected = layout.fingerprint,
               layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == layout.listingEnd,
               layout.listingEnd <= Int(expected.size) else { return nil }
         let file = try openIndexedFile(source: source)
+        guard let current = fingerprint(of: file.fd, hash: expected.hash), current == expected else {
+            Glibc.close(file.fd)
+            return nil
+        }
         var header = [UInt8](repeating: 0, count: layout.recordsStart)
         var tail = [UInt8](repeating: 0, count: Int(expected.size) - layout.listingEnd)
         do {

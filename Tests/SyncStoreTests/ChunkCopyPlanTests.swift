@@ -146,33 +146,49 @@ struct LocalChangeCopyTests {
         #expect(try t.store.cacheFileDigest(source: "posts", fd: fd) != expected)
     }
 
-    /// An untouched chunk is copied without being read: damage there is carried over, and the next read of
-    /// that chunk finds it (its stored hash no longer matches). A damaged touched chunk fails the rebuild and
-    /// leaves the file and the index as they were.
-    @Test func aDamagedChunkIsCopiedUnreadAndFoundByTheNextReadOfIt() throws {
+    /// A file changed outside syncd (its change time moved) is not copied from: the rebuild reads every chunk,
+    /// finds the damage, and leaves the file and the index as they were.
+    @Test func aFileChangedOutsideSyncdIsReadWholeAndItsDamageFound() throws {
         let t = try TemporaryStore()
         try store(records(2100), into: t.store)
         let path = t.folder.path(of: "posts")
         let handle = try #require(FileHandle(forUpdatingAtPath: path))
-        let damagedOffset = UInt64(try bytes(path).count - 400)   // inside chunk 4 (records 2049–2100)
-        try handle.seek(toOffset: damagedOffset)
+        try handle.seek(toOffset: UInt64(try bytes(path).count - 400))   // inside chunk 4 (records 2049–2100)
         handle.write(Data("9".utf8))
         try handle.close()
+        let before = try bytes(path)
+        try queue(t.store, 3, .update, "{\"id\":3,\"local\":1}")
+        #expect { try t.store.rebuildCacheFile(source: "posts") } throws: { error in
+            guard case StoreError.cacheFileMismatch(_, let reason) = error else { return false }
+            return reason.contains("chunk 4") && reason.contains("differs from what the store recorded")
+        }
+        #expect(try bytes(path) == before)
+        #expect(t.leftovers().isEmpty)
+    }
+
+    /// Damage that leaves the file's status as recorded (through the block device, say) in a chunk the
+    /// change does not touch is copied unread; the next read of that chunk finds it (its stored hash no
+    /// longer matches).
+    @Test func damageWithTheStatusUnchangedIsCopiedUnreadAndFoundByTheNextReadOfIt() throws {
+        let t = try TemporaryStore()
+        try store(records(2100), into: t.store)
+        let path = t.folder.path(of: "posts")
+        let handle = try #require(FileHandle(forUpdatingAtPath: path))
+        try handle.seek(toOffset: UInt64(try bytes(path).count - 400))   // inside chunk 4
+        handle.write(Data("9".utf8))
+        try handle.close()
+        // As if the status had not moved: the store records the file's status now, with the old hash.
+        let recorded = try #require(try t.store.state(of: "posts").snapshotFingerprint)
+        let fd = open(path, O_RDONLY)
+        let now = try #require(fingerprint(of: fd, hash: recorded.hash))
+        close(fd)
+        try t.store.recordSnapshot(source: "posts", now)
         try queue(t.store, 3, .update, "{\"id\":3,\"local\":1}")
         try t.store.rebuildCacheFile(source: "posts")
         #expect { try storedBodies(t.store) } throws: { error in
             guard case StoreError.cacheFileMismatch(_, let reason) = error else { return false }
             return reason.contains("chunk 4") && reason.contains("differs from what the store recorded")
         }
-        // Now damage the chunk the next change touches: the rebuild fails, nothing moves.
-        let before = try bytes(path)
-        try queue(t.store, 2050, .update, "{\"id\":2050,\"local\":1}")
-        #expect { try t.store.rebuildCacheFile(source: "posts") } throws: { error in
-            guard case StoreError.cacheFileMismatch(_, let reason) = error else { return false }
-            return reason.contains("chunk 4")
-        }
-        #expect(try bytes(path) == before)
-        #expect(t.leftovers().isEmpty)
     }
 
     /// A file whose header or tail no longer hashes to the fingerprint with the stored chunk hashes is not
