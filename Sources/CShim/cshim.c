@@ -48,4 +48,12 @@ int cshim_start_writeback(int fd, int64_t offset, int64_t count) {
     return syscall(SYS_sync_file_range, fd, offset, count, SYNC_FILE_RANGE_WRITE) < 0 ? -errno : 0;
 }
 
+long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned long length) {
+    long long offset = *in_offset;
+    long n = syscall(SYS_copy_file_range, in_fd, &offset, out_fd, (long long *)0, (size_t)length, 0u);
+    if (n < 0) return -errno;
+    *in_offset = offset;
+    return n;
+}
+
 int cshim_errno(void) { return errno; }

@@ -5,7 +5,8 @@ import SyncStore
 /// Recognising the cache file syncd wrote (docs/architecture.md, "The cache file"). The store keeps the
 /// file's size, inode, change time and XXH64 hash from the last write or confirmation. A different size
 /// means the file is not syncd's; a different inode or change time means something touched it, so it is
-/// hashed and compared; an unchanged status is trusted without reading a byte. That keeps a confirmed
+/// read, hashed part by part where the store's layout cuts it (`StateStore.cacheFileDigest`) and compared;
+/// an unchanged status is trusted without reading a byte. That keeps a confirmed
 /// refresh (HTTP 304) at a few system calls, whatever the size of the file.
 extension SnapshotWriter {
     /// What `confirm` found.
@@ -21,14 +22,16 @@ extension SnapshotWriter {
     /// A refresh confirmed that nothing changed: if the cache file of `source` is still the one described
     /// by `expected`, moves its mtime to now (syncd(8) DESCRIPTION) and returns its new
     /// fingerprint; otherwise moves it aside for the caller to rewrite it from the store.
-    public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp) throws -> Confirmation {
+    /// `digest` computes the content hash of an open file as the store defines it (`StateStore.cacheFileDigest`).
+    public func confirm(source: String, expected: SnapshotFingerprint, now: Timestamp,
+                        digest: (Int32) throws -> UInt64?) throws -> Confirmation {
         let path = path(of: source)
         // A link is never touched: futimens on it would change the mtime of a file outside the cache folder.
         if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
         guard let (fd, opened) = try openExisting(path) else { return .missing }
         defer { close(fd) }
         var info = opened
-        if case .altered(let reason) = try verify(fd, info: info, path: path, expected: expected) {
+        if case .altered(let reason) = try verify(fd, info: info, path: path, expected: expected, digest: digest) {
             return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
         }
         // NULL times set both to now; the corresponding C function is futimens(3) (utimensat(2) on the
@@ -47,8 +50,9 @@ extension SnapshotWriter {
     }
 
     /// Compares the open file `fd` (status `info`) with `expected`; reads it only when its inode or
-    /// change time moved.
-    func verify(_ fd: Int32, info: stat, path: String, expected: SnapshotFingerprint) throws -> Verification {
+    /// change time moved, through `digest`.
+    func verify(_ fd: Int32, info: stat, path: String, expected: SnapshotFingerprint,
+                digest: (Int32) throws -> UInt64?) throws -> Verification {
         let current = SnapshotFingerprint(info, hash: expected.hash)
         if current.size != expected.size {
             return .altered("its size is \(current.size) bytes; syncd wrote \(expected.size)")
@@ -56,24 +60,8 @@ extension SnapshotWriter {
         if current.inode == expected.inode && current.changeTime == expected.changeTime {
             return .same(current)
         }
-        let hash = try hashFile(fd, path: path)
+        guard let hash = try digest(fd) else { return .altered("the store does not describe its layout") }
         return hash == expected.hash ? .same(current) : .altered("its content differs from what syncd wrote")
-    }
-
-    /// XXH64 of the whole file, read in 256 KiB blocks.
-    private func hashFile(_ fd: Int32, path: String) throws -> UInt64 {
-        var hasher = XXHash64()
-        var buffer = [UInt8](repeating: 0, count: 256 << 10)
-        var offset: off_t = 0
-        while true {
-            let n = buffer.withUnsafeMutableBytes { raw in
-                retryingEINTR { pread(fd, raw.baseAddress, raw.count, offset) }
-            }
-            guard n >= 0 else { throw SystemError("read \(path)") }
-            if n == 0 { return hasher.finalize() }
-            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            offset += off_t(n)
-        }
     }
 }
 

@@ -98,7 +98,9 @@ public struct SnapshotWriter {
     /// (it starts with the envelope written above and ends with its closing bracket), or, when `expected`
     /// is given, is not the file syncd wrote (see `verify`), is moved aside as `<name>.corrupt-<UTC time>`,
     /// never deleted, so nothing is lost and a human can look at it.
-    public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp) throws -> Inspection {
+    /// `digest` computes the content hash of an open file as the store defines it (`StateStore.cacheFileDigest`).
+    public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp,
+                        digest: (Int32) throws -> UInt64?) throws -> Inspection {
         let path = path(of: source)
         if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
         guard let (fd, info) = try openExisting(path) else { return .missing }
@@ -115,7 +117,7 @@ public struct SnapshotWriter {
         }
         var refreshed: SnapshotFingerprint?
         if reason == nil, let expected {
-            switch try verify(fd, info: info, path: path, expected: expected) {
+            switch try verify(fd, info: info, path: path, expected: expected, digest: digest) {
             case .same(let current): refreshed = current == expected ? nil : current
             case .altered(let why): reason = why
             }

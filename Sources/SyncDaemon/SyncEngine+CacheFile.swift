@@ -51,7 +51,9 @@ extension SyncEngine {
         }
         let confirmation: SnapshotWriter.Confirmation
         do {
-            confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock())
+            confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock()) {
+                try store.cacheFileDigest(source: source.name, fd: $0)
+            }
         } catch {
             throw RefreshFailure(.transient, "Failed to confirm cache file \(snapshots.path(of: source.name)): \(failureReason(error))")
         }
@@ -146,7 +148,7 @@ extension SyncEngine {
         }
         guard let state = try? store.state(of: name), let expected = state.snapshotFingerprint else { return }
         do {
-            switch try snapshots.inspect(source: name, expected: expected, now: clock()) {
+            switch try snapshots.inspect(source: name, expected: expected, now: clock(), digest: { try store.cacheFileDigest(source: name, fd: $0) }) {
             case .valid(let refreshed):
                 if let refreshed { try store.recordSnapshot(source: name, refreshed, dirty: state.snapshotDirty) }
             case .missing:

@@ -54,11 +54,12 @@ func fingerprint(of fd: Int32, hash: UInt64) -> SnapshotFingerprint? {
 
 /// A new cache file being written: a temporary file in the folder (`.<source>.json.tmp-…`, `O_EXCL`, the
 /// folder's mode and group), fed through a 256 KiB buffer (runs of 64 KiB or more, such as a listing's
-/// index chunks, go to the file directly: no copy) and hashed on the way. Every 4 MiB written, the
-/// kernel is asked to start writing them back (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits
-/// for nothing), so the disk works while the listing still arrives and `finish`'s `fsync` has less left
-/// to do; that `fsync` stays the point of durability. `finish` flushes it to disk; `install` renames it
-/// over the final name and flushes the folder; `discard` removes it.
+/// index chunks, go to the file directly: no copy), or by range copies from the previous file
+/// (`copyRange`). Every 4 MiB written, the kernel is asked to start writing them back
+/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits for nothing), so the disk works while the
+/// listing still arrives and `finish`'s `fsync` has less left to do; that `fsync` stays the point of
+/// durability. `finish` flushes it to disk; `install` renames it over the final name and flushes the
+/// folder; `discard` removes it. The content hash is the writer's (`CacheFileDigest`): nothing here hashes.
 final class CacheFileOutput {
     let folder: CacheFolder
     let source: String
@@ -67,7 +68,10 @@ final class CacheFileOutput {
     private let directoryFD: Int32
     private let fd: Int32
     private var buffer: [UInt8] = []
-    private var hasher = XXHash64()
+    /// Copies a range between files in the kernel; `copy_file_range(2)` unless a test injects a failure.
+    var rangeCopier: RangeCopier = RangeCopier.kernel
+    /// Bytes `copyRange` moved by `copy_file_range(2)` and by read/write.
+    private(set) var copied = (kernel: 0, readWrite: 0)
     private var closed = false
     private var installed = false
     /// Bytes written to the file so far, and how many of them writeback was started for.
@@ -121,7 +125,6 @@ final class CacheFileOutput {
         if buffer.count + bytes.count > CacheFileOutput.capacity || bytes.count >= CacheFileOutput.direct {
             try flush()
             if bytes.count >= CacheFileOutput.direct {
-                hasher.update(bytes)
                 try writeAll(bytes)
                 return
             }
@@ -149,13 +152,47 @@ final class CacheFileOutput {
         try write(bytes)
     }
 
+    /// Copies `count` bytes at `offset` of the previous file `source` without reading them into memory or
+    /// hashing them (their hash is the stored one): `copy_file_range(2)`, or read/write when the kernel or
+    /// the file systems cannot (`EXDEV`, `ENOSYS`, `EINVAL`, `EOPNOTSUPP`). A source shorter than the
+    /// store says is `StoreError.cacheFileMismatch`; a failed write is `StoreError.cacheFileWrite`.
+    func copyRange(from source: Int32, sourcePath: String, offset: Int, count: Int) throws(StoreError) {
+        try flush()
+        var position = Int64(offset)
+        var left = count
+        while left > 0 && !rangeCopier.unsupported {
+            let n = rangeCopier.copy(source, &position, fd, left)
+            if n > 0 {
+                left -= n
+                copied.kernel += n
+            } else if n == 0 {
+                throw .cacheFileMismatch(path: sourcePath, reason: "it ends at byte \(position); the store expects \(offset + count)")
+            } else if RangeCopier.fallbackErrors.contains(Int32(-n)) {
+                rangeCopier.unsupported = true
+            } else if Int32(-n) != EINTR {
+                let reason = systemReason("copy \(sourcePath) into \(path)", code: Int32(-n))
+                discard()
+                throw .cacheFileWrite(path: path, reason: reason)
+            }
+        }
+        var block = [UInt8](repeating: 0, count: min(left, CacheFileOutput.capacity))
+        while left > 0 {
+            if block.count > left { block = [UInt8](repeating: 0, count: left) }
+            try readExactly(source, path: sourcePath, into: &block, at: Int(position))
+            try write(block)
+            try flush()
+            position += Int64(block.count)
+            left -= block.count
+            copied.readWrite += block.count
+        }
+    }
+
     private func flush() throws(StoreError) {
         guard !buffer.isEmpty else { return }
         // Written from the buffer in place and emptied after: a copy would make `removeAll` allocate a new
         // 256 KiB buffer at every flush (with the daemon's 128 KiB mmap threshold, an mmap and its page faults).
         var failure: StoreError?
         buffer.withUnsafeBytes { raw in
-            hasher.update(raw)
             do { try writeAll(raw) } catch { failure = error as? StoreError ?? .cacheFileWrite(path: path, reason: "\(error)") }
         }
         buffer.removeAll(keepingCapacity: true)
@@ -181,11 +218,11 @@ final class CacheFileOutput {
         }
     }
 
-    /// Writes out what is buffered and flushes the file to disk; returns its fingerprint.
-    func finish() throws(StoreError) -> SnapshotFingerprint {
+    /// Writes out what is buffered and flushes the file to disk; returns its fingerprint with `hash`.
+    func finish(hash: UInt64) throws(StoreError) -> SnapshotFingerprint {
         try flush()
         guard retrying({ fsync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
-        guard let written = fingerprint(of: fd, hash: hasher.finalize()) else { throw failure("inspect \(path)") }
+        guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
         return written
     }
 
@@ -200,12 +237,12 @@ final class CacheFileOutput {
         return retrying({ fsync(directoryFD) }) == 0 ? nil : systemReason("flush directory \(folder.directory)")
     }
 
-    /// The final file's fingerprint after `install`, with the hash written.
-    func installedFingerprint() -> SnapshotFingerprint? {
+    /// The final file's fingerprint after `install`, with `hash`.
+    func installedFingerprint(hash: UInt64) -> SnapshotFingerprint? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return fingerprint(of: fd, hash: hasher.finalize())
+        return fingerprint(of: fd, hash: hash)
     }
 
     /// Keeps the temporary file when the store names it (`pending_rename`) and the rename failed.
@@ -218,6 +255,24 @@ final class CacheFileOutput {
             unlinkat(directoryFD, temporaryName, 0)
             installed = true
         }
+    }
+}
+
+/// How `CacheFileOutput.copyRange` copies in the kernel: `copy_file_range(2)`, or a stand-in that fails
+/// the way an unsupported file system does (tests of the read/write fallback).
+struct RangeCopier: Sendable {
+    /// Copies up to `count` bytes from `source` at `offset` (advanced) to `target`'s file position;
+    /// the count copied, 0 at the end of `source`, or -errno.
+    var copy: @Sendable (_ source: Int32, _ offset: inout Int64, _ target: Int32, _ count: Int) -> Int
+    /// Set once the copier failed with one of `fallbackErrors`: the rest goes through read/write.
+    var unsupported = false
+
+    /// The errors that mean "not between these files": read/write does it instead.
+    static let fallbackErrors: Set<Int32> = [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP]
+
+    /// `copy_file_range(2)`.
+    static let kernel = RangeCopier { source, offset, target, count in
+        cshim_copy_file_range(source, &offset, target, UInt(count))
     }
 }
 

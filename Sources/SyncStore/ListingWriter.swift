@@ -38,15 +38,17 @@ public final class ListingWriter {
     private var seenOverlaid: Set<String> = []
     /// The outbox as this writer applied it.
     public let outboxApplied: [OutboxRecord]
-    private let stored: [ChunkLayout]
+    let stored: [ChunkLayout]
     private var oldFile: (fd: Int32, layout: FileLayout)?
-    private var output: CacheFileOutput?
+    var output: CacheFileOutput?
+    /// The new file's content hash so far (`CacheFileDigest`): header, chunk hashes, tail.
+    var digest = CacheFileDigest()
     private var chunkData: [UInt8] = []
     private var chunkFile: [UInt8] = []
     private var inChunk = 0
-    private var nextSeq = 0
-    private var precededInFile = false
-    private var listingBytes = 0
+    var nextSeq = 0
+    var precededInFile = false
+    var listingBytes = 0
     private var staged = false
     /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
     private var stagedSeqs: Set<Int> = []
@@ -58,9 +60,9 @@ public final class ListingWriter {
     private var idHashes = IDHashes()
     private let stageChunk: Statement
     /// Records of the listing so far.
-    public private(set) var count = 0
+    public internal(set) var count = 0
     /// Records the cache file holds so far (the local view).
-    public private(set) var fileRecords = 0
+    public internal(set) var fileRecords = 0
 
     init(store: StateStore, source: String, folder: CacheFolder, header: CacheHeader, purpose: Purpose) throws {
         self.store = store
@@ -104,6 +106,9 @@ public final class ListingWriter {
         return (fd, layout)
     }
 
+    /// The IDs with outbox entries (the records this writer overlays or creates).
+    var overlaidIDs: Set<String> { Set(overlay.keys) }
+
     /// Adds one record of the server's listing.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         var fileLength: Int?
@@ -138,7 +143,7 @@ public final class ListingWriter {
         fileRecords += 1
     }
 
-    private func flushChunk() throws(StoreError) {
+    func flushChunk() throws(StoreError) {
         guard inChunk > 0 else { return }
         let hash = XXHash64.hash(chunkFile)
         let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
@@ -164,7 +169,10 @@ public final class ListingWriter {
         } catch {
             throw .sqlite(SQLiteError(code: 1, operation: "store chunk \(nextSeq) of \(source)", message: "\(error)"))
         }
-        try output?.write(chunkFile)
+        if let output {
+            try output.write(chunkFile)
+            digest.add(hash)
+        }
         listingBytes += chunkFile.count
         nextSeq += 1
         chunkData.removeAll(keepingCapacity: true)
@@ -173,15 +181,17 @@ public final class ListingWriter {
     }
 
     /// Creates the new file: the header, then the old file's records section up to the current chunk.
-    private func diverge() throws(StoreError) {
+    func diverge() throws(StoreError) {
         let output = try CacheFileOutput(folder: folder, source: source)
         self.output = output
         try output.write(header)
+        digest.add(bytes: header)
         guard let oldFile else { return }
         var offset = oldFile.layout.recordsStart
         for seq in 0..<nextSeq {
             try output.copy(from: oldFile.fd, sourcePath: folder.path(of: source), offset: offset,
                             count: stored[seq].fileBytes, expectedHash: stored[seq].fileHash)
+            digest.add(stored[seq].fileHash)
             offset += stored[seq].fileBytes
         }
     }
@@ -239,7 +249,8 @@ extension ListingWriter {
             var written: SnapshotFingerprint?
             if let output {
                 try output.write(trailer)
-                written = try output.finish()
+                digest.add(bytes: trailer)
+                written = try output.finish(hash: digest.finalize())
             }
             try store.database.execute("BEGIN IMMEDIATE")
             inTransaction = true
@@ -276,7 +287,7 @@ extension ListingWriter {
             output.keep()
             throw error
         }
-        if let final = output.installedFingerprint() {
+        if let final = output.installedFingerprint(hash: digest.finalize()) {
             try store.recordInstalledFile(source: source, final)
         }
         if let notFlushed { throw .cacheFileNotFlushed(path: output.path, records: fileRecords, reason: notFlushed) }

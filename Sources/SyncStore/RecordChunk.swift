@@ -74,31 +74,13 @@ enum RecordChunk {
 
     /// Decodes every entry of `chunk`. A damaged chunk throws rather than reading out of bounds.
     static func forEach(in chunk: UnsafeRawBufferPointer, _ body: (IndexEntry) throws -> Void) throws {
-        var offset = 0
-        let truncated = StoreError.corrupt(path: "chunk", reason: "index framing is truncated")
-        func varint() throws -> Int {
-            var value = 0
-            var shift = 0
-            while true {
-                guard offset < chunk.count, shift < 63 else { throw truncated }
-                let byte = chunk[offset]
-                offset += 1
-                value |= Int(byte & 0x7f) << shift
-                if byte & 0x80 == 0 { return value }
-                shift += 7
-            }
-        }
-        func slice(_ count: Int) throws -> UnsafeRawBufferPointer {
-            guard count >= 0, count <= chunk.count - offset else { throw truncated }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: chunk[offset..<offset + count])
-        }
-        while offset < chunk.count {
-            let id = String(decoding: try slice(try varint()), as: UTF8.self)
-            let flags = try slice(1)[0]
-            let version = flags & hasVersion != 0 ? String(decoding: try slice(try varint()), as: UTF8.self) : nil
-            let fileLength = flags & inFile != 0 ? try varint() : nil
-            let serverBody = flags & overlaid != 0 ? try slice(try varint()) : nil
+        var reader = ChunkReader(chunk: chunk)
+        while !reader.atEnd {
+            let id = String(decoding: try reader.slice(try reader.varint()), as: UTF8.self)
+            let flags = try reader.slice(1)[0]
+            let version = flags & hasVersion != 0 ? String(decoding: try reader.slice(try reader.varint()), as: UTF8.self) : nil
+            let fileLength = flags & inFile != 0 ? try reader.varint() : nil
+            let serverBody = flags & overlaid != 0 ? try reader.slice(try reader.varint()) : nil
             if fileLength == nil && serverBody == nil {
                 throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(id)\" is neither in the cache file nor overlaid")
             }
@@ -129,6 +111,39 @@ enum RecordChunk {
         hash ^= hash >> 27
         hash &*= 0x94d0_49bb_1331_11eb
         return hash ^ (hash >> 31)
+    }
+}
+
+/// Reads the framing of one chunk blob; throws rather than reading out of bounds.
+struct ChunkReader {
+    let chunk: UnsafeRawBufferPointer
+    private var offset = 0
+    private let truncated = StoreError.corrupt(path: "chunk", reason: "index framing is truncated")
+
+    init(chunk: UnsafeRawBufferPointer) { self.chunk = chunk }
+
+    /// Whether every byte was read.
+    var atEnd: Bool { offset >= chunk.count }
+
+    /// The next unsigned LEB128 varint.
+    mutating func varint() throws -> Int {
+        var value = 0
+        var shift = 0
+        while true {
+            guard offset < chunk.count, shift < 63 else { throw truncated }
+            let byte = chunk[offset]
+            offset += 1
+            value |= Int(byte & 0x7f) << shift
+            if byte & 0x80 == 0 { return value }
+            shift += 7
+        }
+    }
+
+    /// The next `count` bytes.
+    mutating func slice(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= chunk.count - offset else { throw truncated }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: chunk[offset..<offset + count])
     }
 }
 

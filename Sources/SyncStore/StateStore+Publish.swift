@@ -19,7 +19,9 @@ public enum PendingRenameOutcome: Equatable, Sendable {
 /// converting a schema-1 file.
 extension StateStore {
     /// Rewrites the cache file of `source` for the current outbox, through the same writer as a listing:
-    /// the server's records from the index and the current file, each with its local change applied.
+    /// the chunks the changes cannot touch are copied from the current file (`feedByCopying`), the others
+    /// read from it and the index, each record with its local change applied. When the current file cannot
+    /// be copied from (its header or tail does not match the fingerprint), every record is read instead.
     /// Returns the records the file holds and whether a new file was written.
     @discardableResult
     public func rebuildCacheFile(source: String) throws -> (records: Int, rewritten: Bool) {
@@ -32,8 +34,10 @@ extension StateStore {
         let state = try state(of: source)
         let writer = try beginWriting(source: source, header: CacheHeader(savedAt: state.savedAt, etag: state.etag), purpose: .rebuild)
         do {
-            try forEachRecord(source: source) { record in
-                try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
+            if try !feedByCopying(writer, source: source) {
+                try forEachRecord(source: source) { record in
+                    try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
+                }
             }
         } catch {
             writer.rollback()

@@ -327,11 +327,16 @@ public final class StateStore {
     // MARK: Source state
 
     /// The stored state of `source`, or an empty one when it was never synced. `countingLocalView`
-    /// fills `localRecordCount` exactly, which with local changes pending walks the whole listing: ask
-    /// for it where the count is shown (status, Watch), not on every internal use.
+    /// fills `localRecordCount` exactly. With local changes pending, a current cache file (not dirty) holds
+    /// the local view and the store counted its records when writing it; only while the outbox is ahead of
+    /// the file is the whole listing walked: ask for it where the count is shown (status, Watch), not on
+    /// every internal use.
     public func state(of source: String, countingLocalView: Bool = false) throws(StoreError) -> SourceState {
         var state = try storedState(of: source)
-        if countingLocalView, state.pendingCount + state.conflictCount > 0 {
+        if countingLocalView, state.pendingCount + state.conflictCount > 0, !state.snapshotDirty,
+           state.snapshotFingerprint != nil, let written = state.snapshotRecordCount {
+            state.localRecordCount = written
+        } else if countingLocalView, state.pendingCount + state.conflictCount > 0 {
             // Only with local changes: count the view the cache file shows.
             var local = 0
             do {

@@ -317,8 +317,14 @@ extension StateStoreOutboxCountTests {
                                   body: operation == .delete ? nil : Array("{\"id\":\"\(id)\"}".utf8),
                                   baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: id)
         }
-        let state = try store.state(of: "posts", countingLocalView: true)
+        // The engine marks the file dirty before writing the changes into it: the listing is walked.
+        try store.setSnapshotDirty(source: "posts", true)
+        var state = try store.state(of: "posts", countingLocalView: true)
         #expect(state.recordCount == 3)
         #expect(state.localRecordCount == 2)  // 1 (changed) and n (new)
+        // Written: the count the store recorded with the file.
+        try store.rebuildCacheFile(source: "posts")
+        state = try store.state(of: "posts", countingLocalView: true)
+        #expect((state.snapshotDirty, state.localRecordCount, state.snapshotRecordCount) == (false, 2, 2))
     }
 }

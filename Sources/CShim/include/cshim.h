@@ -71,6 +71,9 @@ uint32_t cshim_rtmgrp_ipv4_route(void);
 uint32_t cshim_rtmgrp_ipv6_route(void);
 // setns(2) and CLONE_NEWNET are declared only under _GNU_SOURCE, which Swift's Glibc module lacks.
 int cshim_setns_net(int fd);                          // 0, or -errno on failure
+// copy_file_range(2), also declared only under _GNU_SOURCE: copies `length` bytes from `in_fd` at
+// *in_offset to `out_fd` at its file position; the count copied, or -errno on failure.
+long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned long length);
 // sync_file_range(2) with SYNC_FILE_RANGE_WRITE (starts writeback, waits for nothing); also _GNU_SOURCE only.
 int cshim_start_writeback(int fd, int64_t offset, int64_t count); // 0, or -errno on failure
 

@@ -1,0 +1,110 @@
+internal import Glibc
+import SyncCore
+
+/// Rebuilding the cache file for local changes by range copies (docs/architecture.md, "Storing listings"):
+/// the chunks a change cannot touch are copied from the previous file with `copy_file_range(2)` and keep
+/// their stored hashes; only the touched chunks are read (hash-checked) and written again.
+extension ListingWriter {
+    /// Appends the chunks `seqs` of the previous file as they are: `bytes` bytes at `offset` of its records
+    /// section, `records` records, all of them in the file (untouched chunks hold no overlays).
+    func copyChunks(from file: (fd: Int32, path: String), recordsStart: Int, _ seqs: Range<Int>, offset: Int, bytes: Int,
+                    records: Int) throws(StoreError) {
+        precondition(seqs.lowerBound == nextSeq, "chunks copied out of order")
+        if output == nil { try diverge() }
+        guard let output else { return }
+        try output.copyRange(from: file.fd, sourcePath: file.path, offset: recordsStart + offset, count: bytes)
+        for seq in seqs { digest.add(stored[seq].fileHash) }
+        nextSeq = seqs.upperBound
+        listingBytes += bytes
+        count += records
+        fileRecords += records
+        precededInFile = precededInFile || bytes > 0
+    }
+
+    /// Bytes the new file got by `copy_file_range(2)` and by read/write fallback.
+    var copiedBytes: (kernel: Int, readWrite: Int) { output?.copied ?? (0, 0) }
+}
+
+extension StateStore {
+    /// The chunks of `source` a rebuild for `overlay` (the IDs with outbox entries) may change: those holding
+    /// an overlaid entry now, and those the ID index names for an ID of `overlay` (all chunks are searched for
+    /// them when the index cannot answer). Reads the index only, never the file.
+    func touchedChunks(source: String, overlay: Set<String>) throws -> Set<Int> {
+        var touched: Set<Int> = []
+        var unindexed: Set<String> = []
+        for id in overlay {
+            if let seqs = try chunksHolding(source: source, id: id) { touched.formUnion(seqs) } else { unindexed.insert(id) }
+        }
+        let statement = try database.prepare("SELECT seq, data FROM chunks WHERE source = ?1 ORDER BY seq")
+        try statement.bind(1, source)
+        while try statement.step() {
+            let seq = Int(statement.int64(0))
+            if touched.contains(seq) { continue }
+            if try statement.withBlob(1, { try RecordChunk.touches($0, ids: unindexed.isEmpty ? nil : unindexed) }) {
+                touched.insert(seq)
+            }
+        }
+        return touched
+    }
+
+    /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole,
+    /// its status (size, inode, change time) is the one recorded, as for a 304's trust without reading
+    /// (docs/architecture.md, "The cache file"), and its header and tail still hash, with the stored chunk
+    /// hashes, to its fingerprint; nil otherwise: the rebuild then reads every chunk, each hash-checked, so a
+    /// file changed outside syncd is found damaged instead of copied.
+    func copyableFile(source: String, chunks: [ChunkLayout]) throws -> (fd: Int32, path: String, layout: FileLayout)? {
+        guard let layout = try fileLayout(source: source), let expected = layout.fingerprint,
+              layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == layout.listingEnd,
+              layout.listingEnd <= Int(expected.size) else { return nil }
+        let file = try openIndexedFile(source: source)
+        guard let current = fingerprint(of: file.fd, hash: expected.hash), current == expected else {
+            Glibc.close(file.fd)
+            return nil
+        }
+        var header = [UInt8](repeating: 0, count: layout.recordsStart)
+        var tail = [UInt8](repeating: 0, count: Int(expected.size) - layout.listingEnd)
+        do {
+            try readExactly(file.fd, path: file.path, into: &header, at: 0)
+            try readExactly(file.fd, path: file.path, into: &tail, at: layout.listingEnd)
+        } catch {
+            Glibc.close(file.fd)
+            throw error
+        }
+        var digest = CacheFileDigest()
+        digest.add(bytes: header)
+        for chunk in chunks { digest.add(chunk.fileHash) }
+        digest.add(bytes: tail)
+        guard digest.finalize() == expected.hash else {
+            Glibc.close(file.fd)
+            return nil
+        }
+        return (file.fd, file.path, layout)
+    }
+
+    /// Feeds `writer` (a `.rebuild`) the listing of `source`: untouched chunks copied from the previous file,
+    /// touched ones read and re-emitted with the local changes applied. False when the previous file cannot
+    /// be copied from (nothing was fed: the caller feeds every record instead).
+    func feedByCopying(_ writer: ListingWriter, source: String) throws -> Bool {
+        let chunks = writer.stored
+        guard !chunks.isEmpty, let file = try copyableFile(source: source, chunks: chunks) else { return false }
+        defer { Glibc.close(file.fd) }
+        let plan = ChunkCopyPlan(chunks: chunks, touched: try touchedChunks(source: source, overlay: writer.overlaidIDs))
+        var seq = 0
+        while seq < chunks.count {
+            switch plan.step(at: seq, precededInNewFile: writer.precededInFile) {
+            case .reemit(let at):
+                try walkListing(source: source, first: at, last: at) { record in
+                    try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
+                    return true
+                }
+                try writer.flushChunk()
+                seq = at + 1
+            case .copy(let seqs, let offset, let bytes, let records):
+                try writer.copyChunks(from: (file.fd, file.path), recordsStart: file.layout.recordsStart, seqs,
+                                      offset: offset, bytes: bytes, records: records)
+                seq = seqs.upperBound
+            }
+        }
+        return true
+    }
+}
