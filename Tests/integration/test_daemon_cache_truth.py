@@ -136,8 +136,12 @@ def test_a_full_disk_is_retried_past_max_attempts_and_the_source_recovers_once_s
     # Twice MaxAttempts= and more: still retrying, never resting in "error" without a next attempt.
     wait_for(lambda: len([q for q in server.requests("/posts") if q["method"] == "GET"]) >= 5, timeout=10,
              what="retries past MaxAttempts=")
-    status = source_status(setup)
-    assert status["state"] != "error" and status["nextAttempt"] is not None, status
+    # Between two attempts the next one is scheduled (during one, "syncing" has none).
+    def scheduled():
+        status = source_status(setup)
+        assert status["state"] != "error", status
+        return status["state"] != "syncing" and status["nextAttempt"] is not None
+    wait_for(scheduled, what="the next attempt scheduled between two attempts")
     assert "not retrying until the next trigger" not in d.output()
     assert "until it succeeds (a local failure, not the server's)" in d.output()
     assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
