@@ -9,10 +9,17 @@ import SyncCore
 /// tree path (`ManagerStatus(json:)` and `StatusFormatter.format`), which says what is wrong with the reply.
 /// The output is byte for byte the one `StatusFormatter.format` gives.
 enum StatusTable {
-    /// A string of the reply: its bytes between the quotes when plain ASCII, else the decoded text.
+    /// A string of the reply: its bytes between the quotes when plain ASCII, else the decoded text (an index in
+    /// `Decoded.texts`). Rows hold no references, so making and copying 10,000 of them is plain memory work.
     enum Field {
         case raw(Range<Int>)
-        case text(String)
+        case text(Int)
+    }
+
+    /// What could not stay a byte range: strings with escapes or non-ASCII text, and warnings (rare).
+    struct Decoded {
+        var texts: [String] = []
+        var warnings: [[String]] = []
     }
 
     /// What the table shows of one source.
@@ -23,7 +30,8 @@ enum StatusTable {
         var stale = false
         var lastSuccess: Timestamp?, nextAttempt: Timestamp?
         var lastError: Field?
-        var warnings: [Field] = []
+        /// An index in `Decoded.warnings`.
+        var warnings: Int?
     }
 
     /// The text of the table for the `GetStatus` parameters `text`, or nil when the reply is not one this reader
@@ -31,22 +39,23 @@ enum StatusTable {
     static func format(_ text: ArraySlice<UInt8>, with formatter: StatusFormatter) -> String? {
         text.withUnsafeBufferPointer { buffer -> String? in
             var reader = JSONSkimmer(bytes: buffer, maxDepth: 64)
-            guard let (daemon, rows, failed) = parameters(&reader) else { return nil }
-            var writer = StatusTableWriter(bytes: buffer, formatter: formatter)
+            var decoded = Decoded()
+            guard let (daemon, rows, failed) = parameters(&reader, &decoded) else { return nil }
+            var writer = StatusTableWriter(bytes: buffer, decoded: decoded, formatter: formatter)
             writer.write(daemon: daemon, rows: rows, failed: failed)
             return String(decoding: writer.out, as: UTF8.self)
         }
     }
 
     /// Reads `{"daemon": {…}, "sources": [...], "failed": [...]}`.
-    static func parameters(_ reader: inout JSONSkimmer) -> (DaemonStatus, [Row], [FailedSourceStatus])? {
+    static func parameters(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) -> (DaemonStatus, [Row], [FailedSourceStatus])? {
         var rows: [Row]?
         var small = JSONObject()
         let bytes = reader.bytes
         let complete = members(&reader) { key, reader throws(Stop) in
             if reader.matches(key, "sources") {
                 guard rows == nil, reader.peek() == UInt8(ascii: "[") else { throw Stop() }
-                rows = try sources(&reader)
+                rows = try sources(&reader, &decoded)
             } else if reader.matches(key, "daemon") || reader.matches(key, "failed") {
                 // Small: parsed as a tree and read by the same code as the tree path.
                 let start = reader.index
@@ -102,8 +111,11 @@ enum StatusTable {
     }
 
     /// The array of source objects.
-    private static func sources(_ reader: inout JSONSkimmer) throws(Stop) -> [Row] {
+    private static func sources(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) throws(Stop) -> [Row] {
         var rows: [Row] = []
+        // A source is some 280 bytes of the reply.
+        rows.reserveCapacity(reader.bytes.count / 256)
+        var previous: (Range<Int>, Timestamp)?
         reader.index += 1
         reader.skipWhitespace()
         if reader.peek() == UInt8(ascii: "]") {
@@ -112,7 +124,7 @@ enum StatusTable {
         }
         while true {
             reader.skipWhitespace()
-            rows.append(try source(&reader))
+            rows.append(try source(&reader, &decoded, &previous))
             reader.skipWhitespace()
             if reader.peek() == UInt8(ascii: ",") {
                 reader.index += 1
@@ -124,42 +136,62 @@ enum StatusTable {
         }
     }
 
+    /// The members of a source object the table reads (and checks, as `SourceStatus(json:)` does).
+    private static let knownMembers: [StaticString] = ["name", "url", "state", "records", "pending", "parked", "conflicts", "warnings",
+                                                       "lastSuccess", "lastAttempt", "lastError", "stale", "attempt", "nextAttempt"]
+
+    /// The index in `knownMembers` of the member named by the bytes at `key`, comparing only names of its length.
+    private static func memberIndex(_ key: Range<Int>, _ reader: JSONSkimmer) -> Int? {
+        let candidates: [Int]
+        switch key.count {
+        case 3: candidates = [1]
+        case 4: candidates = [0]
+        case 5: candidates = [2, 11]
+        case 6: candidates = [5]
+        case 7: candidates = [3, 4, 12]
+        case 8: candidates = [7]
+        case 9: candidates = [6, 10]
+        case 11: candidates = [8, 9, 13]
+        default: return nil
+        }
+        return candidates.first { reader.matches(key, knownMembers[$0]) }
+    }
+
     /// One source object; the members `SourceStatus(json:)` requires must be there with their types.
-    private static func source(_ reader: inout JSONSkimmer) throws(Stop) -> Row {
+    /// `previous` is the last time read and where: sources refreshed in the same second share it.
+    private static func source(_ reader: inout JSONSkimmer, _ decoded: inout Decoded, _ previous: inout (Range<Int>, Timestamp)?) throws(Stop) -> Row {
         var row = Row()
         var seen: UInt16 = 0
         let bytes = reader.bytes
         let complete = members(&reader) { key, reader throws(Stop) in
-            let known: [StaticString] = ["name", "url", "state", "records", "pending", "parked", "conflicts", "warnings",
-                                         "lastSuccess", "lastAttempt", "lastError", "stale", "attempt", "nextAttempt"]
-            guard let which = known.firstIndex(where: { reader.matches(key, $0) }) else {
+            guard let which = memberIndex(key, reader) else {
                 guard (try? reader.skipValue(depth: 3)) != nil else { throw Stop() }
                 return
             }
             guard seen & (1 << which) == 0 else { throw Stop() }
             seen |= 1 << which
             switch which {
-            case 0: row.name = try string(&reader, bytes)
-            case 1: row.url = try string(&reader, bytes)
+            case 0: row.name = try string(&reader, &decoded)
+            case 1: row.url = try string(&reader, &decoded)
             case 2:
-                let text = try string(&reader, bytes)
-                guard case .raw(let range) = text, let state = SourceStateName(rawValue: String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)) else { throw Stop() }
+                guard case .raw(let range) = try string(&reader, &decoded),
+                      let state = SourceStateName.allCases.first(where: { $0.rawValue.utf8.elementsEqual(bytes[range]) }) else { throw Stop() }
                 row.state = state
             case 3: row.records = try integer(&reader, bytes)
             case 4: row.pending = try integer(&reader, bytes)
             case 5: row.parked = try integer(&reader, bytes)
             case 6: row.conflicts = try integer(&reader, bytes)
-            case 7: row.warnings = try warnings(&reader, bytes)
-            case 8: row.lastSuccess = try optionalString(&reader, bytes).flatMap { timestamp($0, bytes) }
+            case 7: row.warnings = try warnings(&reader, &decoded)
+            case 8: row.lastSuccess = try optionalString(&reader, &decoded).flatMap { timestamp($0, bytes, decoded, &previous) }
             case 9, 10:
-                let text = try optionalString(&reader, bytes)
+                let text = try optionalString(&reader, &decoded)
                 if which == 10 { row.lastError = text }
             case 11:
                 if reader.matches(reader.index..<min(bytes.count, reader.index + 4), "true") { row.stale = true }
                 else if !reader.matches(reader.index..<min(bytes.count, reader.index + 5), "false") { throw Stop() }
                 try skipOne(&reader)
             case 12: _ = try integer(&reader, bytes)
-            default: row.nextAttempt = try optionalString(&reader, bytes).flatMap { timestamp($0, bytes) }
+            default: row.nextAttempt = try optionalString(&reader, &decoded).flatMap { timestamp($0, bytes, decoded, &previous) }
             }
         }
         // name, url, state, records, pending, conflicts, stale and attempt are required.
@@ -174,21 +206,23 @@ enum StatusTable {
 
     /// A string value: the range of its bytes when they are plain ASCII without escapes, else decoded by the
     /// JSON parser the tree path uses.
-    private static func string(_ reader: inout JSONSkimmer, _ bytes: UnsafeBufferPointer<UInt8>) throws(Stop) -> Field {
+    private static func string(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) throws(Stop) -> Field {
+        let bytes = reader.bytes
         guard reader.peek() == UInt8(ascii: "\""), let range = try? reader.skipString() else { throw Stop() }
         if bytes[range].allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) { return .raw(range) }
         guard let text = (try? JSONValue(parsing: bytes[(range.lowerBound - 1)...range.upperBound]))?.stringValue else { throw Stop() }
-        return .text(text)
+        decoded.texts.append(text)
+        return .text(decoded.texts.count - 1)
     }
 
     /// A string, or nil for `null`.
-    private static func optionalString(_ reader: inout JSONSkimmer, _ bytes: UnsafeBufferPointer<UInt8>) throws(Stop) -> Field? {
+    private static func optionalString(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) throws(Stop) -> Field? {
         if reader.peek() == UInt8(ascii: "n") {
-            guard reader.matches(reader.index..<min(bytes.count, reader.index + 4), "null") else { throw Stop() }
+            guard reader.matches(reader.index..<min(reader.bytes.count, reader.index + 4), "null") else { throw Stop() }
             reader.index += 4
             return nil
         }
-        return try string(&reader, bytes)
+        return try string(&reader, &decoded)
     }
 
     /// A whole number written as digits (no fraction, exponent or leading zero), within Int64.
@@ -211,21 +245,30 @@ enum StatusTable {
     }
 
     /// `warnings`: the strings of an array (anything else is no warnings, as in `SourceStatus(json:)`).
-    private static func warnings(_ reader: inout JSONSkimmer, _ bytes: UnsafeBufferPointer<UInt8>) throws(Stop) -> [Field] {
+    private static func warnings(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) throws(Stop) -> Int? {
+        let bytes = reader.bytes
         guard reader.peek() == UInt8(ascii: "[") else {
             try skipOne(&reader)
-            return []
+            return nil
         }
         let start = reader.index
         try skipOne(&reader)
+        // Most sources have none: `[]` is read without the parser.
+        if reader.index - start == 2 { return nil }
         guard let value = try? JSONValue(parsing: bytes[start..<reader.index]) else { throw Stop() }
-        return (value.arrayValue ?? []).compactMap(\.stringValue).map(Field.text)
+        decoded.warnings.append((value.arrayValue ?? []).compactMap(\.stringValue))
+        return decoded.warnings.count - 1
     }
 
-    private static func timestamp(_ field: Field, _ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+    private static func timestamp(_ field: Field, _ bytes: UnsafeBufferPointer<UInt8>, _ decoded: Decoded,
+                                  _ previous: inout (Range<Int>, Timestamp)?) -> Timestamp? {
         switch field {
-        case .raw(let range): Timestamp(rfc3339: String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self))
-        case .text(let text): Timestamp(rfc3339: text)
+        case .raw(let range):
+            if let (seen, time) = previous, bytes[seen].elementsEqual(bytes[range]) { return time }
+            guard let time = Timestamp(rfc3339: String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)) else { return nil }
+            previous = (range, time)
+            return time
+        case .text(let index): return Timestamp(rfc3339: decoded.texts[index])
         }
     }
 }

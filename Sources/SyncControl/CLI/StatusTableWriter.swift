@@ -4,12 +4,14 @@ import SyncCore
 /// copied from the reply's bytes, and the column widths come from one pass over the rows before the text.
 struct StatusTableWriter {
     let bytes: UnsafeBufferPointer<UInt8>
+    let decoded: StatusTable.Decoded
     let formatter: StatusFormatter
     /// The text written so far.
     private(set) var out: [UInt8] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>, formatter: StatusFormatter) {
+    init(bytes: UnsafeBufferPointer<UInt8>, decoded: StatusTable.Decoded, formatter: StatusFormatter) {
         self.bytes = bytes
+        self.decoded = decoded
         self.formatter = formatter
     }
 
@@ -28,6 +30,7 @@ struct StatusTableWriter {
             wordWidth = max(wordWidth, row.records == 1 ? 6 : 7)
         }
         let dots = [DotColor.green, .yellow, .red].map { Array($0.dot(enabled: formatter.color, unicode: formatter.unicode).utf8) }
+        var synced: (time: Int64, text: [UInt8])?
         for (position, row) in rows.enumerated() {
             if position > 0 { out.append(UInt8(ascii: "\n")) }
             let dot: Int
@@ -49,12 +52,16 @@ struct StatusTableWriter {
             spaces(wordWidth - (row.records == 1 ? 6 : 7) + 2)
             if let success = row.lastSuccess {
                 out += "synced ".utf8
-                out += HumanFormat.relative(success, now: formatter.now).utf8
+                // Sources refreshed in the same second share the text.
+                if synced?.time != success.secondsSinceEpoch {
+                    synced = (success.secondsSinceEpoch, Array(HumanFormat.relative(success, now: formatter.now).utf8))
+                }
+                out += synced?.text ?? []
             } else {
                 out += "never synced".utf8
             }
             out.append(UInt8(ascii: "\n"))
-            if row.stale || row.lastError != nil || row.pending > 0 || row.parked > 0 || row.conflicts > 0 || !row.warnings.isEmpty {
+            if row.stale || row.lastError != nil || row.pending > 0 || row.parked > 0 || row.conflicts > 0 || row.warnings != nil {
                 details(row)
             }
             out += "    ".utf8
@@ -74,7 +81,7 @@ struct StatusTableWriter {
     /// The lines between a source's first line and its URL (rare: by the tree path's own code).
     private mutating func details(_ row: StatusTable.Row) {
         let status = SourceStatus(name: "", url: "", state: row.state, records: row.records, pending: row.pending, parked: row.parked,
-                                  conflicts: row.conflicts, warnings: row.warnings.map(text), lastSuccess: row.lastSuccess?.rfc3339,
+                                  conflicts: row.conflicts, warnings: row.warnings.map { decoded.warnings[$0] } ?? [], lastSuccess: row.lastSuccess?.rfc3339,
                                   lastAttempt: nil, lastError: row.lastError.map(text), stale: row.stale, attempt: 0,
                                   nextAttempt: row.nextAttempt?.rfc3339)
         for text in formatter.block(status, nameWidth: 0, stateWidth: 0).dropFirst().dropLast() { line(text) }
@@ -95,9 +102,9 @@ struct StatusTableWriter {
         case .raw(let range):
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[range]))
             spaces(width - range.count)
-        case .text(let text):
-            out += text.utf8
-            spaces(width - text.count)
+        case .text(let index):
+            out += decoded.texts[index].utf8
+            spaces(width - decoded.texts[index].count)
         }
     }
 
@@ -105,14 +112,14 @@ struct StatusTableWriter {
     private func width(_ field: StatusTable.Field) -> Int {
         switch field {
         case .raw(let range): range.count
-        case .text(let text): text.count
+        case .text(let index): decoded.texts[index].count
         }
     }
 
     private func text(_ field: StatusTable.Field) -> String {
         switch field {
         case .raw(let range): String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-        case .text(let text): text
+        case .text(let index): decoded.texts[index]
         }
     }
 
