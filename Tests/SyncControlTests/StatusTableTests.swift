@@ -55,7 +55,22 @@ struct StatusTableTests {
             let fast = try #require(StatusTable.format(text[...], with: formatter), "round \(round) left to the tree path")
             let tree = try #require(try JSONValue(parsing: text).objectValue)
             #expect(fast == formatter.format(try ManagerStatus(json: tree)), "round \(round)")
+            // The whole reply message as syncd writes it reads the same.
+            let message = Array(#"{"parameters":"#.utf8) + text + Array("}".utf8)
+            #expect(StatusTable.format(message[...], envelope: true, with: formatter) == fast, "round \(round)")
         }
+    }
+
+    @Test("a message of another shape than {\"parameters\":{…}} is left to the frame check")
+    func envelope() {
+        let formatter = StatusFormatter(now: Self.now, color: false, noLegend: false)
+        let parameters = #"{"daemon":\#(Self.daemon),"sources":[\#(Self.source)]}"#
+        #expect(StatusTable.format(Array(#"{"parameters":\#(parameters)}"#.utf8)[...], envelope: true, with: formatter) != nil)
+        for message in [#"{"parameters":\#(parameters),"continues":true}"#, #"{"parameters":\#(parameters),"error":"x"}"#,
+                        #"{"parameters":\#(parameters)} x"#, #"{"parameters":\#(parameters)"#, #"{"continues":false,"parameters":\#(parameters)}"#] {
+            #expect(StatusTable.format(Array(message.utf8)[...], envelope: true, with: formatter) == nil, "\(message)")
+        }
+        #expect(StatusTable.format(Array((parameters + " {").utf8)[...], with: formatter) == nil, "text after the parameters")
     }
 
     @Test("members in another order, unknown members and a missing optional one are read as the tree path reads them")

@@ -35,12 +35,24 @@ enum StatusTable {
     }
 
     /// The text of the table for the `GetStatus` parameters `text`, or nil when the reply is not one this reader
-    /// formats (then the tree path must).
-    static func format(_ text: ArraySlice<UInt8>, with formatter: StatusFormatter) -> String? {
-        text.withUnsafeBufferPointer { buffer -> String? in
+    /// formats (then the tree path must). With `envelope`, `text` is the whole reply message as syncd writes it,
+    /// `{"parameters":{…}}`, and this reader is its only check (one pass over the bytes instead of two).
+    static func format(_ text: ArraySlice<UInt8>, envelope: Bool = false, with formatter: StatusFormatter) -> String? {
+        let prefix = #"{"parameters":"#.utf8
+        if envelope, !text.starts(with: prefix) { return nil }
+        return text.withUnsafeBufferPointer { buffer -> String? in
             var reader = JSONSkimmer(bytes: buffer, maxDepth: 64)
+            if envelope { reader.index = prefix.count }
             var decoded = Decoded()
             guard let (daemon, rows, failed) = parameters(&reader, &decoded) else { return nil }
+            if envelope {
+                reader.skipWhitespace()
+                guard reader.peek() == UInt8(ascii: "}") else { return nil }
+                reader.index += 1
+                reader.skipWhitespace()
+            }
+            // Nothing may follow (the frame check saw to it for the parameters alone).
+            guard reader.index == buffer.count else { return nil }
             var writer = StatusTableWriter(bytes: buffer, decoded: decoded, formatter: formatter)
             writer.write(daemon: daemon, rows: rows, failed: failed)
             return String(decoding: writer.out, as: UTF8.self)

@@ -32,9 +32,14 @@ public struct StatusCommand: SyncctlCommand {
         }
         // The table is written in one pass over the reply's bytes (StatusTable, docs/architecture.md "Status at
         // scale"); a reply it does not read is parsed as a tree, which says what is wrong with it.
-        let (text, _) = try context.callReturningText(.getStatus)
         let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend,
                                         unicode: context.output.unicode)
+        let client = try context.connect()
+        let message: [UInt8]
+        do { message = try client.callReturningMessage(ManagerRequest.getStatus.call()) } catch { throw .client(error) }
+        if let table = StatusTable.format(message[...], envelope: true, with: formatter) { return context.output.write(table) }
+        let text: ArraySlice<UInt8>
+        do { text = try client.parametersText(of: message).text } catch { throw .client(error) }
         if let table = StatusTable.format(text, with: formatter) { return context.output.write(table) }
         let value: JSONValue
         do { value = try JSONValue(parsing: text) } catch { throw .failed("Failed to read syncd's reply: \(error)") }
