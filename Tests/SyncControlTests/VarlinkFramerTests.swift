@@ -40,6 +40,27 @@ struct VarlinkFramerTests {
         #expect(throws: VarlinkFramer.MessageTooLarge(limit: 4)) { try framer.nextMessage() }
     }
 
+    /// A reply of megabytes in 64 KiB reads (as `VarlinkClient` receives one), followed by the start of the next:
+    /// every byte arrives in order, and the limit still holds past the room reserved after the first 64 KiB.
+    @Test func largeMessageInChunks() throws {
+        var framer = VarlinkFramer(maxMessageSize: 3 << 20)
+        let message = (0..<(3 << 20) - 1).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        var stream = message + [0] + Array("{}".utf8)
+        var offset = 0
+        var received: [[UInt8]] = []
+        while offset < stream.count {
+            let end = min(stream.count, offset + (64 << 10))
+            framer.append(stream[offset..<end])
+            offset = end
+            while let next = try framer.nextMessage() { received.append(next) }
+        }
+        #expect(received == [message])
+        #expect(framer.bufferedByteCount == 2)
+        stream = [UInt8](repeating: 0x20, count: 3 << 20)
+        framer.append(stream)
+        #expect(throws: VarlinkFramer.MessageTooLarge(limit: 3 << 20)) { try framer.nextMessage() }
+    }
+
     @Test func handlesManySmallMessages() throws {
         var framer = VarlinkFramer()
         var count = 0

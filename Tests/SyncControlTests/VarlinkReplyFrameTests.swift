@@ -124,6 +124,27 @@ struct SyncctlMalformedReplyTests {
         #expect(json.stderr.contains(message), "\(kind): \(json.stderr)")
         #expect(json.status == exitStatus, "\(kind): syncctl(1) EXIT STATUS")
         #expect(json.status == human.status, "\(kind): the same exit status as the parsing path (\(human.stderr))")
+        // The table checks the same frame first (StatusTable reads only the parameters): the same message.
+        #expect(human.stdout.isEmpty && human.stderr.contains(message), "\(kind): \(human.stderr)")
+    }
+
+    /// A reply whose frame is fine but whose sources the one-pass table does not accept goes to the tree path, which
+    /// names the field; nothing of the table is printed.
+    @Test(arguments: [
+        (#""pending":0,"#, #""pending":"0","#, "field 'sources[0].pending' missing or of the wrong type"),
+        (#""state":"idle""#, #""state":"asleep""#, "field 'sources[0].state' missing or of the wrong type"),
+        (#""stale":false,"#, "", "field 'sources[0].stale' missing or of the wrong type"),
+    ])
+    func aSourceOfTheWrongShapeIsNamed(field: String, replacement: String, message: String) async throws {
+        let parameters = JSONValue.object(FakeControlHandler.status.json).serialized()
+        #expect(parameters.contains(field))
+        let reply = #"{"parameters":"# + parameters.replacingOccurrences(of: field, with: replacement) + "}"
+        let result = try await syncctl(Array(reply.utf8) + [0], ["status"])
+        #expect(result.status == 1)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "syncctl: unexpected reply from syncd: \(message)\n")
+        let good = try await syncctl(Array((#"{"parameters":"# + parameters + "}").utf8) + [0], ["status"])
+        #expect(good.status == 0 && good.stdout.contains(FakeControlHandler.status.sources[0].url), "\(good.stderr)")
     }
 
     @Test func aWellFormedReplyIsPrintedAsReceived() async throws {

@@ -186,10 +186,20 @@ public final class VarlinkClient {
     /// printed as they are (`syncctl status --json`). An error reply is thrown as `.remote`.
     /// `oneLine` says whether the text has no line break (JSON strings hold none raw, so only whitespace can).
     public func callReturningParametersText(_ call: VarlinkCall) throws(VarlinkClientError) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
+        try parametersText(of: callReturningMessage(call))
+    }
+
+    /// Calls a method and returns its reply message as received (without its NUL), not checked at all: for a reader
+    /// that checks what it reads, falling back to `parametersText(of:)` for anything else.
+    public func callReturningMessage(_ call: VarlinkCall) throws(VarlinkClientError) -> [UInt8] {
         var call = call
         call.more = false
         try send(call)
-        let message = try readMessage()
+        return try readMessage()
+    }
+
+    /// The `parameters` text of a reply message, checked as `callReturningParametersText` checks it.
+    public func parametersText(of message: [UInt8]) throws(VarlinkClientError) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
         let frame: VarlinkReplyFrame
         do { frame = try VarlinkReplyFrame(message: message) } catch { throw .protocolViolation(error.description) }
         if frame.hasError {

@@ -30,6 +30,12 @@ public struct VarlinkFramer: Sendable {
 
     /// Appends received bytes.
     public mutating func append(_ bytes: some Sequence<UInt8>) {
+        // A message of megabytes (`GetStatus` of 10,000 sources: 2.7 MB) would be copied at each doubling of the
+        // buffer, and each new buffer's pages faulted in again: past 64 KiB, room for the largest message allowed
+        // is reserved once. That is address space only; the pages not written cost nothing.
+        if buffer.count >= 64 << 10, buffer.count + bytes.underestimatedCount > buffer.capacity {
+            buffer.reserveCapacity(Swift.max(buffer.count + bytes.underestimatedCount, Swift.min(maxMessageSize, 256 << 20) + (64 << 10)))
+        }
         buffer.append(contentsOf: bytes)
     }
 

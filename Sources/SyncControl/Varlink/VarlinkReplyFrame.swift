@@ -81,18 +81,18 @@ struct JSONSkimmer {
         return frame
     }
 
-    private func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
+    func peek() -> UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private func fail(_ reason: String) -> VarlinkReplyFrame.Malformed {
         VarlinkReplyFrame.Malformed(offset: index, reason: index < bytes.count ? reason : "the text ends early (\(reason))")
     }
 
-    private mutating func expect(_ byte: UInt8, _ reason: String) throws(VarlinkReplyFrame.Malformed) {
+    mutating func expect(_ byte: UInt8, _ reason: String) throws(VarlinkReplyFrame.Malformed) {
         guard peek() == byte else { throw fail(reason) }
         index += 1
     }
 
-    private func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
+    func matches(_ range: Range<Int>, _ text: StaticString) -> Bool {
         guard range.count == text.utf8CodeUnitCount else { return false }
         return text.withUTF8Buffer { expected in
             for offset in 0..<range.count where bytes[range.lowerBound + offset] != expected[offset] { return false }
@@ -100,7 +100,7 @@ struct JSONSkimmer {
         }
     }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09: index += 1
@@ -112,7 +112,7 @@ struct JSONSkimmer {
         }
     }
 
-    private mutating func skipValue(depth: Int) throws(VarlinkReplyFrame.Malformed) {
+    mutating func skipValue(depth: Int) throws(VarlinkReplyFrame.Malformed) {
         guard let byte = peek() else { throw fail("expected a value") }
         switch byte {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -152,7 +152,7 @@ struct JSONSkimmer {
     }
 
     /// Skips a string; returns the range of its text between the quotes.
-    private mutating func skipString() throws(VarlinkReplyFrame.Malformed) -> Range<Int> {
+    mutating func skipString() throws(VarlinkReplyFrame.Malformed) -> Range<Int> {
         try expect(UInt8(ascii: "\""), "expected a string")
         let start = index
         while index < bytes.count {

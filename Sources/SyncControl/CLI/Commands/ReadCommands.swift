@@ -26,13 +26,25 @@ public struct StatusCommand: SyncctlCommand {
             do { value = try JSONValue(parsing: Array(text)) } catch { throw .failed("Failed to read syncd's reply: \(error)") }
             return context.printJSON(value)
         }
-        let (reply, text) = try context.callKeepingText(.getStatus)
         if context.globals.json != nil {
+            let (reply, text) = try context.callKeepingText(.getStatus)
             return context.printJSON(.object(reply), received: text)
         }
-        let status = try context.decode { () throws(ReplyShapeError) in try ManagerStatus(json: reply) }
+        // The table is written in one pass over the reply's bytes (StatusTable, docs/architecture.md "Status at
+        // scale"); a reply it does not read is parsed as a tree, which says what is wrong with it.
         let formatter = StatusFormatter(now: HumanFormat.now(), color: context.output.color, noLegend: context.globals.noLegend,
                                         unicode: context.output.unicode)
+        let client = try context.connect()
+        let message: [UInt8]
+        do { message = try client.callReturningMessage(ManagerRequest.getStatus.call()) } catch { throw .client(error) }
+        if let table = StatusTable.format(message[...], envelope: true, with: formatter) { return context.output.write(table) }
+        let text: ArraySlice<UInt8>
+        do { text = try client.parametersText(of: message).text } catch { throw .client(error) }
+        if let table = StatusTable.format(text, with: formatter) { return context.output.write(table) }
+        let value: JSONValue
+        do { value = try JSONValue(parsing: text) } catch { throw .failed("Failed to read syncd's reply: \(error)") }
+        guard let reply = value.objectValue else { throw .failed("Failed to read syncd's reply: its parameters are not an object") }
+        let status = try context.decode { () throws(ReplyShapeError) in try ManagerStatus(json: reply) }
         context.output.write(formatter.format(status))
     }
 }
