@@ -114,11 +114,8 @@ extension DaemonLoop {
                 let retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
                 return RefreshFinish(outcome: .failure(.transient, retryAfter: retryAfter), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
-            case .local:
-                return RefreshFinish(outcome: .failure(.local, retryAfter: nil), stale: stale,
-                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
-            case .permanent:
-                return RefreshFinish(outcome: .failure(.permanent, retryAfter: nil), stale: stale,
+            case .local, .permanent:
+                return RefreshFinish(outcome: .failure(failure.kind == .local ? .local : .permanent, retryAfter: nil), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
             }
         }

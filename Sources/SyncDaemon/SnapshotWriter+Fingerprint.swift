@@ -27,11 +27,15 @@ extension SnapshotWriter {
                         digest: (Int32) throws -> UInt64?) throws -> Confirmation {
         let path = path(of: source)
         // A link is never touched: futimens on it would change the mtime of a file outside the cache folder.
-        if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
-        guard let (fd, opened) = try openExisting(path) else { return .missing }
+        let fd: Int32
+        var info: stat
+        switch try openExisting(path) {
+        case .missing: return .missing
+        case .foreign(let reason): return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
+        case .file(let opened, let status): (fd, info) = (opened, status)
+        }
         defer { close(fd) }
-        var info = opened
-        if case .altered(let reason) = try verify(fd, info: info, path: path, expected: expected, digest: digest) {
+        if case .altered(let reason) = try verify(fd, info: info, expected: expected, digest: digest) {
             return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
         }
         // NULL times set both to now; the corresponding C function is futimens(3) (utimensat(2) on the
@@ -51,7 +55,7 @@ extension SnapshotWriter {
 
     /// Compares the open file `fd` (status `info`) with `expected`; reads it only when its inode or
     /// change time moved, through `digest`.
-    func verify(_ fd: Int32, info: stat, path: String, expected: SnapshotFingerprint,
+    func verify(_ fd: Int32, info: stat, expected: SnapshotFingerprint,
                 digest: (Int32) throws -> UInt64?) throws -> Verification {
         let current = SnapshotFingerprint(info, hash: expected.hash)
         if current.size != expected.size {

@@ -63,27 +63,29 @@ public struct SnapshotWriter {
         case movedAside(movedTo: String, reason: String)
     }
 
-    /// Why the entry at `path` cannot be a cache file syncd wrote (a symbolic link, a folder, a FIFO…); nil
-    /// for a regular file or nothing. syncd only ever renames regular files into the cache folder and never
-    /// follows a link there: reading or touching through one would act on a file outside the folder.
-    func notARegularFile(_ path: String) -> String? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }    // missing or unreadable: `openExisting` says which
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return nil
-        case S_IFLNK: return "it is a symbolic link, which syncd never follows in the cache folder"
-        default: return "it is not a regular file"
-        }
+    /// What is at a cache file's path.
+    enum Entry {
+        /// Nothing.
+        case missing
+        /// A regular file, open for reading (the caller closes `fd`), and its status.
+        case file(fd: Int32, info: stat)
+        /// Something that cannot be a cache file syncd wrote (a symbolic link, a folder, a FIFO…), and why.
+        case foreign(String)
     }
 
-    /// Opens the cache file at `path` for reading and reads its status; nil when there is no file.
-    /// The caller closes the descriptor. Never follows a symbolic link (`O_NOFOLLOW`) nor waits on a FIFO
-    /// (`O_NONBLOCK`, which means nothing for a regular file): callers first move such an entry aside.
-    func openExisting(_ path: String) throws -> (fd: Int32, info: stat)? {
+    /// Opens the cache file at `path` for reading and reads its status. syncd only ever renames regular
+    /// files into the cache folder and never follows a link there (reading or touching through one would act
+    /// on a file outside the folder): the open never follows a symbolic link (`O_NOFOLLOW`, which fails with
+    /// ELOOP on one) nor waits on a FIFO (`O_NONBLOCK`, which means nothing for a regular file), and what is
+    /// not a regular file is reported as `foreign` for the caller to move aside.
+    func openExisting(_ path: String) throws -> Entry {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw SystemError("open cache file \(path)")
+            switch errno {
+            case ENOENT: return .missing
+            case ELOOP: return .foreign("it is a symbolic link, which syncd never follows in the cache folder")
+            default: throw SystemError("open cache file \(path)")
+            }
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -91,7 +93,11 @@ public struct SnapshotWriter {
             close(fd)
             throw error
         }
-        return (fd, info)
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            return .foreign("it is not a regular file")
+        }
+        return .file(fd: fd, info: info)
     }
 
     /// Checks the cache file of `source` at startup. A file that is not a complete document of schema 1
@@ -102,8 +108,12 @@ public struct SnapshotWriter {
     public func inspect(source: String, expected: SnapshotFingerprint?, now: Timestamp,
                         digest: (Int32) throws -> UInt64?) throws -> Inspection {
         let path = path(of: source)
-        if let reason = notARegularFile(path) { return .movedAside(movedTo: try moveAside(path, now: now), reason: reason) }
-        guard let (fd, info) = try openExisting(path) else { return .missing }
+        let fd: Int32, info: stat
+        switch try openExisting(path) {
+        case .missing: return .missing
+        case .foreign(let reason): return .movedAside(movedTo: try moveAside(path, now: now), reason: reason)
+        case .file(let opened, let status): (fd, info) = (opened, status)
+        }
         defer { close(fd) }
         let prefix = "{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),"
         let suffix = "]}\n"
@@ -117,7 +127,7 @@ public struct SnapshotWriter {
         }
         var refreshed: SnapshotFingerprint?
         if reason == nil, let expected {
-            switch try verify(fd, info: info, path: path, expected: expected, digest: digest) {
+            switch try verify(fd, info: info, expected: expected, digest: digest) {
             case .same(let current): refreshed = current == expected ? nil : current
             case .altered(let why): reason = why
             }

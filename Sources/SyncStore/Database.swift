@@ -98,7 +98,6 @@ public final class Database {
         }
     }
 
-    /// Reads an integer pragma such as `user_version`.
     /// The first column of every row `sql` returns, as text, in the order returned (NULL rows left out).
     public func strings(_ sql: String) throws(SQLiteError) -> [String] {
         let statement = try prepare(sql)
@@ -107,6 +106,7 @@ public final class Database {
         return values
     }
 
+    /// Reads an integer pragma such as `user_version`.
     public func integerPragma(_ name: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare("PRAGMA \(name)")
         guard try statement.step() else { return 0 }

@@ -50,14 +50,6 @@ extension StateStore {
         return layouts
     }
 
-    /// The index bytes of chunk `seq` of `source`, or nil.
-    func chunk(source: String, seq: Int) throws(SQLiteError) -> [UInt8]? {
-        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
-        try statement.bind(1, source)
-        try statement.bind(2, Int64(seq))
-        return try statement.step() ? statement.bytes(0) : nil
-    }
-
     /// Whether the stored index chunk `seq` of `source` is exactly `bytes`: compared in place with
     /// `memcmp`, without copying the stored chunk out.
     func storedChunk(source: String, seq: Int, equals bytes: [UInt8]) throws(SQLiteError) -> Bool {
