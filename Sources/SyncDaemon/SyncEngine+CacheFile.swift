@@ -92,12 +92,12 @@ extension SyncEngine {
     func cacheFileFailure(_ error: any Error) -> RefreshFailure? {
         guard let error = error as? StoreError else { return nil }
         switch error {
-        case .cacheFileWrite(let path, let reason):
+        case .cacheFileWrite(let path, let reason, let code):
             let name = String(path.split(separator: "/").last ?? "").replacingEvery(".json", with: "")
             let kept = (try? store.state(of: name, countingLocalView: true)).map { " (\($0.cacheFileSummary))" } ?? ""
             // A local failure, not the server's: retried until it clears, never given up (syncd(8) "A full disk").
             var failure = RefreshFailure(.local, "Failed to write cache file \(path), keeping the previous copy\(kept): \(reason)"
-                                         + outOfSpaceAdvice(reason, path: path, source: name))
+                                         + outOfSpaceAdvice(code, source: name))
             failure.describesCacheFile = true
             return failure
         case .cacheFileNotFlushed(let path, let records, let reason):
@@ -113,12 +113,11 @@ extension SyncEngine {
         }
     }
 
-    /// What to do when `reason` says the file system of the cache file at `path` is full (or the quota used
+    /// What to do when the errno `code` says the file system of the cache folder is full (or the quota used
     /// up); empty for another reason.
-    private func outOfSpaceAdvice(_ reason: String, path: String, source name: String) -> String {
-        guard [ENOSPC, EDQUOT].contains(where: { reason.hasSuffix(String(cString: strerror($0))) }) else { return "" }
-        let folder = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return "; free space on the file system of \(folder), then run `syncctl refresh \(name)` "
+    private func outOfSpaceAdvice(_ code: Int32?, source name: String) -> String {
+        guard code == ENOSPC || code == EDQUOT else { return "" }
+        return "; free space on the file system of \(snapshots.directory), then run `syncctl refresh \(name)` "
             + "(the daemon also retries by itself, every MaxDelaySec= at most, until the write succeeds)"
     }
 

@@ -44,6 +44,13 @@ func systemReason(_ operation: String, code: Int32 = errno) -> String {
     "\(operation): \(String(cString: strerror(code)))"
 }
 
+extension StoreError {
+    /// A failed system call `operation` while writing the cache file at `path`, with its errno.
+    static func cacheFileWrite(path: String, failed operation: String, code: Int32 = errno) -> StoreError {
+        .cacheFileWrite(path: path, reason: systemReason(operation, code: code), code: code)
+    }
+}
+
 /// The status of an open file as a fingerprint with `hash`.
 func fingerprint(of fd: Int32, hash: UInt64) -> SnapshotFingerprint? {
     var info = stat()
@@ -92,13 +99,13 @@ final class CacheFileOutput {
         self.source = source
         let finalPath = folder.path(of: source)
         let directoryFD = retrying { open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard directoryFD >= 0 else { throw .cacheFileWrite(path: finalPath, reason: systemReason("open directory \(folder.directory)")) }
+        guard directoryFD >= 0 else { throw .cacheFileWrite(path: finalPath, failed: "open directory \(folder.directory)") }
         let name = ".\(source).json.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = retrying { openat(directoryFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, folder.mode) }
         guard fd >= 0 else {
-            let reason = systemReason("create temporary file in \(folder.directory)")
+            let error = StoreError.cacheFileWrite(path: finalPath, failed: "create temporary file in \(folder.directory)")
             close(directoryFD)
-            throw .cacheFileWrite(path: finalPath, reason: reason)
+            throw error
         }
         self.directoryFD = directoryFD
         self.fd = fd
@@ -115,9 +122,9 @@ final class CacheFileOutput {
     }
 
     private func failure(_ operation: String) -> StoreError {
-        let reason = systemReason(operation)
+        let error = StoreError.cacheFileWrite(path: path, failed: operation)
         discard()
-        return .cacheFileWrite(path: path, reason: reason)
+        return error
     }
 
     /// Appends bytes.
@@ -170,9 +177,8 @@ final class CacheFileOutput {
             } else if RangeCopier.fallbackErrors.contains(Int32(-n)) {
                 rangeCopier.unsupported = true
             } else if Int32(-n) != EINTR {
-                let reason = systemReason("copy \(sourcePath) into \(path)", code: Int32(-n))
                 discard()
-                throw .cacheFileWrite(path: path, reason: reason)
+                throw .cacheFileWrite(path: path, failed: "copy \(sourcePath) into \(path)", code: Int32(-n))
             }
         }
         var block = [UInt8](repeating: 0, count: min(left, CacheFileOutput.capacity))
@@ -206,7 +212,7 @@ final class CacheFileOutput {
             guard n > 0 else {
                 let code = n < 0 ? errno : EIO
                 discard()
-                throw .cacheFileWrite(path: path, reason: systemReason("write \(path)", code: code))
+                throw .cacheFileWrite(path: path, failed: "write \(path)", code: code)
             }
             offset += n
         }
@@ -230,7 +236,7 @@ final class CacheFileOutput {
     /// file stays, for the caller to finish later) and returns the folder flush's failure, if any.
     func install() throws(StoreError) -> String? {
         guard renameat(directoryFD, temporaryName, directoryFD, source + ".json") == 0 else {
-            throw .cacheFileWrite(path: path, reason: systemReason("replace \(path)"))
+            throw .cacheFileWrite(path: path, failed: "replace \(path)")
         }
         installed = true
         if !closed { close(fd); closed = true }

@@ -84,7 +84,7 @@ extension StateStore {
         var outcome = PendingRenameOutcome.cleared
         if access(temporary, F_OK) == 0 {
             guard rename(temporary, path) == 0 else {
-                throw StoreError.cacheFileWrite(path: path, reason: systemReason("replace \(path)"))
+                throw StoreError.cacheFileWrite(path: path, failed: "replace \(path)")
             }
             let directory = open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if directory >= 0 {

@@ -255,7 +255,7 @@ struct LocalChangeCopyTests {
     @Test func aRefusedCopyIsAWriteFailureAndLeavesNothing() throws {
         let t = try TemporaryStore()
         #expect { _ = try copy(with: RangeCopier { _, _, _, _ in -Int(ENOSPC) }, in: t) } throws: { error in
-            guard case StoreError.cacheFileWrite(let path, let reason) = error else { return false }
+            guard case StoreError.cacheFileWrite(let path, let reason, let code) = error, code == ENOSPC else { return false }
             return path.hasSuffix("/posts.json") && reason.contains("No space left on device") && reason.contains("previous")
         }
         #expect(t.leftovers().isEmpty)
