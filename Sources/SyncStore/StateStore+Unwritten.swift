@@ -35,9 +35,7 @@ extension StateStore {
     /// Records of `source` changed since its cache file was last written; meaningful while the dirty mark is
     /// set. A database without the table (opened read-only before the daemon added it) counts none.
     func unwrittenCount(source: String) throws(SQLiteError) -> Int {
-        let exists = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'unwritten'")
-        _ = try exists.step()
-        guard exists.int64(0) > 0 else { return 0 }
+        guard hasUnwrittenTable else { return 0 }
         let statement = try database.prepare("SELECT count(*) FROM unwritten WHERE source = ?1")
         try statement.bind(1, source)
         _ = try statement.step()

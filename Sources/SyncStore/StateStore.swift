@@ -121,6 +121,9 @@ public final class StateStore {
     /// The account's cache folder: the listings' bodies are in its files. Nil only for a store that never
     /// stores or reads a listing (reading one then fails with a clear error).
     public var cacheFolder: CacheFolder?
+    /// Whether the file has the `unwritten` table (StateStore+Unwritten): always once the daemon opened it for
+    /// writing; a read-only store looks once, at open.
+    private(set) var hasUnwrittenTable = true
 
     /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
     /// and written to the cache files in `cacheFolder`.
@@ -174,6 +177,7 @@ public final class StateStore {
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
+            hasUnwrittenTable = try !database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'unwritten'").isEmpty
         } catch {
             throw StateStore.openError(error, path: path)
         }
@@ -284,13 +288,13 @@ public final class StateStore {
             while try statement.step() { if let name = statement.string(0) { present.insert(name) } }
             return StateStore.addedColumns.filter { !present.contains($0.column) }
         }
-        func indexMissing() throws(SQLiteError) -> Bool {
+        func tablesMissing() throws(SQLiteError) -> Bool {
             let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten')")
             _ = try statement.step()
             return statement.int64(0) < 2
         }
         let columnsMissing = try !missing().isEmpty
-        let tableMissing = try indexMissing()
+        let tableMissing = try tablesMissing()
         guard columnsMissing || tableMissing else { return }
         do {
             try database.transaction {
