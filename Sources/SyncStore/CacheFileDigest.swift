@@ -35,19 +35,27 @@ extension StateStore {
         guard let layout = try fileLayout(source: source) else { return nil }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        let size = Int(info.st_size)
-        let chunks = try chunkLayouts(source: source)
-        guard layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == layout.listingEnd, layout.listingEnd <= size else { return nil }
         let path = folder(source: source)
+        return try composedHash(fd: fd, path: path, size: Int(info.st_size), layout: layout, chunks: try chunkLayouts(source: source)) { chunk, offset in
+            var bytes = [UInt8](repeating: 0, count: chunk.fileBytes)
+            try readExactly(fd, path: path, into: &bytes, at: offset)
+            return XXHash64.hash(bytes)
+        }
+    }
+
+    /// The fingerprint hash of the cache file open as `fd` (`size` bytes), its header and tail read where
+    /// `layout` cuts them and each chunk's part hashed by `chunkHash` (given the chunk and its offset: read
+    /// from the file, or the stored `file_hash`); nil when the layout does not fit the chunks or the size.
+    func composedHash(fd: Int32, path: String, size: Int, layout: FileLayout, chunks: [ChunkLayout],
+                      chunkHash: (ChunkLayout, Int) throws -> UInt64) throws -> UInt64? {
+        guard layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == layout.listingEnd, layout.listingEnd <= size else { return nil }
         var digest = CacheFileDigest()
         var bytes = [UInt8](repeating: 0, count: layout.recordsStart)
         try readExactly(fd, path: path, into: &bytes, at: 0)
         digest.add(bytes: bytes)
         var offset = layout.recordsStart
         for chunk in chunks {
-            bytes = [UInt8](repeating: 0, count: chunk.fileBytes)
-            try readExactly(fd, path: path, into: &bytes, at: offset)
-            digest.add(bytes: bytes)
+            digest.add(try chunkHash(chunk, offset))
             offset += chunk.fileBytes
         }
         bytes = [UInt8](repeating: 0, count: size - layout.listingEnd)

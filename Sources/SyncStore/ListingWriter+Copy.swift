@@ -53,30 +53,18 @@ extension StateStore {
     /// hashes, to its fingerprint; nil otherwise: the rebuild then reads every chunk, each hash-checked, so a
     /// file changed outside syncd is found damaged instead of copied.
     func copyableFile(source: String, chunks: [ChunkLayout]) throws -> (fd: Int32, path: String, layout: FileLayout)? {
-        guard let layout = try fileLayout(source: source), let expected = layout.fingerprint,
-              layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == layout.listingEnd,
-              layout.listingEnd <= Int(expected.size) else { return nil }
+        guard let layout = try fileLayout(source: source), let expected = layout.fingerprint else { return nil }
         let file = try openIndexedFile(source: source)
-        guard let current = fingerprint(of: file.fd, hash: expected.hash), current == expected else {
-            Glibc.close(file.fd)
-            return nil
-        }
-        var header = [UInt8](repeating: 0, count: layout.recordsStart)
-        var tail = [UInt8](repeating: 0, count: Int(expected.size) - layout.listingEnd)
         do {
-            try readExactly(file.fd, path: file.path, into: &header, at: 0)
-            try readExactly(file.fd, path: file.path, into: &tail, at: layout.listingEnd)
+            guard let current = fingerprint(of: file.fd, hash: expected.hash), current == expected,
+                  try composedHash(fd: file.fd, path: file.path, size: Int(expected.size), layout: layout, chunks: chunks,
+                                   chunkHash: { chunk, _ in chunk.fileHash }) == expected.hash else {
+                Glibc.close(file.fd)
+                return nil
+            }
         } catch {
             Glibc.close(file.fd)
             throw error
-        }
-        var digest = CacheFileDigest()
-        digest.add(bytes: header)
-        for chunk in chunks { digest.add(chunk.fileHash) }
-        digest.add(bytes: tail)
-        guard digest.finalize() == expected.hash else {
-            Glibc.close(file.fd)
-            return nil
         }
         return (file.fd, file.path, layout)
     }
