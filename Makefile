@@ -20,7 +20,7 @@ RELEASE_FLAGS = -c release --static-swift-stdlib
 VENV ?= $(CURDIR)/build/venv
 TEST_PATH = $(VENV)/bin:$(PATH)
 
-.PHONY: help deps build-deps build release test check unit fuzz integration demo bench man install install-files \
+.PHONY: help deps build-deps build release test check unit fuzz integration integration-release demo bench man install install-files \
 	uninstall deb deb-deps contributor-check clean
 
 help:
@@ -59,6 +59,15 @@ fuzz:
 integration: deps build
 	cd Tests/integration && PATH="$(TEST_PATH)" python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
 
+# The hostile-server and hostile-user cases (syncd(8): origins, time budgets, control connection limits,
+# the cache file's truth, status at scale, configuration edges, ambiguous creates) once more against the
+# release binaries users run. In `make test` the integration run's `make deb` has built them already.
+RELEASE_TESTS = test_origins.py test_daemon_concurrency.py test_daemon_control_limits.py test_daemon_cache_truth.py \
+	test_syncctl.py test_status_scale.py test_admin.py test_outbox_in_flight.py test_real_drf.py
+integration-release: deps release
+	cd Tests/integration && SYNCD_BIN_DIR=$(CURDIR)/.build/release PATH="$(TEST_PATH)" \
+		python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) $(RELEASE_TESTS)
+
 # Everything: Swift tests (unit and the real-socket/namespace ones), fuzzing, black-box integration.
 # A hung test fails its run with a diagnosis (Tests/run-swift-tests, pytest --timeout) instead of
 # stalling CI.
@@ -67,6 +76,7 @@ test: deps build
 	PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 	$(MAKE) fuzz
 	$(MAKE) integration
+	$(MAKE) integration-release
 	$(MAKE) contributor-check
 
 # The tests that run something as another user or boot systemd, from this checkout as if it lay below

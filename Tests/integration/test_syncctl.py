@@ -339,6 +339,8 @@ def test_watch_reports_a_new_listing_even_when_a_push_failed(writable, setup, se
         server.set_records("posts", POSTS + [{"id": 5}])                      # while the listing changes
         assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1   # the push failed...
         event = json.loads(proc.line())
+        while event["event"] == "local":                                       # (a retried push's own notices)
+            event = json.loads(proc.line())
         assert (event["event"], event["records"]) == ("saved", 4)             # ...yet the new listing is announced
         assert event["pending"] == 1                                          # (3 on the server and x1, pending)
         assert event["savedAt"] == setup.cache_doc("posts")["savedAt"]
