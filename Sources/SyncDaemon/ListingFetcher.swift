@@ -32,6 +32,10 @@ final class ListingFetcher {
     var notices: [String] = []
     /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
     var savedAt: String?
+    /// The engine's wording and kind for a cache file that could not be written while the listing streamed
+    /// into it (`SyncEngine.cacheFileFailure`: a local failure, retried until it clears, with advice on a
+    /// full disk); nil for another store error, which `storeFailure` classifies.
+    var cacheFileFailure: ((StoreError) -> RefreshFailure?)?
     /// How many pages the last `fetch` received.
     private(set) var pagesFetched = 0
 
@@ -215,7 +219,7 @@ final class ListingFetcher {
         case .rejected(let inner as JSONScanError):
             return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
         case .rejected(let inner as StoreError):
-            return storeFailure(inner, prefix: prefix)
+            return cacheFileFailure?(inner) ?? storeFailure(inner, prefix: prefix)
         case .rejected(let inner as RefreshFailure):
             return inner
         case .rejected(let inner):

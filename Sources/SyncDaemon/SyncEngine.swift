@@ -166,6 +166,7 @@ public final class SyncEngine {
             let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress)
             fetcher.savedAt = now
+            fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
             // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.

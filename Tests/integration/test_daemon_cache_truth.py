@@ -24,6 +24,13 @@ def source_status(setup):
     return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
 
 
+def next_attempt_scheduled(setup):
+    """Never "error"; between two attempts the next one is scheduled (during one, "syncing" has none)."""
+    status = source_status(setup)
+    assert status["state"] != "error", status
+    return status["state"] != "syncing" and status["nextAttempt"] is not None
+
+
 @pytest.mark.parametrize("validators", [True, False], ids=["304", "identical-listing"])
 def test_a_listing_a_full_disk_held_back_is_counted_as_not_written_then_reported_updated_and_saved(
         small_cache, patient, running, setup, server, validators):
@@ -136,12 +143,7 @@ def test_a_full_disk_is_retried_past_max_attempts_and_the_source_recovers_once_s
     # Twice MaxAttempts= and more: still retrying, never resting in "error" without a next attempt.
     wait_for(lambda: len([q for q in server.requests("/posts") if q["method"] == "GET"]) >= 5, timeout=10,
              what="retries past MaxAttempts=")
-    # Between two attempts the next one is scheduled (during one, "syncing" has none).
-    def scheduled():
-        status = source_status(setup)
-        assert status["state"] != "error", status
-        return status["state"] != "syncing" and status["nextAttempt"] is not None
-    wait_for(scheduled, what="the next attempt scheduled between two attempts")
+    wait_for(lambda: next_attempt_scheduled(setup), what="the next attempt scheduled between two attempts")
     assert "not retrying until the next trigger" not in d.output()
     assert "until it succeeds (a local failure, not the server's)" in d.output()
     assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
@@ -150,3 +152,26 @@ def test_a_full_disk_is_retried_past_max_attempts_and_the_source_recovers_once_s
     d.wait_log("posts: synced 99 records", timeout=5)
     assert setup.cache_doc("posts")["records"] == MORE
     wait_for(lambda: source_status(setup)["lastError"] is None, what="the error to clear")
+
+
+def test_a_listing_that_outgrows_the_disk_is_retried_with_advice_and_recovers_when_space_grows(
+        small_cache, quick_retries, running, setup, server):
+    # Larger than the 64 KiB folder and than the writer's buffer: the write fails while the listing streams in.
+    big = POSTS + [{"id": i, "title": f"Post {i}", "body": "x" * 300} for i in range(3, 1200)]
+    d = running
+    before = setup.cache_file("posts").read_bytes()
+    server.set_records("posts", big)
+    server.clear_requests()
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    assert "No space left on device" in r.stderr, r.stderr
+    assert f"free space on the file system of {small_cache}, then run `syncctl refresh posts`" in r.stderr, r.stderr
+    wait_for(lambda: len([q for q in server.requests("/posts") if q["method"] == "GET"]) >= 5, timeout=10,
+             what="retries past MaxAttempts=")
+    wait_for(lambda: next_attempt_scheduled(setup), what="the next attempt scheduled between two attempts")
+    assert "until it succeeds (a local failure, not the server's)" in d.output()
+    assert setup.cache_file("posts").read_bytes() == before and setup.leftovers() == []
+    # The folder grows: the next retry writes the listing, with no command from anyone.
+    subprocess.run(["mount", "-o", "remount,size=2m", str(small_cache)], check=True)
+    d.wait_log("posts: synced 1199 records", timeout=5)
+    assert setup.cache_doc("posts")["records"] == big
