@@ -286,6 +286,11 @@ class NotifySocket:
         self.sock.close()
 
 
+# What a crash looks like to subprocess: killed by SIGILL (a Swift trap), SIGTRAP, SIGABRT, SIGBUS, SIGFPE
+# or SIGSEGV. The tests send only SIGTERM, SIGINT, SIGHUP and SIGKILL.
+CRASH_CODES = {-4, -5, -6, -7, -8, -11}
+
+
 class Daemon:
     """A running `syncd` (foreground) with its stderr captured to a file."""
 
@@ -368,5 +373,11 @@ def daemons():
         started.append(d)
         return d
     yield start
+    crashed = []
     for d in started:
         d.stop()
+        # A daemon that died of a crash signal fails the test it ran in, with its log: a crash at any moment
+        # (during the run or while stopping) is a bug, even when the test's own assertions held.
+        if d.proc.returncode in CRASH_CODES:
+            crashed.append(f"syncd died of signal {-d.proc.returncode}; its log:\n{d.output()}")
+    assert not crashed, "\n".join(crashed)

@@ -1,8 +1,12 @@
 """The daemon's core against the real binary: every request answered, every stop within 5 s
 (docs/architecture.md, "The daemon's core"). One scenario per test, each once a hang or a lost answer."""
+import ctypes
+import os
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 from conftest import BIN, POSTS, wait_for
 
@@ -43,7 +47,7 @@ def test_sigterm_during_refresh_wait_answers_the_client_and_stops_within_5s(serv
     d.signal(signal.SIGTERM)
     d.proc.wait(10)
     assert time.monotonic() - start < 5
-    assert d.proc.returncode == 0
+    assert d.proc.returncode == 0, d.output()
     out, err = client.communicate(timeout=10)
     # A stopping daemon, said as such (not a storage failure), with the "not answering" status.
     assert (client.returncode, err) == (3, "syncctl: syncd is stopping; the refresh was not completed\n"), err
@@ -140,3 +144,86 @@ def test_refresh_by_name_after_logout_finds_the_source(server, setup, daemons):
     assert r.returncode == 1
     assert "nope" in r.stderr
     assert d.stop() == 0
+
+
+def _lane_threads(pid):
+    """The thread IDs of the daemon's refresh lanes (RefreshLane names them refresh-lane-N)."""
+    tids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            if (task / "comm").read_text().startswith("refresh-lane-"):
+                tids.append(int(task.name))
+        except FileNotFoundError:
+            pass
+    return tids
+
+
+
+class FrozenThread:
+    """One thread of another process stopped with ptrace(PTRACE_SEIZE, PTRACE_INTERRUPT): the rest of the
+    process runs on (a signal to the process goes to another thread). `thaw()` lets it go on."""
+    SEIZE, INTERRUPT, DETACH = 0x4206, 0x4207, 17
+    WALL = 0x40000000
+
+    def __init__(self, tid):
+        self.tid = tid
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+        self._call(self.SEIZE)
+        self._call(self.INTERRUPT)
+        os.waitpid(tid, self.WALL)  # the interrupt stop
+        self.frozen = True
+
+    def _call(self, request):
+        if self.libc.ptrace(request, self.tid, None, None) != 0:
+            raise OSError(ctypes.get_errno(), f"ptrace({request:#x}, {self.tid})")
+
+    def thaw(self):
+        """Detaches (the thread goes on); when its process ended meanwhile, reaps the traced thread."""
+        if not self.frozen:
+            return
+        self.frozen = False
+        try:
+            self._call(self.DETACH)
+        except OSError:
+            try:
+                os.waitpid(self.tid, self.WALL)
+            except ChildProcessError:
+                pass
+
+
+def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends(server, setup, daemons):
+    """The process does not end while a refresh lane is still unwinding its cancelled transfer (inside
+    libcurl or SQLite): the core waits for the cancelled refreshes within its grace, and only then does the
+    stop save the retry states and end. Here the lanes are frozen (ptrace) when SIGTERM arrives and let go
+    1.5 s later: the daemon is still running then, the lanes' results are logged before "Stopped", and the
+    process exits 0 within 5 s."""
+    d = two_synced_sources(server, setup, daemons)
+    server.fault("s1", kind="stall", seconds=30)
+    server.fault("s2", kind="stall", seconds=30)
+    server.clear_requests()
+    assert syncctl(setup, "refresh").returncode == 0
+    wait_for(lambda: server.requests("/s1") and server.requests("/s2"), what="both slow requests")
+    lanes = _lane_threads(d.proc.pid)
+    assert len(lanes) == 2, lanes
+    frozen = [FrozenThread(tid) for tid in lanes]
+    try:
+        start = time.monotonic()
+        d.signal(signal.SIGTERM)
+        d.wait_log("Received SIGTERM")
+        time.sleep(1.5)
+        # Still running: it waits for its lanes (before, it had already ended here).
+        assert d.proc.poll() is None, d.output()
+    finally:
+        for thread in frozen:
+            thread.thaw()
+    d.proc.wait(10)
+    elapsed = time.monotonic() - start
+    log = d.output()
+    assert d.proc.returncode == 0, log
+    assert elapsed < 5, log
+    assert "did not end in time" not in log, log
+    # Both lanes' cancelled refreshes ended before the stop did.
+    stopped = log.index("Stopped")
+    assert -1 < log.find("s1: refresh cancelled") < stopped, log
+    assert -1 < log.find("s2: refresh cancelled") < stopped, log
