@@ -65,9 +65,12 @@ struct DaemonControlHandler: ControlHandler {
                 // After a failed write the file apps read is behind this view: say so (the cache truth rule,
                 // docs/architecture.md).
                 let unwritten = page.file.unwrittenRecordCount
+                // No listing held (never fetched, or set aside as damaged and being fetched again): the view is
+                // only the local changes, not an empty listing.
                 _ = reply.finish(["records": .array(page.records), "total": .int(page.total), "next": next,
                                   "cached": unwritten == nil ? .null : .int(page.file.cachedRecordCount),
-                                  "unwritten": unwritten.map { JSONValue.int($0) } ?? .null])
+                                  "unwritten": unwritten.map { JSONValue.int($0) } ?? .null,
+                                  "fetched": .bool(page.file.savedAt != nil)])
             }
         case .get(let source, let id):
             guard await sourceExists(source, reply: reply) else { return }

@@ -73,8 +73,9 @@ extension DaemonLoop {
         let finish = classify(result, source: name)
         feed(.refreshFinished(ticket, finish))
         if current, case .failed(let failure) = result, failure.kind != .cancelled {
-            // Only a source with a cache file has a cached copy to serve (one set aside is gone).
-            let serving = states[name]?.snapshotFingerprint != nil ? "serving the cached copy" : "no cached copy yet"
+            // Only a source with a listing has a cached copy to serve (one set aside is gone; a cache file that
+            // holds only local changes made meanwhile is not a copy of the server's listing).
+            let serving = states[name]?.savedAt != nil ? "serving the cached copy" : "no cached copy yet"
             logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))",
                            source: name, messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {

@@ -111,7 +111,7 @@ extension StateStore {
             try run("DELETE FROM chunks WHERE source = ?1", source)
             try run("DELETE FROM id_index WHERE source = ?1", source)
             try run("""
-                UPDATE sources SET etag = NULL, last_modified = NULL, record_count = 0, snapshot_dirty = 0, snapshot_size = NULL,
+                UPDATE sources SET etag = NULL, last_modified = NULL, saved_at = NULL, record_count = 0, snapshot_dirty = 0, snapshot_size = NULL,
                     snapshot_inode = NULL, snapshot_ctime_ns = NULL, snapshot_hash = NULL, snapshot_records = NULL,
                     records_start = NULL, listing_end = NULL, pending_rename = NULL, id_index_stamp = NULL WHERE name = ?1
                 """, source)

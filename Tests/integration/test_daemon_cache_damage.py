@@ -136,6 +136,67 @@ def test_list_on_a_cache_file_cut_short_answers_clearly_and_recovers(server, set
     assert r.returncode == 0 and json.loads(r.stdout) == POSTS, r.stderr
 
 
+NO_LISTING = ("syncctl: warning: syncd holds no listing of posts yet: its first refresh has not succeeded, or its cache "
+              "file was damaged and the listing is being fetched again; ")
+
+
+def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_empty_listing(server, setup, daemons):
+    d = start(setup, server, daemons, Writable="yes", TimeoutSec="60s")
+    path = setup.cache_file("posts")
+    overwrite(path, b'"Post 1"', b'"Post X"')
+    # The listing fetched again takes its time: list meanwhile.
+    server.fault("posts", kind="delay", seconds=3, method="GET", times=1)
+    server.clear_requests()
+    assert syncctl(setup, "get", "posts", "1").returncode == 1
+    d.wait_log("posts: cache file was damaged")
+    wait_for(lambda: server.requests("/posts"), what="the listing being fetched again")
+    r = syncctl(setup, "list", "posts")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == NO_LISTING + "nothing listed (see 'syncctl status')\n", r.stderr
+    assert "0 records listed." in r.stdout
+    # A local change made meanwhile is what the view holds, and said so.
+    assert put(setup, {"id": 12, "title": "Offline note"}).returncode == 0
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [{"id": 12, "title": "Offline note"}], r.stdout
+    assert r.stderr == NO_LISTING + "only its pending local changes are listed (see 'syncctl status')\n", r.stderr
+    # Once the listing is back, no warning, and nothing was lost.
+    wait_for(lambda: json.loads(syncctl(setup, "list", "posts", "--json").stdout or "[]") ==
+             POSTS + [{"id": 12, "title": "Offline note"}], what="the listing and the local change listed", timeout=20)
+    r = syncctl(setup, "list", "posts")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+
+
+def test_a_failed_refetch_after_damage_does_not_claim_a_cached_copy_though_local_changes_were_written(server, setup, daemons):
+    d = start(setup, server, daemons, Writable="yes")
+    overwrite(setup.cache_file("posts"), b'"Post 1"', b'"Post X"')
+    server.fault("posts", kind="status", status=503, method="GET")
+    assert syncctl(setup, "get", "posts", "1").returncode == 1
+    d.wait_log("posts: cache file was damaged")
+    d.wait_log("posts: refresh failed, no cached copy yet")
+    # A local change rewrites the cache file with just itself: still no copy of the server's listing.
+    assert put(setup, {"id": 13, "title": "Kept"}).returncode == 0
+    assert syncctl(setup, "refresh", "posts").returncode == 0
+    d.wait_log("posts: refresh failed, no cached copy yet", count=2)
+    assert "serving the cached copy" not in d.output(), d.output()
+    assert setup.cache_doc("posts")["records"] == [{"id": 13, "title": "Kept"}]
+
+def test_list_of_a_source_never_fetched_says_no_listing_is_held(server, setup, daemons):
+    setup.write_main(PATIENT)
+    server.fault("posts", kind="status", status=503)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: refresh failed")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [], r.stdout
+    assert r.stderr == NO_LISTING + "nothing listed (see 'syncctl status')\n", r.stderr
+    # A listing that is empty on the server is a listing: no warning.
+    server.clear_fault("posts")
+    server.set_records("posts", [])
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    r = syncctl(setup, "list", "posts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == [] and r.stderr == "", r.stderr
+
 def test_start_without_a_cache_file_does_not_claim_to_serve_cached_data(server, setup, daemons):
     d = start(setup, server, daemons)
     assert "Started: account default, 1 source, no cached data yet (no cache file for posts: fetching its listing)" in d.output()

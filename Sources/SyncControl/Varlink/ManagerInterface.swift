@@ -163,8 +163,11 @@ public enum ManagerInterface {
         # total counts the local view; next is the offset of the following page,
         # null on the last page. unwritten is null while the cache file holds this
         # view; after a failed write of the file it is the number of records of
-        # this view not yet written to it, and cached what the file holds.
-        method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int, cached: ?int, unwritten: ?int)
+        # this view not yet written to it, and cached what the file holds. fetched
+        # is false while syncd holds no listing of the source (its first refresh has
+        # not succeeded yet, or its cache file was damaged and the listing is being
+        # fetched again): records are then only the pending local changes.
+        method List(source: string, offset: ?int, limit: ?int) -> (records: []object, total: int, next: ?int, cached: ?int, unwritten: ?int, fetched: ?bool)
 
         # One record of the local view by ID (IDs are passed as text, also numeric
         # ones); a record removed locally is NoSuchRecord.

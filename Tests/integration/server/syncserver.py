@@ -141,6 +141,10 @@ class Handler(BaseHTTPRequestHandler):
             if int(q.get("page", ["1"])[0]) != page:
                 return False
         kind = fault["kind"]
+        if kind == "delay":
+            # A slow but whole answer: waits, then the request is served as usual.
+            time.sleep(fault.get("seconds", 1))
+            return False
         if kind == "status":
             headers = {}
             if "retryAfter" in fault:

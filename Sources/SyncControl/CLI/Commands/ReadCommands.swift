@@ -68,6 +68,7 @@ public struct ListCommand: SyncctlCommand {
         var records: [JSONValue] = []
         var offset = 0
         var behind: (cached: Int64, unwritten: Int64)?
+        var fetched = true
         while true {
             let page: JSONObject
             do {
@@ -76,9 +77,17 @@ public struct ListCommand: SyncctlCommand {
             guard let pageRecords = page["records"]?.arrayValue else { throw .failed("unexpected reply from syncd: no records") }
             records += pageRecords
             if let unwritten = page["unwritten"]?.integerValue { behind = (page["cached"]?.integerValue ?? 0, unwritten) }
+            if page["fetched"]?.boolValue == false { fetched = false }
             guard let next = page["next"]?.integerValue else { break }
             guard next > offset else { throw .failed("unexpected reply from syncd: next page does not advance") }
             offset = Int(next)
+        }
+        if !fetched {
+            // Not an empty listing: none is held yet (a first sync, or a damaged cache file being fetched again).
+            context.output.writeError("syncctl: warning: syncd holds no listing of \(source) yet: its first refresh has not succeeded, "
+                                      + "or its cache file was damaged and the listing is being fetched again; "
+                                      + "\(records.isEmpty ? "nothing" : "only its pending local changes are") listed "
+                                      + "(see 'syncctl status')\n")
         }
         if let behind {
             // The records come from syncd's store; a failed write left the file apps read behind it.
