@@ -117,17 +117,20 @@ struct DaemonControlHandler: ControlHandler {
             }
         case .put(let source, let record):
             switch await change(.put(source: source, record: record)) {
-            case .success(let id): _ = reply.finish(["id": .string(id)])
+            case .success(let answer):
+                var parameters: JSONObject = ["id": .string(answer.text)]
+                if let unwritten = answer.unwritten { parameters["unwritten"] = .int(unwritten) }
+                _ = reply.finish(parameters)
             case .failure(let error): _ = reply.fail(error)
             }
         case .delete(let source, let id):
-            await finish(change(.delete(source: source, id: id)), reply)
+            await finish(change(.delete(source: source, id: id)), reply, unwritten: true)
         case .retryOutbox(let seq):
             await finish(change(.retry(seq: seq)), reply)
         case .dropOutbox(let seq):
             await finish(change(.drop(seq: seq)), reply)
         case .resolve(let source, let id, let keep):
-            await finish(change(.resolve(source: source, id: id, keepLocal: keep == .local)), reply)
+            await finish(change(.resolve(source: source, id: id, keepLocal: keep == .local)), reply, unwritten: true)
         case .listOutbox(let source):
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
@@ -195,7 +198,7 @@ struct DaemonControlHandler: ControlHandler {
         }
     }
 
-    private func change(_ request: LocalChangeRequest) async -> Result<String, ManagerError> {
+    private func change(_ request: LocalChangeRequest) async -> Result<ChangeAnswer, ManagerError> {
         await ask(refused: .failure(.stopping)) { .change(request, $0) }
     }
 
@@ -219,9 +222,11 @@ struct DaemonControlHandler: ControlHandler {
         }
     }
 
-    private func finish(_ result: Result<String, ManagerError>, _ reply: ReplySink) async {
+    /// Answers a local change; `unwritten` (Delete, Resolve) tells a cache file that could not be written.
+    private func finish(_ result: Result<ChangeAnswer, ManagerError>, _ reply: ReplySink, unwritten: Bool = false) async {
         switch result {
-        case .success: _ = reply.finish()
+        case .success(let answer):
+            _ = reply.finish(unwritten ? answer.unwritten.map { ["unwritten": .int($0)] } ?? [:] : [:])
         case .failure(let error): _ = reply.fail(error)
         }
     }

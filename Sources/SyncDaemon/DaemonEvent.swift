@@ -52,7 +52,7 @@ enum ControlRequest: Sendable {
     case reload(CheckedContinuation<Result<Void, ManagerError>, Never>)
     case logout(RequestID, discardPending: Bool, CheckedContinuation<DaemonReply, Never>)
     /// A local change or its settling (Put, Delete, outbox retry/drop, Resolve); answers with the record's ID.
-    case change(LocalChangeRequest, CheckedContinuation<Result<String, ManagerError>, Never>)
+    case change(LocalChangeRequest, CheckedContinuation<Result<ChangeAnswer, ManagerError>, Never>)
     /// Subscribes to cache changes; answers with a token for `unwatch`.
     case watch(AsyncStream<WatchEvent>.Continuation, CheckedContinuation<Int, Never>)
     case unwatch(Int)
@@ -83,4 +83,12 @@ enum LocalChangeRequest: Sendable {
     case retry(seq: Int64)
     case drop(seq: Int64)
     case resolve(source: String, id: String, keepLocal: Bool)
+}
+
+/// What a stored local change answers: the record's ID (or the outbox entry's number), and how many records
+/// of the source's local view the cache file does not hold yet when writing it failed (a full disk): the change
+/// is stored durably either way; nil when the file is current (docs/syncctl.1.md, *put*).
+struct ChangeAnswer: Sendable {
+    let text: String
+    let unwritten: Int?
 }

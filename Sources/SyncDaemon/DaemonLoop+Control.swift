@@ -99,7 +99,7 @@ extension DaemonLoop {
     /// Runs a local change on the local lane (its own engine: it never waits for a refresh's paging, at most
     /// for a refresh of the same source to commit and publish), then answers, republishes and schedules a
     /// debounced push.
-    func apply(_ change: LocalChangeRequest, continuation: CheckedContinuation<Result<String, ManagerError>, Never>) {
+    func apply(_ change: LocalChangeRequest, continuation: CheckedContinuation<Result<ChangeAnswer, ManagerError>, Never>) {
         let sourceName: String?
         switch change {
         case .put(let source, _), .delete(let source, _), .resolve(let source, _, _): sourceName = source
@@ -110,7 +110,7 @@ extension DaemonLoop {
             return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
         }
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
-            let outcome: (Result<String, ManagerError>, String?, StampedState?) = await worker.withEngine { engine in
+            let outcome: (Result<ChangeAnswer, ManagerError>, String?, StampedState?) = await worker.withEngine { engine in
                 guard let engine else { return (.failure(.storageFailure(reason: "no account storage")), nil, nil) }
                 do throws(ManagerError) {
                     let touched: String
@@ -136,7 +136,8 @@ extension DaemonLoop {
                         try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
                         (answer, touched) = (id, try source().name)
                     }
-                    return (.success(answer), touched, engine.shared.stampedState(of: touched, from: engine.store))
+                    let state = engine.shared.stampedState(of: touched, from: engine.store)
+                    return (.success(ChangeAnswer(text: answer, unwritten: state?.state.unwrittenRecordCount)), touched, state)
                 } catch {
                     return (.failure(error), nil, nil)
                 }

@@ -88,6 +88,10 @@ def test_a_local_change_a_full_disk_kept_out_of_the_file_is_counted_then_written
     r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
                        input=json.dumps({"id": 3, "title": "Three " + "x" * 2000}), capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr                                    # queued durably: the state folder has room
+    # The put says so itself: its ID on stdout, the file it could not write on stderr.
+    assert r.stdout == "3\n"
+    assert r.stderr == ("syncctl: warning: the change is stored, but syncd could not write the cache file of posts: "
+                        "1 record is not yet written to it (see 'syncctl status'; free disk space, syncd retries)\n"), r.stderr
     # Only the new record is missing from the file: the two it holds are as the store has them.
     d.wait_log("keeping the previous copy (2 cached records; 1 record not yet written to the cache file): write ")
     assert "No space left on device" in d.output()
@@ -100,6 +104,7 @@ def test_a_local_change_a_full_disk_kept_out_of_the_file_is_counted_then_written
         r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
                            input=json.dumps(record), capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stderr
+        assert "2 records are not yet written to it" in r.stderr, r.stderr
     d.wait_log("keeping the previous copy (2 cached records; 2 records not yet written to the cache file): write ", count=2)
     assert setup.cache_file("posts").read_bytes() == before
     r = syncctl(setup, "list", "posts", "--json")
@@ -114,3 +119,7 @@ def test_a_local_change_a_full_disk_kept_out_of_the_file_is_counted_then_written
     assert [record["id"] for record in doc["records"]] == [1, 2, 3, 4] and doc["pending"] == [3, 4]
     assert doc["records"][2]["title"] == "Three again"
     assert syncctl(setup, "list", "posts").stderr == ""
+    # With room again, a change says nothing more.
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "delete", "posts", "4"],
+                       capture_output=True, text=True, timeout=30)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr

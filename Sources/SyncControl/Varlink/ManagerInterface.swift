@@ -199,11 +199,13 @@ public enum ManagerInterface {
 
         # Queues a new or changed record of a writable source, durably, and shows
         # it in the cache at once. A record without an ID gets a UUID; id is the
-        # record's ID.
-        method Put(source: string, record: object) -> (id: string)
+        # record's ID. The change is stored either way; unwritten is set when the
+        # cache file could not be written (a full disk): the number of records of
+        # the local view it does not hold yet (as in List).
+        method Put(source: string, record: object) -> (id: string, unwritten: ?int)
 
-        # Queues the removal of a record of a writable source.
-        method Delete(source: string, id: string) -> ()
+        # Queues the removal of a record of a writable source (unwritten as in Put).
+        method Delete(source: string, id: string) -> (unwritten: ?int)
 
         # The queued local changes, of one source or of all.
         method ListOutbox(source: ?string) -> (entries: []OutboxEntry)
@@ -219,8 +221,8 @@ public enum ManagerInterface {
         method ListConflicts(source: ?string) -> (conflicts: []Conflict)
 
         # Settles a conflict: keep "local" (push the local change) or "remote"
-        # (drop it).
-        method Resolve(source: string, id: string, keep: string) -> ()
+        # (drop it); unwritten as in Put.
+        method Resolve(source: string, id: string, keep: string) -> (unwritten: ?int)
 
         # The caller may only call GetStatus.
         error PermissionDenied ()

@@ -28,7 +28,17 @@ public struct PutCommand: SyncctlCommand {
         }
         let reply = try context.call(.put(source: source, record: record))
         context.output.write((reply["id"]?.stringValue ?? "") + "\n")
+        warnUnwritten(reply, source: source, context)
     }
+}
+
+/// After a stored local change: when syncd could not write the cache file (a full disk), says so on standard
+/// error; the change itself is stored and will be pushed (docs/syncctl.1.md, *put*).
+func warnUnwritten(_ reply: JSONObject, source: String, _ context: CommandContext) {
+    guard let unwritten = reply["unwritten"]?.integerValue, unwritten > 0 else { return }
+    context.output.writeError("syncctl: warning: the change is stored, but syncd could not write the cache file of \(source): "
+                              + "\(counted(Int(unwritten), "record")) \(unwritten == 1 ? "is" : "are") not yet written to it "
+                              + "(see 'syncctl status'; free disk space, syncd retries)\n")
 }
 
 /// `syncctl delete SOURCE ID`.
@@ -45,7 +55,7 @@ public struct DeleteCommand: SyncctlCommand {
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
-        _ = try context.call(.delete(source: source, id: id))
+        warnUnwritten(try context.call(.delete(source: source, id: id)), source: source, context)
     }
 }
 
@@ -163,7 +173,7 @@ public struct ResolveCommand: SyncctlCommand {
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
-        _ = try context.call(.resolve(source: source, id: id, keep: keep))
+        warnUnwritten(try context.call(.resolve(source: source, id: id, keep: keep)), source: source, context)
         switch keep {
         case .local: context.output.write("Resolved \(id) of \(source) keeping the local version; it is pushed at the next refresh.\n")
         case .remote: context.output.write("Resolved \(id) of \(source) keeping the server's version; the local change is dropped.\n")
