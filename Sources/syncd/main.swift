@@ -149,9 +149,10 @@ let status = await withTaskExecutorPreference(DaemonExecutor.shared) { await run
 // The stop is done: every request answered, the retry states saved, "Stopped" logged. Other threads may still
 // run: the control socket's and the link monitor's (their wait is bounded), the Swift runtime's pool, a refresh
 // lane the core stopped waiting for after its grace (still inside libcurl or SQLite). exit(3) would run the
-// atexit handlers and destructors of every loaded library (libcurl's TLS library, the Swift runtime's) under
-// them, and a thread that touches what they tear down ends the process with SIGABRT instead of status 0 (a stop
-// in CI once ended with SIGABRT while two refreshes were being cancelled; its message was not kept). Nothing is
-// left to flush but stdio: end the process without them.
+// atexit handlers and destructors of every library loaded so far under them: OpenSSL, loaded with libcurl, pins
+// itself in memory when libcurl is unloaded (/proc/PID/maps still lists libcrypto and libssl) and has registered
+// OPENSSL_cleanup with atexit, which frees its global state while a thread may still load or use libcurl. A stop
+// in CI once ended with SIGABRT instead of status 0 while two refreshes were being cancelled (its message was not
+// kept). Nothing is left to flush but stdio: end the process without them.
 fflush(nil)
 _exit(status)
