@@ -1,0 +1,131 @@
+import Dispatch
+import Synchronization
+import SyncCore
+import SyncStore
+
+/// Scanned records handed to a second thread, which adds them to a `ListingWriter` (frames, hashes, writes
+/// the cache file, stages the index) while the transfer's thread receives and scans the next bytes: a large
+/// listing keeps two cores busy instead of one (docs/architecture.md, "Storing listings"; docs/benchmarks.md,
+/// "Speed of the first sync and of the 304").
+///
+/// Records are copied into batches of about `batchBytes`; at most `inFlight` batches wait or are being
+/// added, so memory stays bounded whatever the listing's size (the batches are reused, not reallocated).
+/// The order is kept: one serial queue adds them. The writer is used only by that queue between the first
+/// `add` and `finish` or `drain`, and only by the caller outside that window. A failure of the writer stops
+/// the pipeline: the next `add` (which the transfer calls, so the transfer stops too) or `finish` throws it.
+final class RecordPipeline {
+    /// One record of a batch: its metadata and where its bytes end in the batch's bytes.
+    private struct Entry {
+        let id: String
+        let idIsInteger: Bool
+        let version: String?
+        let end: Int
+    }
+
+    /// Records and their bytes, owned by one side at a time (the box keeps the buffers unique, so
+    /// emptying one keeps its capacity).
+    private final class Batch: @unchecked Sendable {
+        var bytes: [UInt8] = []
+        var records: [Entry] = []
+        init() {
+            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
+            records.reserveCapacity(1024)
+        }
+    }
+
+    /// What both threads use: the writer (only ever by one of them at a time, see above), the first
+    /// failure, and the emptied batches to reuse.
+    private final class Shared: @unchecked Sendable {
+        let writer: ListingWriter
+        let failure = Mutex<StoreError?>(nil)
+        let spare = Mutex<[Batch]>([])
+        init(writer: ListingWriter) { self.writer = writer }
+
+        func addAll(_ batch: Batch) {
+            defer {
+                batch.bytes.removeAll(keepingCapacity: true)
+                batch.records.removeAll(keepingCapacity: true)
+                spare.withLock { $0.append(batch) }
+            }
+            guard failure.withLock({ $0 == nil }) else { return }
+            let failed: StoreError? = batch.bytes.withUnsafeBytes { raw in
+                var start = 0
+                for entry in batch.records {
+                    do throws(StoreError) {
+                        try writer.add(id: entry.id, idIsInteger: entry.idIsInteger, version: entry.version,
+                                       body: UnsafeRawBufferPointer(rebasing: raw[start..<entry.end]))
+                    } catch {
+                        return error
+                    }
+                    start = entry.end
+                }
+                return nil
+            }
+            if let failed { failure.withLock { if $0 == nil { $0 = failed } } }
+        }
+    }
+
+    /// A batch is handed over once it holds this many bytes (below the daemon's 128 KiB mmap threshold).
+    static let batchBytes = 96 << 10
+    /// Batches handed over and not yet added, at most.
+    static let inFlight = 4
+
+    private let shared: Shared
+    private let queue = DispatchQueue(label: "syncd.records")
+    private let slots = DispatchSemaphore(value: RecordPipeline.inFlight)
+    private var current = Batch()
+    private var sent = false
+    /// Records handed over so far (scanned; the writer may not have added them all yet).
+    private(set) var count = 0
+
+    /// A pipeline into `writer`.
+    init(writer: ListingWriter) {
+        shared = Shared(writer: writer)
+    }
+
+    deinit { drain() }
+
+    /// Copies a record into the current batch; hands the batch over once it is full. Throws the writer's
+    /// failure once there is one.
+    func add(_ record: ScannedRecord) throws(StoreError) {
+        current.bytes.append(contentsOf: record.bytes)
+        current.records.append(Entry(id: record.id.key, idIsInteger: record.id.kind == .integer,
+                                     version: record.version, end: current.bytes.count))
+        count += 1
+        if current.bytes.count >= RecordPipeline.batchBytes { try send() }
+    }
+
+    /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one.
+    private func send() throws(StoreError) {
+        if let failure = shared.failure.withLock({ $0 }) { throw failure }
+        guard !current.records.isEmpty else { return }
+        slots.wait()
+        let batch = current
+        current = shared.spare.withLock { $0.popLast() } ?? Batch()
+        sent = true
+        queue.async { [shared, slots] in
+            shared.addAll(batch)
+            slots.signal()
+        }
+    }
+
+    /// Hands the last records over and waits until the writer added every record; throws its failure.
+    func finish() throws(StoreError) {
+        do {
+            try send()
+        } catch {
+            drain()
+            throw error
+        }
+        drain()
+        if let failure = shared.failure.withLock({ $0 }) { throw failure }
+    }
+
+    /// Waits until the thread is done with every batch handed over (before the writer is used or rolled
+    /// back on this thread). Idempotent.
+    func drain() {
+        guard sent else { return }
+        queue.sync {}
+        sent = false
+    }
+}
