@@ -1,4 +1,4 @@
-import Dispatch
+internal import Glibc
 import Synchronization
 import SyncCore
 import SyncStore
@@ -28,8 +28,8 @@ final class RecordPipeline {
         var bytes: [UInt8] = []
         var records: [Entry] = []
         init() {
-            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
-            records.reserveCapacity(1024)
+            bytes.reserveCapacity(RecordPipeline.batchBytes + (8 << 10))
+            records.reserveCapacity(256)
         }
     }
 
@@ -66,15 +66,19 @@ final class RecordPipeline {
     }
 
     /// A batch is handed over once it holds this many bytes (below the daemon's 128 KiB mmap threshold).
-    static let batchBytes = 96 << 10
-    /// Batches handed over and not yet added, at most.
-    static let inFlight = 4
+    static let batchBytes = 32 << 10
+    /// Batches handed over and not yet added, at most: with the one being filled, about 0.4 MiB in all
+    /// (`syncd --once` on 1M records stays within its 32 MiB, docs/benchmarks.md).
+    static let inFlight = 2
 
     private let shared: Shared
-    private let queue = DispatchQueue(label: "syncd.records")
-    private let slots = DispatchSemaphore(value: RecordPipeline.inFlight)
+    /// The thread's queue; nil until the first batch is handed over (a small listing never starts it) and
+    /// when no thread could be started (the batches are then added on the caller's thread).
+    private var worker: Worker?
+    private var started = false
     private var current = Batch()
     private var sent = false
+    private var sentAny = false
     /// Records handed over so far (scanned; the writer may not have added them all yet).
     private(set) var count = 0
 
@@ -83,7 +87,10 @@ final class RecordPipeline {
         shared = Shared(writer: writer)
     }
 
-    deinit { drain() }
+    deinit {
+        drain()
+        worker?.stop()
+    }
 
     /// Copies a record into the current batch; hands the batch over once it is full. Throws the writer's
     /// failure once there is one.
@@ -99,13 +106,18 @@ final class RecordPipeline {
     private func send() throws(StoreError) {
         if let failure = shared.failure.withLock({ $0 }) { throw failure }
         guard !current.records.isEmpty else { return }
-        slots.wait()
+        if !started {
+            started = true
+            worker = Worker.start(shared)
+        }
         let batch = current
         current = shared.spare.withLock { $0.popLast() } ?? Batch()
-        sent = true
-        queue.async { [shared, slots] in
+        if let worker {
+            worker.hand(batch)
+            sent = true
+            sentAny = true
+        } else {
             shared.addAll(batch)
-            slots.signal()
         }
     }
 
@@ -118,14 +130,76 @@ final class RecordPipeline {
             throw error
         }
         drain()
+        if sentAny { MemoryPolicy.returnFreedMemory() }
         if let failure = shared.failure.withLock({ $0 }) { throw failure }
     }
 
     /// Waits until the thread is done with every batch handed over (before the writer is used or rolled
     /// back on this thread). Idempotent.
     func drain() {
-        guard sent else { return }
-        queue.sync {}
+        guard sent, let worker else { return }
+        worker.waitUntilIdle()
         sent = false
+    }
+
+    /// The second thread and its bounded queue: `slots` counts the batches that may still be handed over,
+    /// `ready` the batches (and the stop request) waiting for the thread. Both waits sleep (futex).
+    private final class Worker: @unchecked Sendable {
+        let shared: Shared
+        let pending = Mutex<[Batch?]>([])
+        let slots = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        let ready = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+        init(shared: Shared) {
+            self.shared = shared
+            sem_init(slots, 0, UInt32(RecordPipeline.inFlight))
+            sem_init(ready, 0, 0)
+        }
+
+        deinit {
+            sem_destroy(slots)
+            sem_destroy(ready)
+            slots.deallocate()
+            ready.deallocate()
+        }
+
+        /// A running worker, or nil when no thread could be started.
+        static func start(_ shared: Shared) -> Worker? {
+            let worker = Worker(shared: shared)
+            do {
+                try startThread(name: "syncd-records") { worker.run() }
+            } catch {
+                return nil
+            }
+            return worker
+        }
+
+        private func run() {
+            while true {
+                while sem_wait(ready) != 0 {}  // EINTR
+                guard let batch = pending.withLock({ $0.removeFirst() }) else { return }
+                shared.addAll(batch)
+                sem_post(slots)
+            }
+        }
+
+        /// Queues `batch`, waiting while `inFlight` batches are queued or being added.
+        func hand(_ batch: Batch) {
+            while sem_wait(slots) != 0 {}
+            pending.withLock { $0.append(batch) }
+            sem_post(ready)
+        }
+
+        /// Returns once every batch handed over was added (all slots free again).
+        func waitUntilIdle() {
+            for _ in 0..<RecordPipeline.inFlight { while sem_wait(slots) != 0 {} }
+            for _ in 0..<RecordPipeline.inFlight { sem_post(slots) }
+        }
+
+        /// Ends the thread once it has added what was handed over.
+        func stop() {
+            pending.withLock { $0.append(nil) }
+            sem_post(ready)
+        }
     }
 }
