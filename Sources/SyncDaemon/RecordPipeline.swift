@@ -30,8 +30,8 @@ final class RecordPipeline {
         var bytes: [UInt8] = []
         var records: [Entry] = []
         init() {
-            bytes.reserveCapacity(RecordPipeline.batchBytes + (8 << 10))
-            records.reserveCapacity(256)
+            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
+            records.reserveCapacity(768)
         }
     }
 
@@ -68,9 +68,9 @@ final class RecordPipeline {
     }
 
     /// A batch is handed over once it holds this many bytes (below the daemon's 128 KiB mmap threshold).
-    static let batchBytes = 32 << 10
-    /// Batches handed over and not yet added, at most: with the one being filled, about 0.1 MiB in all.
-    static let inFlight = 2
+    static let batchBytes = 96 << 10
+    /// Batches handed over and not yet added, at most: with the one being filled, about 0.5 MiB in all.
+    static let inFlight = 3
 
     private let shared: Shared
     /// The thread's queue; nil until the first batch is handed over (a small listing never starts it) and
@@ -133,7 +133,7 @@ final class RecordPipeline {
         drain()
         // What the thread allocated and freed sits in an arena of its own, which the caller's later
         // allocations (the commit) do not reuse: given back, the peak stays where it was without the
-        // pipeline (`syncd --once` on 1M records: 31.3 instead of 32.3 MiB, docs/benchmarks.md).
+        // pipeline (`syncd --once` on 1M records: 31.5 instead of 32.3 MiB, docs/benchmarks.md).
         if sentAny { MemoryPolicy.returnFreedMemory() }
         if let failure = shared.failure.withLock({ $0 }) { throw failure }
     }
