@@ -25,13 +25,14 @@ final class RecordPipeline {
     }
 
     /// Records and their bytes, owned by one side at a time (the box keeps the buffers unique, so
-    /// emptying one keeps its capacity).
+    /// emptying one keeps its capacity: only the first batches grow theirs).
     private final class Batch: @unchecked Sendable {
         var bytes: [UInt8] = []
         var records: [Entry] = []
-        init() {
-            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
-            records.reserveCapacity(768)
+
+        func empty() {
+            bytes.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
         }
     }
 
@@ -43,12 +44,8 @@ final class RecordPipeline {
         let spare = Mutex<[Batch]>([])
         init(writer: ListingWriter) { self.writer = writer }
 
+        /// Adds the batch's records to the writer unless it failed before; records its failure.
         func addAll(_ batch: Batch) {
-            defer {
-                batch.bytes.removeAll(keepingCapacity: true)
-                batch.records.removeAll(keepingCapacity: true)
-                spare.withLock { $0.append(batch) }
-            }
             guard failure.withLock({ $0 == nil }) else { return }
             let failed: StoreError? = batch.bytes.withUnsafeBytes { raw in
                 var start = 0
@@ -103,29 +100,31 @@ final class RecordPipeline {
         if current.bytes.count >= RecordPipeline.batchBytes { try send() }
     }
 
-    /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one.
-    private func send() throws(StoreError) {
+    /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one. The `last`
+    /// batch of a listing that never filled one is added here: a small page starts no thread.
+    private func send(last: Bool = false) throws(StoreError) {
         if let failure = shared.failure.withLock({ $0 }) { throw failure }
         guard !current.records.isEmpty else { return }
-        if !started {
+        if !started && !last {
             started = true
             worker = Worker.start(shared)
         }
+        guard let worker else {
+            shared.addAll(current)
+            current.empty()
+            return
+        }
         let batch = current
         current = shared.spare.withLock { $0.popLast() } ?? Batch()
-        if let worker {
-            worker.hand(batch)
-            sent = true
-            sentAny = true
-        } else {
-            shared.addAll(batch)
-        }
+        worker.hand(batch)
+        sent = true
+        sentAny = true
     }
 
     /// Hands the last records over and waits until the writer added every record; throws its failure.
     func finish() throws(StoreError) {
         do {
-            try send()
+            try send(last: true)
         } catch {
             drain()
             throw error
@@ -183,6 +182,8 @@ final class RecordPipeline {
                 while sem_wait(ready) != 0 {}  // EINTR
                 guard let batch = pending.withLock({ $0.removeFirst() }) else { return }
                 shared.addAll(batch)
+                batch.empty()
+                shared.spare.withLock { $0.append(batch) }
                 sem_post(slots)
             }
         }

@@ -40,9 +40,9 @@ import Testing
         ListingMetadata(url: "http://h/posts", etag: nil, lastModified: nil, time: time, allowEmpty: false)
     }
 
-    @Test func everyRecordReachesTheCacheFileInOrderAcrossManyBatches() throws {
+    /// 20,000 records (about 1 MiB) are many batches, more than `inFlight`; 100 fit in the last one.
+    @Test(arguments: [20_000, 100]) func everyRecordReachesTheCacheFileInOrder(count: Int) throws {
         let place = try Place()
-        let count = 20_000  // about 1 MiB: many batches, more than `inFlight` of them
         let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
         try Self.feed(count, version: 1, into: writer)
         #expect(writer.count == count)
@@ -52,7 +52,9 @@ import Testing
         #expect(try place.store.state(of: "posts").recordCount == count)
     }
 
-    @Test func aWriterFailureStopsThePipelineAndTheStoredListingStays() throws {
+    /// 600 records (27 KB) never fill a batch: they are added on the caller's thread at `finish`, no thread
+    /// started; 3000 (140 KB) go through the thread.
+    @Test(arguments: [600, 3000]) func aWriterFailureStopsThePipelineAndTheStoredListingStays(count: Int) throws {
         let place = try Place()
         let first = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
         try Self.feed(3000, version: 1, into: first)
@@ -64,12 +66,12 @@ import Testing
         // the cache folder moved away, creating it fails on the pipeline's thread.
         let second = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T07:00:00Z", etag: nil))
         try FileManager.default.moveItem(atPath: place.cache, toPath: place.cache + ".away")
-        #expect { try Self.feed(3000, version: 2, into: second) } throws: { error in
+        #expect { try Self.feed(count, version: 2, into: second) } throws: { error in
             guard case .cacheFileWrite = error as? StoreError else { return false }
             let message = "\(error)"
             return message.hasPrefix("Failed to write cache file \(place.cache)/posts.json: ") && message.contains("open directory \(place.cache)")
         }
-        #expect(second.count < 3000, "the writer stopped at the failure: \(second.count) records added")
+        #expect(second.count < count, "the writer stopped at the failure: \(second.count) records added")
         second.rollback()
         try FileManager.default.moveItem(atPath: place.cache + ".away", toPath: place.cache)
 
