@@ -2,17 +2,19 @@
 """Interleaved runs of several `syncd --once` builds and curl against one listing, for before/after
 comparisons on a loaded machine (docs/benchmarks.md, "Speed of the first sync and of the 304").
 
-Usage: bench/ab-once.py first|304 URL RUNS SYNCD...
+Usage: bench/ab-once.py first|304|after URL RUNS SYNCD...
   first: each round removes every build's state and cache, then runs each build once (a first sync) and
          `curl -s -o FILE URL`;
   304:   each build first syncs once; each round then runs each build once (a 304) and
-         `curl -s -o /dev/null --etag-compare ETAG URL`.
+         `curl -s -o /dev/null --etag-compare ETAG URL`;
+  after: each round removes every build's state and cache, runs each build once untimed (a first sync)
+         and times its next run (the 304 right after a first sync), then `curl --etag-compare` as in 304.
 Prints per program the wall time (median, minimum, first quartile, in ms) and the CPU time (user + system,
 from wait4's rusage: load-independent as long as nothing is starved) of its runs."""
 import os, shutil, statistics, subprocess, sys, time
 
 mode, url, runs, builds = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
-assert mode in ("first", "304") and builds, __doc__
+assert mode in ("first", "304", "after") and builds, __doc__
 work = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out", "ab-once")
 
 
@@ -42,15 +44,17 @@ def run(name, command):
 
 
 directories = [setup(i) for i in range(len(builds))]
-if mode == "304":
+if mode != "first":
     for build, directory in zip(builds, directories):
         subprocess.run([build, "--once", "--config-dir", directory + "/etc"], check=True, stderr=subprocess.DEVNULL)
     subprocess.run(["curl", "-s", "-o", "/dev/null", "--etag-save", work + "/etag", url], check=True)
 for _ in range(runs):
     for build, directory in zip(builds, directories):
-        if mode == "first":
+        if mode != "304":
             shutil.rmtree(directory + "/state", ignore_errors=True)
             shutil.rmtree(directory + "/cache", ignore_errors=True)
+        if mode == "after":
+            subprocess.run([build, "--once", "--config-dir", directory + "/etc"], check=True, stderr=subprocess.DEVNULL)
         run(build, [build, "--once", "--config-dir", directory + "/etc"])
     if mode == "first":
         run("curl", ["curl", "-s", "-o", work + "/curl.out", url])

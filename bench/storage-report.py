@@ -54,8 +54,10 @@ measurement with the bodies still in SQLite chunks (log folded after each refres
 merged tree before the storage redesign); "schema 2" the first measurement of the redesign, where the cache
 file is the only copy of the bodies (docs/architecture.md, "Storing listings"; 2026-11-30); "this run" the
 same store after the speed work of 2026-12-01 (libcurl loaded on a second thread by `--once`, the cache file
-written without a copy per buffer and its writeback started while it is written; "Speed of the first sync
-and of the 304" below, with interleaved before/after runs, which say more than one noisy run).
+written without a copy per buffer and its writeback started while it is written; then a listing's records
+stored on a second thread while the next bytes are received and scanned, and `--once` waiting for the
+preload asleep; "Speed of the first sync and of the 304" below, with interleaved before/after runs, which
+say more than one noisy run).
 
 | measure | issue filed | schema 1 | schema 2 | this run | goal | verdict |
 |---|---|---|---|---|---|---|

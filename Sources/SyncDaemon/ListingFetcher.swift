@@ -152,7 +152,11 @@ final class ListingFetcher {
             : source.pagination == .none && !source.recordsPath.isEmpty ? ListingFetcher.truncationCheckLimit : 0
         var kept: [UInt8] = []
         var keptAll = keepLimit > 0
+        // Records go to the writer on a second thread; the writer is this thread's again after `drain`.
+        var pipeline: RecordPipeline?
+        var recordsBefore = 0
             do {
+            defer { pipeline?.drain() }
             let head = try client.perform(request, onHead: { head in
                 status = head.status
                 if head.isSuccess && stagedWriter == nil {
@@ -169,11 +173,17 @@ final class ListingFetcher {
                 if keptAll {
                     if kept.count + chunk.count <= keepLimit { kept += chunk } else { keptAll = false; kept = [] }
                 }
-                try scanner.feed(chunk) { record in
-                    try target.add(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version, body: record.bytes)
+                let records: RecordPipeline
+                if let pipeline {
+                    records = pipeline
+                } else {
+                    recordsBefore = target.count
+                    records = RecordPipeline(writer: target)
+                    pipeline = records
                 }
+                try scanner.feed(chunk) { record in try records.add(record) }
                 counted.bytes += Int64(chunk.count)
-                counted.records = Int64(target.count)
+                counted.records = Int64(recordsBefore + records.count)
                 counted.pages = Int64(page)
                 progress?(counted)
             })
@@ -185,6 +195,7 @@ final class ListingFetcher {
                 throw failure(forStatus: head.status, head: head, body: errorBody, prefix: where_)
             }
             _ = try scanner.finish()
+            try pipeline?.finish()
             for name in head.oversizedHeaders where name == "etag" || name == "last-modified" {
                 notices.append("the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
                                + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional")
@@ -207,6 +218,10 @@ final class ListingFetcher {
             writer = stagedWriter
             writer?.rollback()
             throw RefreshFailure(.permanent, "\(where_)response rejected: \(error)")
+        } catch let error as StoreError {
+            writer = stagedWriter
+            writer?.rollback()
+            throw storeFailure(error, prefix: where_)
         } catch {
             writer = stagedWriter
             writer?.rollback()

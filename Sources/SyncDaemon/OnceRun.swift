@@ -27,7 +27,7 @@ public struct OnceRun {
         // libcurl is mapped on a second thread while the lock, the store and the cache folder are opened
         // here: they overlap instead of adding up before the first request (docs/architecture.md, "libcurl on demand").
         let preload = configuration.sources.isEmpty ? nil : CurlPreload()
-        // The process exits after this run: libcurl stays loaded until then.
+        // The process exits after this run: libcurl stays loaded until then (an early return included).
         defer { preload?.finish(unloading: false) }
         let lock: InstanceLock
         let engine: SyncEngine
@@ -45,6 +45,8 @@ public struct OnceRun {
         if configuration.sources.isEmpty {
             logger.notice("No sources configured; add *.source files to sources.d/")
         }
+        // The first transfer needs libcurl: wait for the preload asleep, not spinning on the library's lock.
+        preload?.finish(unloading: false)
         var failed = 0
         for source in configuration.sources {
             if case .failed(let failure) = engine.refresh(source) {

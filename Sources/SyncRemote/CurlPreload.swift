@@ -50,11 +50,16 @@ public final class CurlPreload: Sendable {
     deinit { finish() }
 
     /// Waits for the load to end and gives the preload's reference on the library back. Idempotent.
-    /// `unloading: false` keeps the reference for the rest of the process instead: a process about to exit
-    /// (`syncd --once`) saves `curl_global_cleanup` and unmapping ~30 libraries it would never use again.
+    /// `unloading: false` hands the reference to the process instead: it is never given back, not even at
+    /// deinit, so the library stays loaded until the process exits. `syncd --once` saves `curl_global_cleanup`
+    /// and unmapping ~30 libraries it would never use again (docs/benchmarks.md, "Speed of the first sync and of the 304").
+    ///
+    /// The wait is `pthread_join`, which sleeps: a transfer that finds the load in progress would instead wait
+    /// on `CurlLibrary`'s lock, where the kernel spins while the loading thread runs (a priority-inheriting
+    /// futex), taking the core a loaded machine may need for the load itself.
     public func finish(unloading: Bool = true) {
         join()
-        if unloading, load.holds.exchange(false, ordering: .acquiring) { load.library.release() }
+        if load.holds.exchange(false, ordering: .acquiring), unloading { load.library.release() }
     }
 
     /// Waits for the load to end, keeping its reference. Idempotent.
@@ -66,6 +71,6 @@ public final class CurlPreload: Sendable {
         pthread_join(thread, nil)
     }
 
-    /// Whether the thread took a reference that `finish` has not given back yet (tests).
+    /// Whether the thread took a reference that `finish` has neither given back nor handed to the process (tests).
     var holdsReference: Bool { load.holds.load(ordering: .acquiring) }
 }

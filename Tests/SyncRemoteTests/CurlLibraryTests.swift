@@ -131,12 +131,17 @@ extension CurlLibraryTests {
         library.release()
         #expect(library.references == 0)
 
-        // Kept for the rest of the process (syncd --once), until a later finish gives it back.
-        let kept = CurlPreload(library: library)
-        kept.finish(unloading: false)
-        #expect(library.references == 1 && kept.holdsReference)
-        kept.finish()
-        #expect(library.references == 0 && !kept.holdsReference)
+        // Handed to the process (syncd --once): neither a later finish nor the deinit gives it back.
+        do {
+            let kept = CurlPreload(library: library)
+            kept.finish(unloading: false)
+            #expect(library.references == 1 && !kept.holdsReference)
+            kept.finish()
+            #expect(library.references == 1, "a later finish does not give the process's reference back")
+        }
+        #expect(library.references == 1, "nor does the deinit")
+        library.release()
+        #expect(library.references == 0)
 
         // Deinit waits for the thread and gives the reference back.
         do { _ = CurlPreload(library: library) }

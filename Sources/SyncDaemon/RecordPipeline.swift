@@ -1,0 +1,217 @@
+internal import Glibc
+import Synchronization
+import SyncCore
+import SyncStore
+
+/// Scanned records handed to a second thread, which adds them to a `ListingWriter` (frames, hashes, writes
+/// the cache file, stages the index) while the transfer's thread receives and scans the next bytes: a large
+/// listing keeps two cores busy instead of one (docs/architecture.md, "Storing listings"; docs/benchmarks.md,
+/// "Speed of the first sync and of the 304").
+///
+/// Records are copied into batches of about `batchBytes`; at most `inFlight` batches wait or are being
+/// added, so memory stays bounded whatever the listing's size (the batches are reused, not reallocated).
+/// The order is kept: one thread adds them, first in first out. The writer is used only by that thread
+/// between the first batch handed over and `finish` or `drain`, and only by the caller outside that window.
+/// A failure of the writer stops the pipeline: the next `add` (which the transfer calls, so the transfer
+/// stops too) or `finish` throws it. Without a thread (`pthread_create` failed) the batches are added on
+/// the caller's thread, as without the pipeline.
+final class RecordPipeline {
+    /// One record of a batch: its metadata and where its bytes end in the batch's bytes.
+    private struct Entry {
+        let id: String
+        let idIsInteger: Bool
+        let version: String?
+        let end: Int
+    }
+
+    /// Records and their bytes, owned by one side at a time (the box keeps the buffers unique, so
+    /// emptying one keeps its capacity). The first batch of a page grows as records come (a small page
+    /// stays small); the others, made once the page proved large, take their size at once.
+    private final class Batch: @unchecked Sendable {
+        var bytes: [UInt8] = []
+        var records: [Entry] = []
+
+        init(sized: Bool = false) {
+            guard sized else { return }
+            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
+            records.reserveCapacity(768)
+        }
+
+        func empty() {
+            bytes.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// What both threads use: the writer (only ever by one of them at a time, see above), the first
+    /// failure, and the emptied batches to reuse.
+    private final class Shared: @unchecked Sendable {
+        let writer: ListingWriter
+        let failure = Mutex<StoreError?>(nil)
+        let spare = Mutex<[Batch]>([])
+        init(writer: ListingWriter) { self.writer = writer }
+
+        /// Adds the batch's records to the writer unless it failed before; records its failure.
+        func addAll(_ batch: Batch) {
+            guard failure.withLock({ $0 == nil }) else { return }
+            let failed: StoreError? = batch.bytes.withUnsafeBytes { raw in
+                var start = 0
+                for entry in batch.records {
+                    do throws(StoreError) {
+                        try writer.add(id: entry.id, idIsInteger: entry.idIsInteger, version: entry.version,
+                                       body: UnsafeRawBufferPointer(rebasing: raw[start..<entry.end]))
+                    } catch {
+                        return error
+                    }
+                    start = entry.end
+                }
+                return nil
+            }
+            if let failed { failure.withLock { if $0 == nil { $0 = failed } } }
+        }
+    }
+
+    /// A batch is handed over once it holds this many bytes (below the daemon's 128 KiB mmap threshold).
+    static let batchBytes = 96 << 10
+    /// Batches handed over and not yet added, at most: with the one being filled, about 0.5 MiB in all.
+    static let inFlight = 3
+
+    private let shared: Shared
+    /// The thread's queue; nil until the first batch is handed over (a small listing never starts it) and
+    /// when no thread could be started (the batches are then added on the caller's thread).
+    private var worker: Worker?
+    private var started = false
+    private var current = Batch()
+    private var sent = false
+    private var sentAny = false
+    /// Records handed over so far (scanned; the writer may not have added them all yet).
+    private(set) var count = 0
+
+    /// A pipeline into `writer`.
+    init(writer: ListingWriter) {
+        shared = Shared(writer: writer)
+    }
+
+    deinit {
+        drain()
+        worker?.stop()
+    }
+
+    /// Copies a record into the current batch; hands the batch over once it is full. Throws the writer's
+    /// failure once there is one.
+    func add(_ record: ScannedRecord) throws(StoreError) {
+        current.bytes.append(contentsOf: record.bytes)
+        current.records.append(Entry(id: record.id.key, idIsInteger: record.id.kind == .integer,
+                                     version: record.version, end: current.bytes.count))
+        count += 1
+        if current.bytes.count >= RecordPipeline.batchBytes { try send() }
+    }
+
+    /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one. The `last`
+    /// batch of a listing that never filled one is added here: a small page starts no thread.
+    private func send(last: Bool = false) throws(StoreError) {
+        if let failure = shared.failure.withLock({ $0 }) { throw failure }
+        guard !current.records.isEmpty else { return }
+        if !started && !last {
+            started = true
+            worker = Worker.start(shared)
+        }
+        guard let worker else {
+            shared.addAll(current)
+            current.empty()
+            return
+        }
+        let batch = current
+        current = shared.spare.withLock { $0.popLast() } ?? Batch(sized: true)
+        worker.hand(batch)
+        sent = true
+        sentAny = true
+    }
+
+    /// Hands the last records over and waits until the writer added every record; throws its failure.
+    func finish() throws(StoreError) {
+        do {
+            try send(last: true)
+        } catch {
+            drain()
+            throw error
+        }
+        drain()
+        // What the thread allocated and freed sits in an arena of its own, which the caller's later
+        // allocations (the commit) do not reuse: given back, the peak stays where it was without the
+        // pipeline (`syncd --once` on 1M records: about 30.7 instead of 31.5 MiB, docs/benchmarks.md).
+        if sentAny { MemoryPolicy.returnFreedMemory() }
+        if let failure = shared.failure.withLock({ $0 }) { throw failure }
+    }
+
+    /// Waits until the thread is done with every batch handed over (before the writer is used or rolled
+    /// back on this thread). Idempotent.
+    func drain() {
+        guard sent, let worker else { return }
+        worker.waitUntilIdle()
+        sent = false
+    }
+
+    /// The second thread and its bounded queue: `slots` counts the batches that may still be handed over,
+    /// `ready` the batches (and the stop request) waiting for the thread. Both waits sleep (futex).
+    private final class Worker: @unchecked Sendable {
+        let shared: Shared
+        let pending = Mutex<[Batch?]>([])
+        let slots = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+        let ready = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+
+        init(shared: Shared) {
+            self.shared = shared
+            sem_init(slots, 0, UInt32(RecordPipeline.inFlight))
+            sem_init(ready, 0, 0)
+        }
+
+        deinit {
+            sem_destroy(slots)
+            sem_destroy(ready)
+            slots.deallocate()
+            ready.deallocate()
+        }
+
+        /// A running worker, or nil when no thread could be started.
+        static func start(_ shared: Shared) -> Worker? {
+            let worker = Worker(shared: shared)
+            do {
+                try startThread(name: "syncd-records") { worker.run() }
+            } catch {
+                return nil
+            }
+            return worker
+        }
+
+        private func run() {
+            while true {
+                while sem_wait(ready) != 0 {}  // EINTR
+                guard let batch = pending.withLock({ $0.removeFirst() }) else { return }
+                shared.addAll(batch)
+                batch.empty()
+                shared.spare.withLock { $0.append(batch) }
+                sem_post(slots)
+            }
+        }
+
+        /// Queues `batch`, waiting while `inFlight` batches are queued or being added.
+        func hand(_ batch: Batch) {
+            while sem_wait(slots) != 0 {}
+            pending.withLock { $0.append(batch) }
+            sem_post(ready)
+        }
+
+        /// Returns once every batch handed over was added (all slots free again).
+        func waitUntilIdle() {
+            for _ in 0..<RecordPipeline.inFlight { while sem_wait(slots) != 0 {} }
+            for _ in 0..<RecordPipeline.inFlight { sem_post(slots) }
+        }
+
+        /// Ends the thread once it has added what was handed over.
+        func stop() {
+            pending.withLock { $0.append(nil) }
+            sem_post(ready)
+        }
+    }
+}
