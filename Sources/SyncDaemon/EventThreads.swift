@@ -81,22 +81,28 @@ final class WakeupTimer: Sendable {
 /// The write end of the signal pipe; set once before the handler is installed, then only read (by the
 /// handler, which may only make async-signal-safe calls: write(2)).
 nonisolated(unsafe) private var signalPipeWrite: Int32 = -1
+/// The read end, for the thread `start` begins; -1 until `install` made the pipe.
+nonisolated(unsafe) private var signalPipeRead: Int32 = -1
 
 /// Receives SIGTERM, SIGINT and SIGHUP: a sigaction(2) handler writes the number to a pipe (the self-pipe
 /// trick), a thread of its own reads it and calls the handler.
-enum SignalWatcher {
+public enum SignalWatcher {
     /// The signals the daemon handles.
     static let signals = [SIGTERM, SIGINT, SIGHUP]
 
-    /// Installs the handler and starts the thread that calls `handler` with each signal received.
-    static func start(handler: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
+    /// Makes the pipe and installs the handler, so that from now on SIGTERM, SIGINT and SIGHUP wait in the
+    /// pipe for `start`'s thread instead of ending the process with their default action. The daemon calls it
+    /// first thing in main, before it reads its configuration and opens the store (a stop requested meanwhile
+    /// is then the usual clean one); `start` calls it when nobody did. Call it before other threads exist.
+    public static func install() throws(SystemError) {
+        guard signalPipeRead < 0 else { return }
         var fds: [Int32] = [-1, -1]
         guard pipe(&fds) == 0 else { throw SystemError("create the signal pipe", code: errno) }
         for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         // Never block the handler on a full pipe: a lost duplicate of a pending signal changes nothing.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         signalPipeWrite = fds[1]
-        let readEnd = fds[0]
+        signalPipeRead = fds[0]
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
             var byte = UInt8(truncatingIfNeeded: number)
@@ -107,6 +113,13 @@ enum SignalWatcher {
         for number in signals {
             guard sigaction(number, &action, nil) == 0 else { throw SystemError("handle signal \(number)", code: errno) }
         }
+    }
+
+    /// Installs the handler (unless `install` did) and starts the thread that calls `handler` with each signal
+    /// received, those that arrived since `install` first.
+    static func start(handler: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
+        try install()
+        let readEnd = signalPipeRead
         try startThread(name: "signals") {
             // Threads started by libdispatch block every signal; this one takes them, so one thread always can.
             var set = sigset_t()

@@ -61,6 +61,12 @@ while let argument = arguments.popFirst() {
     }
 }
 if once && checkConfig { fail(usage: "--once and --check-config cannot be combined") }
+if !once && !checkConfig {
+    // From here on SIGTERM, SIGINT and SIGHUP wait for the daemon's loop (which takes them once the configuration
+    // is read and the store open) instead of ending the process with exit status 143, no "Stopped" and no retry
+    // state saved. Should that fail, the loop tries again and says so.
+    try? SignalWatcher.install()
+}
 if verbose && !checkConfig { fail(usage: "--verbose goes with --check-config") }
 
 var environment: [String: String] = [:]

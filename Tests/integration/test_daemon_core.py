@@ -227,3 +227,31 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
     stopped = log.index("Stopped")
     assert -1 < log.find("s1: refresh cancelled") < stopped, log
     assert -1 < log.find("s2: refresh cancelled") < stopped, log
+
+
+def test_sigterm_while_the_configuration_is_read_is_a_clean_stop_not_death_by_signal(server, setup):
+    """SIGTERM before the daemon's loop runs (the configuration being read, the store opened) waits for the loop
+    (syncd(8) SIGNALS): the stop is the usual one (status 0, "Stopped"), never the signal's default action
+    (death by SIGTERM, no retry state saved). strace slows every openat(2) by 50 ms, and SIGTERM is sent as the
+    daemon opens its main configuration file."""
+    for name in ("s1", "s2", "s3"):
+        server.set_records(name, [{"id": name}])
+        setup.add_source(name, server.url(name))
+    trace = setup.dir / "openat.trace"
+    log = open(setup.dir / "early.log", "w")
+    proc = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=openat",
+                             "-e", "inject=openat:delay_exit=50000", str(BIN / "syncd"), "--config-dir", str(setup.config)],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: trace.exists() and "syncd.conf" in trace.read_text(), timeout=30, what="syncd.conf opened")
+        pid = int(trace.read_text().split("syncd.conf")[0].splitlines()[-1].split()[0])
+        os.kill(pid, signal.SIGTERM)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        log.close()
+    output = (setup.dir / "early.log").read_text()
+    assert proc.returncode == 0, output
+    assert "Received SIGTERM, stopping" in output and "Stopped" in output, output

@@ -32,7 +32,7 @@ def test_a_next_page_on_another_host_is_refused_and_gets_nothing(server, other, 
     setup.add_source("posts", server.url("posts"), Pagination="link", BearerTokenCredential="api-token")
     r = setup.syncd("--once", env=creds)
     assert r.returncode == 1
-    assert (f"page 2: refusing to request {other.url('posts')} is on another origin (http://127.0.0.2:{other.port}) "
+    assert (f"page 2: refusing to request {other.url('posts')}: it is on another origin (http://127.0.0.2:{other.port}) "
             f"than URL= (http://127.0.0.1:{server.port}); add http://127.0.0.2:{other.port} to AllowedOrigins=") in r.stderr
     assert other.requests() == []
     assert not setup.cache_file("posts").exists()
@@ -58,7 +58,7 @@ def test_a_redirect_to_another_host_is_refused(server, other, setup, creds):
     setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
     r = setup.syncd("--once", env=creds)
     assert r.returncode == 1
-    assert f"refusing to request {other.url('posts')} is on another origin" in r.stderr
+    assert f"refusing to request {other.url('posts')}: it is on another origin" in r.stderr
     assert other.requests() == []
 
 
@@ -68,7 +68,7 @@ def test_a_file_url_as_next_page_is_never_read(server, setup):
     setup.add_source("posts", server.url("posts"), Pagination="link")
     r = setup.syncd("--once")
     assert r.returncode == 1
-    assert ("page 2: refusing to request file:///etc/passwd is a local file other than URL=; "
+    assert ("page 2: refusing to request file:///etc/passwd: it is a local file other than URL=; "
             "only the file URL= names is ever read") in r.stderr
     assert "root:" not in r.stderr
     assert not setup.cache_file("posts").exists()

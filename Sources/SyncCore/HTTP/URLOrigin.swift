@@ -97,16 +97,16 @@ public struct OriginPolicy: Sendable, Equatable {
     /// The decision for `url`.
     public func decide(_ url: String) -> Decision {
         guard let origin = URLOrigin(url: url) else {
-            return .refused("\(url) is not an http or https URL without credentials")
+            return .refused("\(url): it is not an http or https URL without credentials")
         }
         if origin.scheme == "file" {
             return url == configuredURL ? .allowed(sendToken: false)
-                : .refused("\(url) is a local file other than URL=; only the file URL= names is ever read")
+                : .refused("\(url): it is a local file other than URL=; only the file URL= names is ever read")
         }
         if origin == home { return .allowed(sendToken: true) }
         if extraOrigins.contains(origin) { return .allowed(sendToken: false) }
         let homeText = home.map { "\($0)" } ?? "URL="
-        return .refused("\(url) is on another origin (\(origin)) than URL= (\(homeText)); "
+        return .refused("\(url): it is on another origin (\(origin)) than URL= (\(homeText)); "
                         + "add \(origin) to AllowedOrigins= if the server really pages or redirects there")
     }
 }
