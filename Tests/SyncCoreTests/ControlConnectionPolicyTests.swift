@@ -97,4 +97,17 @@ import SyncCore
         #expect(deadline.timeout == .unreadReplies(.seconds(60)))
         #expect(deadline.timeout.reason == "did not read its replies for 60 s")
     }
+
+    @Test func aUsersDroppedConnectionsAreLoggedOnceUntilOneEndsNormally() {
+        var tally = ControlConnectionTally(policy: policy)
+        #expect(tally.ended(uid: 65534, dropped: true) == true)
+        #expect(tally.ended(uid: 65534, dropped: true) == false)
+        #expect(tally.ended(uid: 65534, dropped: true) == false)
+        // Another user's first drop is logged.
+        #expect(tally.ended(uid: 1000, dropped: true) == true)
+        // A connection that ends normally rearms the log for its user only.
+        #expect(tally.ended(uid: 65534, dropped: false) == false)
+        #expect(tally.ended(uid: 65534, dropped: true) == true)
+        #expect(tally.ended(uid: 1000, dropped: true) == false)
+    }
 }

@@ -220,8 +220,10 @@ final class ControlIOLoop {
                 return false
             }
             guard finished else { return false }
-            if let reason = connection.withState({ $0.dropReason }) {
-                server.logger?.warning("Dropped control connection of \(connection.peer): \(reason)")
+            let reason = connection.withState({ $0.dropReason })
+            if tally.ended(uid: connection.peer.uid, dropped: reason != nil), let reason {
+                server.logger?.warning("Dropped control connection of \(connection.peer): \(reason) "
+                                       + "(further drops of this user's connections are not logged until one ends normally)")
             }
             close(connection.fd)
             tally.release(uid: connection.peer.uid, privileged: connection.privileged)

@@ -129,6 +129,8 @@ public struct ControlConnectionTally: Sendable, Equatable {
     private var loggedRefusals: Set<UInt32> = []
     /// Most users remembered in `loggedRefusals` (each is one log line; past this, refusals go unlogged).
     static let maxLoggedUsers = 4096
+    /// Users one of whose connections was dropped (logged) and none has ended normally since.
+    private var loggedDrops: Set<UInt32> = []
 
     /// Creates an empty tally.
     public init(policy: ControlConnectionPolicy) {
@@ -160,6 +162,20 @@ public struct ControlConnectionTally: Sendable, Equatable {
             perUser[uid, default: 0] += 1
         }
         return .admitted
+    }
+
+    /// A connection of user `uid` that `admit` counted ends: `dropped` when syncd dropped it (a client that does
+    /// not read its replies, or sent a message too large). True when that is worth a log line: the first drop of
+    /// this user since one of its connections last ended normally, so that a user opening connections only to
+    /// have them dropped cannot fill the journal (as for refusals; at most `maxLoggedUsers` remembered).
+    public mutating func ended(uid: UInt32, dropped: Bool) -> Bool {
+        guard dropped else {
+            loggedDrops.remove(uid)
+            return false
+        }
+        guard !loggedDrops.contains(uid), loggedDrops.count < ControlConnectionTally.maxLoggedUsers else { return false }
+        loggedDrops.insert(uid)
+        return true
     }
 
     /// Forgets a connection `admit` counted.
