@@ -190,12 +190,19 @@ def test_list_of_a_source_never_fetched_says_no_listing_is_held(server, setup, d
     r = syncctl(setup, "list", "posts", "--json")
     assert r.returncode == 0 and json.loads(r.stdout) == [], r.stdout
     assert r.stderr == NO_LISTING + "nothing listed (see 'syncctl status')\n", r.stderr
+    r = syncctl(setup, "get", "posts", "1")
+    assert r.returncode == 1
+    assert r.stderr == ("syncctl: no record with ID 1 in source posts; syncd holds no listing of posts yet: its first refresh "
+                        "has not succeeded, or its cache file was damaged and the listing is being fetched again "
+                        "(see 'syncctl status')\n"), r.stderr
     # A listing that is empty on the server is a listing: no warning.
     server.clear_fault("posts")
     server.set_records("posts", [])
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     r = syncctl(setup, "list", "posts", "--json")
     assert r.returncode == 0 and json.loads(r.stdout) == [] and r.stderr == "", r.stderr
+    r = syncctl(setup, "get", "posts", "1")
+    assert (r.returncode, r.stderr) == (1, "syncctl: no record with ID 1 in source posts\n"), r.stderr
 
 def test_start_without_a_cache_file_does_not_claim_to_serve_cached_data(server, setup, daemons):
     d = start(setup, server, daemons)

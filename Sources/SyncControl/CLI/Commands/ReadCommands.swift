@@ -140,7 +140,18 @@ public struct GetCommand: SyncctlCommand {
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
-        let reply = try context.call(.get(source: source, id: id))
+        let reply: JSONObject
+        do {
+            reply = try context.call(.get(source: source, id: id))
+        } catch .client(.remote(let name, let parameters)) where name == ManagerError.noSuchRecord(source: "", id: "").varlinkName {
+            // Not found: say so, and when syncd holds no listing of the source, that the record may well exist.
+            var message = Syncctl.describeRemoteError(name: name, parameters: parameters, command: "get")
+            if let page = try? context.call(.list(source: source, offset: 0, limit: 1)), page["fetched"]?.boolValue == false {
+                message += "; syncd holds no listing of \(source) yet: its first refresh has not succeeded, or its cache file "
+                    + "was damaged and the listing is being fetched again (see 'syncctl status')"
+            }
+            throw .failed(message)
+        }
         guard let record = reply["record"] else { throw .failed("unexpected reply from syncd: no record") }
         context.printJSON(record, prettyOnTerminal: true)
     }
