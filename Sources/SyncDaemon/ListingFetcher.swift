@@ -219,9 +219,10 @@ final class ListingFetcher {
             writer?.rollback()
             throw RefreshFailure(.permanent, "\(where_)response rejected: \(error)")
         } catch let error as StoreError {
+            // The record pipeline's writer failed (reported at `finish`, or by `add` after the fact).
             writer = stagedWriter
             writer?.rollback()
-            throw storeFailure(error, prefix: where_)
+            throw fromStore(error, prefix: where_)
         } catch {
             writer = stagedWriter
             writer?.rollback()
@@ -234,7 +235,7 @@ final class ListingFetcher {
         case .rejected(let inner as JSONScanError):
             return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
         case .rejected(let inner as StoreError):
-            return cacheFileFailure?(inner) ?? storeFailure(inner, prefix: prefix)
+            return fromStore(inner, prefix: prefix)
         case .rejected(let inner as RefreshFailure):
             return inner
         case .rejected(let inner):
@@ -251,6 +252,13 @@ final class ListingFetcher {
         case .transport:
             return RefreshFailure(.transient, "\(prefix)\(error)")
         }
+    }
+
+    /// A store error while the listing streams in: a cache-file write failure is the engine's local failure
+    /// (`cacheFileFailure`), any other one `storeFailure` classifies. Whichever thread hit it (the transfer's,
+    /// or the record pipeline's, reported later), the same rule.
+    private func fromStore(_ error: StoreError, prefix: String) -> RefreshFailure {
+        cacheFileFailure?(error) ?? storeFailure(error, prefix: prefix)
     }
 
     private func failure(forStatus status: Int, head: HTTPResponseHead, body: [UInt8], prefix: String) -> RefreshFailure {
