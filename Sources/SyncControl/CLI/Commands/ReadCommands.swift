@@ -84,8 +84,7 @@ public struct ListCommand: SyncctlCommand {
         }
         if !fetched {
             // Not an empty listing: none is held yet (a first sync, or a damaged cache file being fetched again).
-            context.output.writeError("syncctl: warning: syncd holds no listing of \(source) yet: its first refresh has not succeeded, "
-                                      + "or its cache file was damaged and the listing is being fetched again; "
+            context.output.writeError("syncctl: warning: \(noListingHeld(source)); "
                                       + "\(records.isEmpty ? "nothing" : "only its pending local changes are") listed "
                                       + "(see 'syncctl status')\n")
         }
@@ -147,8 +146,7 @@ public struct GetCommand: SyncctlCommand {
             // Not found: say so, and when syncd holds no listing of the source, that the record may well exist.
             var message = Syncctl.describeRemoteError(name: name, parameters: parameters, command: "get")
             if let page = try? context.call(.list(source: source, offset: 0, limit: 1)), page["fetched"]?.boolValue == false {
-                message += "; syncd holds no listing of \(source) yet: its first refresh has not succeeded, or its cache file "
-                    + "was damaged and the listing is being fetched again (see 'syncctl status')"
+                message += "; \(noListingHeld(source)) (see 'syncctl status')"
             }
             throw .failed(message)
         }
@@ -190,4 +188,10 @@ public struct WatchCommand: SyncctlCommand {
         "\(HumanFormat.localClock(now)) \(event.source) \(event.event): \(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
             + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
     }
+}
+
+/// What `list` and `get` say while syncd holds no listing of `source` (List's `fetched` is false).
+func noListingHeld(_ source: String) -> String {
+    "syncd holds no listing of \(source) yet: its first refresh has not succeeded, or its cache file was damaged "
+        + "and the listing is being fetched again"
 }
