@@ -102,7 +102,6 @@ public enum SignalWatcher {
         // Never block the handler on a full pipe: a lost duplicate of a pending signal changes nothing.
         _ = fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK)
         signalPipeWrite = fds[1]
-        signalPipeRead = fds[0]
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
             var byte = UInt8(truncatingIfNeeded: number)
@@ -113,6 +112,8 @@ public enum SignalWatcher {
         for number in signals {
             guard sigaction(number, &action, nil) == 0 else { throw SystemError("handle signal \(number)", code: errno) }
         }
+        // Only now is it installed: a failure above leaves the next call (`start`'s) to try again and report it.
+        signalPipeRead = fds[0]
     }
 
     /// Installs the handler (unless `install` did) and starts the thread that calls `handler` with each signal
