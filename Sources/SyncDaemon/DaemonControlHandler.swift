@@ -118,8 +118,8 @@ struct DaemonControlHandler: ControlHandler {
         case .put(let source, let record):
             switch await change(.put(source: source, record: record)) {
             case .success(let answer):
-                var parameters: JSONObject = ["id": .string(answer.text)]
-                if let unwritten = answer.unwritten { parameters["unwritten"] = .int(unwritten) }
+                var parameters = answer.unwrittenParameters
+                parameters["id"] = .string(answer.text)
                 _ = reply.finish(parameters)
             case .failure(let error): _ = reply.fail(error)
             }
@@ -226,7 +226,7 @@ struct DaemonControlHandler: ControlHandler {
     private func finish(_ result: Result<ChangeAnswer, ManagerError>, _ reply: ReplySink, unwritten: Bool = false) async {
         switch result {
         case .success(let answer):
-            _ = reply.finish(unwritten ? answer.unwritten.map { ["unwritten": .int($0)] } ?? [:] : [:])
+            _ = reply.finish(unwritten ? answer.unwrittenParameters : [:])
         case .failure(let error): _ = reply.fail(error)
         }
     }

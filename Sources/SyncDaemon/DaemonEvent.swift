@@ -91,4 +91,7 @@ enum LocalChangeRequest: Sendable {
 struct ChangeAnswer: Sendable {
     let text: String
     let unwritten: Int?
+
+    /// The reply's `unwritten` member, when the file could not be written (Put, Delete, Resolve).
+    var unwrittenParameters: JSONObject { unwritten.map { ["unwritten": .int($0)] } ?? [:] }
 }
