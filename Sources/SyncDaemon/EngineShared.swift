@@ -12,11 +12,16 @@ public final class EngineShared: Sendable {
         /// Creates whose answer was lost and that the latest listing showed not to be on the server: the
         /// next push may POST them again (once; a second lost answer needs a second check).
         var checkedCreates: Set<Int64> = []
+        /// Lost creates the listing did not show before `LostCreateWaitSec=` had passed: logged once.
+        var waitingCreates: Set<Int64> = []
         /// Changes that met a 404 for a record the listing had, by outbox sequence, with the URL that
         /// answered; the next listing decides (`settleNotFound`).
         var notFoundAnswers: [Int64: String] = [:]
         /// The warnings of each source's latest listing that did not fail it.
         var notices: [String: [String]] = [:]
+        /// With `ClientIDField=`: per source looked at in this run, the warning about records of its listing
+        /// that share one client ID, "" when none do (`SyncEngine.checkClientIDs`).
+        var sharedClientIDs: [String: String] = [:]
     }
 
     let memory = Mutex(Memory())

@@ -22,7 +22,8 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// HTTP status, when a server answered.
     public var status: Int?
-    /// The server's `Retry-After`, as received.
+    /// The server's `Retry-After`, as received; or, for a create that waits for `LostCreateWaitSec=`, the seconds
+    /// until it may be sent (requireDelivery).
     public var retryAfter: String?
     /// A new listing replaced the cache before the refresh failed (a change failed to push, the pull
     /// went through): watchers are told the cache changed.

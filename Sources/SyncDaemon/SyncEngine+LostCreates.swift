@@ -30,15 +30,17 @@ extension SyncEngine {
         return ids
     }
 
-    /// Looks for each lost create in the listing just pulled: by the client's ID (the server kept it), else
-    /// with `LostCreateSearch` (by `ClientIDField=`, or by an exact match of every field the create sent among
-    /// records that were not in `previousIDs`). One match: the record is adopted under the server's ID. None: the next push POSTs it
-    /// again. Several: the change is parked for a person to decide.
-    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>) {
+    /// Looks for each lost create in the listing just pulled (whose request began at `listedAt`): by the
+    /// client's ID (the server kept it), else with `LostCreateSearch` (by `ClientIDField=`, or by an exact match
+    /// of every field the create sent among records that were not in `previousIDs`). One match: the record is
+    /// adopted under the server's ID. None: the next push POSTs it again — but only once the listing was read
+    /// `LostCreateWaitSec=` after the create's request began; until then the server may still be working on
+    /// it, and later listings look again. Several: the change is parked for a person to decide.
+    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>, listedAt: Timestamp) {
         var changed = false
         for entry in lostCreates(of: source) {
             do {
-                changed = try settleLostCreate(entry, source: source, previousIDs: previousIDs) || changed
+                changed = try settleLostCreate(entry, source: source, previousIDs: previousIDs, listedAt: listedAt) || changed
             } catch {
                 logger.error("\(source.name): Failed to settle the create of \(entry.recordID) whose answer was lost, will retry: \(error)")
             }
@@ -46,7 +48,15 @@ extension SyncEngine {
         if changed { republish(source.name) }
     }
 
-    private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>) throws -> Bool {
+    /// The moment from which a listing that lacks the lost create `entry` shows it is not coming: its request
+    /// began `LostCreateWaitSec=` before. A create attempted before syncd kept that time counts from the upgrade.
+    static func resendAllowed(_ entry: OutboxRecord, source: SourceConfiguration) -> Timestamp {
+        let (seconds, attoseconds) = source.lostCreateWait.components
+        return Timestamp(secondsSinceEpoch: (entry.attemptedAt ?? 0) + seconds + (attoseconds > 0 ? 1 : 0))
+    }
+
+    private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>,
+                                  listedAt: Timestamp) throws -> Bool {
         if try serverRecord(source: source.name, id: entry.recordID) != nil {
             try store.markSent(entry.seq)
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
@@ -63,11 +73,22 @@ extension SyncEngine {
             search.consider(id: record.id, idIsInteger: record.idIsInteger, body: body)
         }
         switch search.decision {
+        case .resend where listedAt < Self.resendAllowed(entry, source: source):
+            // The first POST may still be running on the server (held, queued, committing after syncd gave up
+            // on its answer or stopped): sent again now, both would be created. Later listings look again.
+            let first = shared.memory.withLock { $0.waitingCreates.insert(entry.seq).inserted }
+            if first {
+                logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing yet; "
+                            + "the server may still be working on it: it is sent again only if a listing read after "
+                            + "\(Self.resendAllowed(entry, source: source).rfc3339) still lacks it (LostCreateWaitSec=)")
+            }
+            return false
         case .resend:
-            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq) }
+            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq); $0.waitingCreates.remove(entry.seq) }
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
             return false
         case .adopt(let id, let idIsInteger):
+            _ = shared.memory.withLock { $0.waitingCreates.remove(entry.seq) }
             try store.remapRecordID(source: source.name, from: entry.recordID, to: id, newIDIsInteger: idIsInteger)
             try store.markSent(entry.seq)
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server as \(id); adopted that ID")
@@ -80,5 +101,41 @@ extension SyncEngine {
             logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
             return true
         }
+    }
+}
+
+extension SyncEngine {
+    /// With `ClientIDField=`, looks for records of the listing now stored that share one client ID after each
+    /// new listing, and after a 304 when this run has not looked yet: the warning is in the status
+    /// (`notices`) and logged when it appears or changes.
+    func checkClientIDs(_ source: SourceConfiguration, newListing: Bool) {
+        guard source.clientIDField != nil else { return }
+        let known = shared.memory.withLock { $0.sharedClientIDs[source.name] }
+        guard newListing || known == nil else { return }
+        let notice = duplicateClientIDNotice(source) ?? ""
+        shared.memory.withLock { $0.sharedClientIDs[source.name] = notice }
+        if !notice.isEmpty && notice != known { logger.warning("\(source.name): \(notice)") }
+    }
+
+    /// With `ClientIDField=`, the warning that records of the listing now stored share one client ID (a create
+    /// the server took twice: its first request committed only after syncd had sent it again, or someone else
+    /// sent it); nil when none do, or the source has no such field. Parses every record, and once more those
+    /// whose client ID may repeat (`ClientIDDuplicates`).
+    func duplicateClientIDNotice(_ source: SourceConfiguration) -> String? {
+        guard let field = source.clientIDField else { return nil }
+        var search = ClientIDDuplicates(field: field)
+        do {
+            try store.forEachRecord(source: source.name) { record in
+                if let body = try? JSONValue(parsing: Array(record.body)) { search.tally(body) }
+            }
+            guard search.needsSecondPass() else { return nil }
+            try store.forEachRecord(source: source.name) { record in
+                if let body = try? JSONValue(parsing: Array(record.body)) { search.collect(id: record.id, body: body) }
+            }
+        } catch {
+            logger.error("\(source.name): Failed to look for records that share one \(field): \(error)")
+            return nil
+        }
+        return search.notice
     }
 }

@@ -54,11 +54,27 @@ extension SyncEngine {
         }
         let waiting = OutboxRecord.undelivered(entries, through: last)
         guard let first = waiting.first else { return nil }
-        let reason = first.lastError.map { ": \($0)" } ?? ""
+        var reason = first.lastError.map { ": \($0)" } ?? ""
+        if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
+            reason = ": its answer was lost\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
+                + "sent again only if a listing read after \(SyncEngine.resendAllowed(first, source: source).rfc3339) lacks it"
+        }
         let others = waiting.count > 1 ? " and \(counted(waiting.count - 1, "other change"))" : ""
         var failure = RefreshFailure(.transient, "the \(first.operation.rawValue) of \(first.recordID)\(others) could not be pushed yet"
                                      + "\(reason) (the listing was pulled; the change stays queued and is retried)")
         if case .updated = pulled { failure.listingReplaced = true }
+        // Only creates whose answer was lost and that wait for LostCreateWaitSec= to pass: the next refresh
+        // comes when the first of them may be sent, not sooner with backoff (each listing meanwhile would only
+        // count an attempt against MaxAttempts=). A second more, since the clock here counts whole seconds.
+        let checked = shared.memory.withLock { $0.checkedCreates }
+        let now = clock().secondsSinceEpoch
+        let waits = waiting.map { entry -> Int64? in
+            guard entry.answerWasLost, !checked.contains(entry.seq) else { return nil }
+            return SyncEngine.resendAllowed(entry, source: source).secondsSinceEpoch - now
+        }
+        if let soonest = waits.compactMap({ $0 }).min(), !waits.contains(nil) {
+            failure.retryAfter = String(max(1, soonest + 1))
+        }
         return failure
     }
 }

@@ -62,7 +62,13 @@ public final class SyncEngine {
 
     /// The warnings of each source's latest listing that did not fail it (an unfollowed next page, an
     /// oversized validator): logged once per source until they change.
-    public var notices: [String: [String]] { shared.memory.withLock { $0.notices } }
+    public var notices: [String: [String]] {
+        shared.memory.withLock { memory in
+            memory.sharedClientIDs.reduce(into: memory.notices) { notices, shared in
+                if !shared.value.isEmpty { notices[shared.key, default: []].append(shared.value) }
+            }
+        }
+    }
 
     /// Logs `current` once per source (a warning repeated at every refresh would drown the journal).
     func note(_ current: [String], of source: SourceConfiguration) {
@@ -153,6 +159,8 @@ public final class SyncEngine {
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<String>?
+        var listedAt = clock()
+        var notices: [String] = []
         var pages = 1
         var token: String?
         // The changes queued before the push: each must be delivered, or the refresh retried (requireDelivery).
@@ -167,17 +175,22 @@ public final class SyncEngine {
                                          progress: progress)
             fetcher.savedAt = now
             fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
+            listedAt = clock()
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
-            // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
-            if case .listing = fetched { note(fetcher.notices, of: source) }
+            notices = fetcher.notices
         } catch {
             return fail(source, error, at: now)
         }
         // From the commit to the published file the source's lock is held: a local change of the same source
         // waits for that much, never for the paging above (docs/architecture.md, "Concurrency").
         let result = shared.withSourceLock(source.name) { () -> RefreshResult in
-            conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, pages: pages, now: now)
+            let result = conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs,
+                                  listedAt: listedAt, pages: pages, now: now)
+            // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
+            if case .listing = fetched { note(notices, of: source) }
+            if case .failed = result {} else { checkClientIDs(source, newListing: { if case .listing = fetched { true } else { false } }()) }
+            return result
         }
         // The changes queued behind a create whose answer was lost waited for this listing to settle it: they
         // go out now rather than at the next refresh (docs/local-changes.md, "Changes made while one is out").
@@ -200,12 +213,13 @@ public final class SyncEngine {
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.
     private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, previous: SourceState,
-                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, pages: Int, now: String) -> RefreshResult {
+                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, listedAt: Timestamp, pages: Int,
+                          now: String) -> RefreshResult {
         switch fetched {
         case .notModified:
             // The listing is the one stored: a lost create is looked for in it too (found only by its ID), so
             // a 304 settles it like any listing and the push after it re-sends it (docs/local-changes.md).
-            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
+            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs, listedAt: listedAt) }
             settleNotFound(source)
             let publication: Publication
             do {
@@ -242,7 +256,7 @@ public final class SyncEngine {
                 return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
             }
             // Settled against this listing first, so that what it already shows is confirmed at once.
-            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs) }
+            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs, listedAt: listedAt) }
             settleNotFound(source)
             confirmSent(source)
             let publication: Publication

@@ -37,6 +37,10 @@ public struct OutboxRecord: Sendable, Equatable {
     public var unconfirmed: Int
     public var lastStatus: Int?
     public var lastError: String?
+    /// When the latest attempt began (seconds since 1970, wall clock): a create whose answer was lost is not
+    /// sent again until a listing read long enough after this cannot still miss it (docs/local-changes.md,
+    /// "No duplicate creates"). Nil before the first attempt.
+    public var attemptedAt: Int64? = nil
 
     /// How `lastError` of a parked change begins once a newer change of its record superseded it.
     public static let supersededMark = "superseded by a newer change; was: "
@@ -118,7 +122,7 @@ extension StateStore {
     public func outbox(source: String?) throws -> [OutboxRecord] {
         let statement = try database.prepare("""
             SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
-                   state, attempts, unconfirmed, last_status, last_error
+                   state, attempts, unconfirmed, last_status, last_error, attempted_at
             FROM outbox WHERE ?1 IS NULL OR source = ?1 ORDER BY seq
             """)
         try statement.bind(1, source)
@@ -131,7 +135,7 @@ extension StateStore {
                 createdAt: statement.string(7) ?? "", idempotencyKey: statement.string(8) ?? "",
                 state: OutboxRecord.State(rawValue: statement.string(9) ?? "") ?? .queued, attempts: Int(statement.int64(10)),
                 unconfirmed: Int(statement.int64(11)), lastStatus: statement.isNull(12) ? nil : Int(statement.int64(12)),
-                lastError: statement.string(13)))
+                lastError: statement.string(13), attemptedAt: statement.isNull(14) ? nil : statement.int64(14)))
         }
         return entries
     }
@@ -141,14 +145,16 @@ extension StateStore {
 
     /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards, and returns
     /// the entry as it stands then, in the same transaction: from here on no change is merged into it
-    /// (`enqueue`), so what is returned is exactly what goes out. Nil when the entry is gone or no longer queued.
-    public func markAttempt(_ seq: Int64) throws(StoreError) -> OutboxRecord? {
+    /// (`enqueue`), so what is returned is exactly what goes out. `time` (seconds since 1970) is kept as when the
+    /// attempt began. Nil when the entry is gone or no longer queued.
+    public func markAttempt(_ seq: Int64, at time: Int64) throws(StoreError) -> OutboxRecord? {
         var claimed: OutboxRecord?
         try durableWrite("count an attempt") {
             try run("""
-                UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)'
+                UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)',
+                                  attempted_at = ?2
                 WHERE seq = ?1 AND state = 'queued'
-                """, seq)
+                """, seq, time)
             claimed = try outboxEntry(seq).flatMap { $0.state == .queued ? $0 : nil }
         }
         return claimed
@@ -330,9 +336,9 @@ extension StateStore {
         return parked
     }
 
-    private func run(_ sql: String, _ value: Int64) throws(SQLiteError) {
+    private func run(_ sql: String, _ values: Int64...) throws(SQLiteError) {
         let statement = try database.prepare(sql)
-        try statement.bind(1, value)
+        for (index, value) in values.enumerated() { try statement.bind(Int32(index + 1), value) }
         try statement.step()
     }
 

@@ -277,6 +277,10 @@ public final class StateStore {
         ("sources", "listing_end", "INTEGER"),
         // The temporary file a committed listing is being renamed from; NULL when none is outstanding.
         ("sources", "pending_rename", "TEXT"),
+        // When the change's latest attempt began (seconds since 1970); NULL before the first. A change already
+        // attempted when the column is added gets the time of the upgrade (addMissingColumns): its real start
+        // is unknown, and a later one only makes a lost create wait longer before it is sent again.
+        ("outbox", "attempted_at", "INTEGER"),
     ]
 
     /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
@@ -284,9 +288,9 @@ public final class StateStore {
     private func addMissingColumns() throws(SQLiteError) {
         func missing() throws(SQLiteError) -> [(table: String, column: String, definition: String)] {
             var present: Set<String> = []
-            let statement = try database.prepare("SELECT name FROM pragma_table_info('sources')")
+            let statement = try database.prepare("SELECT 'sources.' || name FROM pragma_table_info('sources') UNION ALL SELECT 'outbox.' || name FROM pragma_table_info('outbox')")
             while try statement.step() { if let name = statement.string(0) { present.insert(name) } }
-            return StateStore.addedColumns.filter { !present.contains($0.column) }
+            return StateStore.addedColumns.filter { !present.contains("\($0.table).\($0.column)") }
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
             let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten')")
@@ -301,6 +305,9 @@ public final class StateStore {
                 // Another process may have added them since we looked.
                 for added in try missing() {
                     try database.execute("ALTER TABLE \(added.table) ADD COLUMN \(added.column) \(added.definition)")
+                    if added.column == "attempted_at" {
+                        try database.execute("UPDATE outbox SET attempted_at = CAST(strftime('%s', 'now') AS INTEGER) WHERE attempts > 0")
+                    }
                 }
                 // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex). An
                 // older syncd never names it: going back keeps the file.

@@ -12,6 +12,22 @@ struct ConfigurationPaginationTests {
         #expect(source.itemURLTemplate == nil && source.clientIDField == nil && source.allowedOrigins.isEmpty)
     }
 
+    @Test("LostCreateWaitSec=: twice TimeoutSec=, at least a minute, unless set")
+    func lostCreateWait() throws {
+        let base = "[Source]\nURL=http://localhost:3000/posts\nWritable=yes\n"
+        let standard = try #require(ConfigurationSourceTests.source(base))
+        #expect(standard.lostCreateWait == .seconds(60))
+        #expect(standard.explanation.contains("lost create answers: sent again only if a listing read 1min after the request began "
+                                              + "lacks the record (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)"))
+        #expect(try #require(ConfigurationSourceTests.source(base + "TimeoutSec=10s\n")).lostCreateWait == .seconds(60))
+        #expect(try #require(ConfigurationSourceTests.source(base + "TimeoutSec=45s\n")).lostCreateWait == .seconds(90))
+        let set = try #require(ConfigurationSourceTests.source(base + "TimeoutSec=45s\nLostCreateWaitSec=5s\n"))
+        #expect(set.lostCreateWait == .seconds(5))
+        #expect(set.explanation.contains("lost create answers: sent again only if a listing read 5s after the request began lacks the record (LostCreateWaitSec=)"))
+        #expect(ConfigurationSourceTests.problems(base + "LostCreateWaitSec=0\n") == ["posts.source:4: LostCreateWaitSec: must be greater than 0, e.g. 30s"])
+        #expect(ConfigurationSourceTests.problems(base + "LostCreateWaitSec=soon\n").count == 1)
+    }
+
     @Test("every new key is read")
     func everyKey() throws {
         let text = """

@@ -152,6 +152,36 @@ struct StateStoreMigrationTests {
         #expect(state.recordCount == 3)
     }
 
+    /// A file written before the outbox kept when an attempt began (`attempted_at`): the column is added, an
+    /// attempted change gets the upgrade's time (its lost create then waits LostCreateWaitSec= from there, never
+    /// less), a change never attempted stays without one, and every row and member is kept.
+    @Test func attemptTimesAreAddedToAnOutboxWrittenWithoutThem() throws {
+        let t = try TemporaryStore()
+        let lost = try #require(try t.store.enqueue(source: "posts", recordID: "lost", idIsInteger: false, operation: .create,
+                                                    body: Array("{\"id\":\"lost\"}".utf8), baseVersion: nil,
+                                                    at: "2026-11-29T10:00:00Z", idempotencyKey: "k1"))
+        try t.store.enqueue(source: "posts", recordID: "later", idIsInteger: false, operation: .create,
+                            body: Array("{\"id\":\"later\"}".utf8), baseVersion: nil, at: "2026-11-29T10:01:00Z", idempotencyKey: "k2")
+        _ = try t.store.markAttempt(lost.seq, at: 1_700_000_000)
+        // As today's release wrote it: no attempted_at column.
+        try t.store.database.execute("ALTER TABLE outbox DROP COLUMN attempted_at")
+        t.store.close()
+
+        let before = Int64(Date().timeIntervalSince1970)
+        let reopened = try StateStore(path: t.path, cacheFolder: t.folder)
+        let after = Int64(Date().timeIntervalSince1970) + 1
+        let entries = try reopened.outbox(source: "posts")
+        #expect(entries.map(\.recordID) == ["lost", "later"])
+        #expect(entries.map(\.idempotencyKey) == ["k1", "k2"])
+        #expect(entries[0].attempts == 1 && entries[0].lastError == StateStore.answerPending)
+        let stamped = try #require(entries[0].attemptedAt)
+        #expect(stamped >= before && stamped <= after)
+        #expect(entries[1].attemptedAt == nil)
+        // The next attempt keeps its own time.
+        _ = try reopened.markAttempt(entries[1].seq, at: 1_800_000_123)
+        #expect(try reopened.outbox(source: "posts")[1].attemptedAt == 1_800_000_123)
+    }
+
     @Test func newFileIsCreatedAtTheCurrentVersion() throws {
         let t = try TemporaryStore()
         #expect(try t.store.database.integerPragma("user_version") == StateStore.schemaVersion)

@@ -23,11 +23,11 @@ def _listening(url):
 class DRF:
     """`django-admin runserver` of Tests/integration/drf on 127.0.0.1, DEBUG=False, PageNumberPagination."""
 
-    def __init__(self, workdir, page_size=100, create_delay=0):
+    def __init__(self, workdir, page_size=100, create_delay=0, commit_delay=0):
         Path(workdir).mkdir(parents=True, exist_ok=True)
         self.db = Path(workdir) / "notes.sqlite3"
         self.env = dict(os.environ, NOTES_DB=str(self.db), NOTES_PAGE_SIZE=str(page_size),
-                        NOTES_CREATE_DELAY=str(create_delay), PYTHONPATH=str(HERE / "drf"), DJANGO_SETTINGS_MODULE="settings")
+                        NOTES_CREATE_DELAY=str(create_delay), NOTES_COMMIT_DELAY=str(commit_delay), PYTHONPATH=str(HERE / "drf"), DJANGO_SETTINGS_MODULE="settings")
         admin = str(VENV_BIN / "django-admin")
         subprocess.run([admin, "migrate", "--run-syncdb", "-v", "0"], env=self.env, check=True)
         self.port = free_port()

@@ -15,10 +15,10 @@ from test_syncctl import syncctl
 V1, V2 = "2026-11-29T10:00:00Z", "2026-11-29T11:00:00Z"
 
 
-def writable(setup, server, policy="server-wins", version=True, records=None):
+def writable(setup, server, policy="server-wins", version=True, records=None, **extra):
     setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
     server.set_records("posts", records if records is not None else [dict(p, version=V1) for p in POSTS])
-    keys = {"Writable": "yes", "ConflictPolicy": policy}
+    keys = {"Writable": "yes", "ConflictPolicy": policy, **extra}
     if version:
         keys["VersionField"] = "version"
     setup.add_source("posts", server.url("posts"), **keys)

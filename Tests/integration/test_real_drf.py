@@ -249,6 +249,32 @@ def test_a_crash_during_a_create_does_not_make_it_twice(drf, setup, daemons):
     assert [r["id"] for r in cached(setup)["records"]] == [1, 2]
 
 
+def test_a_create_django_commits_only_after_syncd_gave_up_and_restarted_is_made_once(drf, setup, daemons):
+    """Django works on the POST for 5 s before it commits the row: syncd's answer times out after 1 s, and
+    syncd is restarted while the request is still running. Listings read meanwhile lack the row; sending
+    the create again then would leave two rows with one client_id (docs/local-changes.md, "No duplicate
+    creates"). syncd waits LostCreateWaitSec= from the request's start, finds the row by ClientIDField=."""
+    server = drf(commit_delay=5)
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="9s")
+    d = run(setup, daemons)
+    assert put(setup, {"title": "committed late", "body": "B"}).returncode == 0
+    client_id = cached(setup)["pending"][0]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=20)
+    assert [r["title"] for r in server.rows()] == ["note 1"]
+    first_run = d.output()
+    assert d.stop() == 0
+    again = daemons(setup)
+    again.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 2; adopted that ID", timeout=30)
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert [(r["id"], r["title"], r["client_id"]) for r in server.rows()] == [(1, "note 1", ""), (2, "committed late", client_id)]
+    assert [(r["id"], r["title"]) for r in cached(setup)["records"]] == [(1, "note 1"), (2, "committed late")]
+    assert "sending it again" not in first_run + again.output()
+    assert "holds one create twice" not in again.output()
+
+
 def test_a_lost_create_is_found_by_client_id_field_even_when_the_server_changed_it(drf, setup, daemons):
     server, d = slow_server(drf, setup, daemons, ClientIDField="client_id")
     # The server rewrites what it stores (a trigger in its own database), so only ClientIDField= can find it:

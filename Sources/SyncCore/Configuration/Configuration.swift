@@ -156,6 +156,13 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var itemURLTemplate: String?
     /// `ClientIDField=`: a member in which the server keeps the client's ID of a created record; nil if unset.
     public var clientIDField: String?
+    /// `LostCreateWaitSec=` as set; nil when unset (see `lostCreateWait`).
+    public var lostCreateWaitSetting: Duration? = nil
+    /// How long after a create's request began whose answer was lost syncd waits before it may send it again
+    /// when the listing does not show it: the server may still be working on the first request
+    /// (docs/local-changes.md, "No duplicate creates"). `LostCreateWaitSec=`, by default twice `TimeoutSec=`
+    /// and at least a minute.
+    public var lostCreateWait: Duration { lostCreateWaitSetting ?? max(timeout * 2, .seconds(60)) }
     /// `NextPath=` as reference tokens: where `Pagination=body` finds the next page's URL (default `/next`).
     public var nextPath: [String] = ["next"]
     /// `NextPath=` as written, for messages.

@@ -31,6 +31,8 @@ extension SourceConfiguration {
             } else {
                 lines.append("lost create answers: looked up by the client's ID, else by every field sent among new records")
             }
+            lines.append("lost create answers: sent again only if a listing read \(TimeSpan.format(lostCreateWait)) after the request began lacks the record"
+                         + (lostCreateWaitSetting == nil ? " (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)" : " (LostCreateWaitSec=)"))
         }
         return lines
     }

@@ -65,6 +65,9 @@ extension ConfigurationParser {
                 return text
             },
             .value("ClientIDField", \.clientIDField, default: nil) { $0 },
+            .value("LostCreateWaitSec", \.lostCreateWaitSetting, default: nil) { text throws(ValueError) in
+                try Setting.positiveTimeSpan(text)
+            },
             // Repeatable: each assignment appends, an empty one clears the list.
             ConfigurationSetting(
                 key: "Header",

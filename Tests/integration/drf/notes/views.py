@@ -19,6 +19,9 @@ class NoteViewSet(viewsets.ModelViewSet):
     serializer_class = NoteSerializer
 
     def perform_create(self, serializer):
+        # A server that works on a create for a while before it commits it (a queue, a slow trigger): a
+        # listing read meanwhile does not have the row yet.
+        time.sleep(float(os.environ.get("NOTES_COMMIT_DELAY", "0")))
         serializer.save()
         # A slow server: the row is committed (autocommit), the answer comes late.
         time.sleep(float(os.environ.get("NOTES_CREATE_DELAY", "0")))

@@ -1,0 +1,131 @@
+"""A create whose answer was lost while the server was still working on it (docs/local-changes.md, "No
+duplicate creates"): the server holds the POST for seconds and commits it only after syncd gave up on the
+answer (TimeoutSec=) or was stopped. A listing read meanwhile does not show the record, yet sending it again
+would create it twice: syncd waits LostCreateWaitSec= from the request's start before it may. The test
+server's own records and request log are the evidence; its `writeDelay` holds each write, then applies it."""
+import json
+import subprocess
+
+from conftest import BIN, wait_for
+from test_syncctl import syncctl
+
+
+def put(setup, record):
+    return subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "notes", "-"],
+                          input=json.dumps(record), capture_output=True, text=True, timeout=30)
+
+
+def notes_source(setup, server, **keys):
+    """The server assigns its own integer IDs (like Django REST Framework): only the listing can tell
+    whether a create whose answer was lost is there."""
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n"
+                     "[Network]\nDebounceSec=200ms\nReachabilityIntervalSec=0\n")
+    server.set_records("notes", [{"id": 1, "title": "existing"}])
+    server.options("notes", serverIds=True)
+    setup.add_source("notes", server.url("notes"), Writable="yes", **keys)
+
+
+def start(setup, daemons):
+    d = daemons(setup)
+    d.wait_log("notes: synced 1 record")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    return d
+
+
+def posts(server):
+    return [q for q in server.requests("/notes") if q["method"] == "POST"]
+
+
+def titled(server, title):
+    return [r for r in server.records("notes") if r.get("title") == title]
+
+
+def outbox(setup):
+    return json.loads(syncctl(setup, "outbox", "--json").stdout)
+
+
+def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_twice(server, setup, daemons):
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="8s")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=5)       # applied 5 s after it arrives; syncd waits 1 s
+    r = put(setup, {"title": "slow"})
+    assert r.returncode == 0, r.stderr
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log("notes: the create of %s, whose answer was lost, is not in the listing yet" % client_id, timeout=15)
+    # Listings keep coming (the source retries) while the server still works on the POST; none sends it again.
+    wait_for(lambda: titled(server, "slow"), timeout=15, what="the server to store the create")
+    d.wait_log("whose answer was lost, is on the server as", timeout=15)
+    wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
+    stored = titled(server, "slow")
+    assert len(stored) == 1 and stored[0]["client_id"] == client_id
+    assert len(posts(server)) == 1
+    assert len([q for q in server.requests("/notes") if q["method"] == "GET"]) >= 3   # several listings lacked it
+    doc = setup.cache_doc("notes")
+    assert [rec["id"] for rec in doc["records"] if rec.get("title") == "slow"] == [stored[0]["id"]]
+    assert doc["pending"] == []
+    assert "sending it again" not in d.output()
+
+
+def test_a_create_cut_off_by_restarts_while_the_server_works_on_it_is_created_once(server, setup, daemons):
+    # No ClientIDField=: found by every member it sent, among the records that are new in the listing.
+    notes_source(setup, server, LostCreateWaitSec="10s")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=6)
+    assert put(setup, {"title": "restarted", "body": "kept"}).returncode == 0
+    wait_for(lambda: posts(server), timeout=10, what="the POST to arrive")
+    assert d.stop() == 0                                         # SIGTERM while the POST is out
+    d = daemons(setup)                                           # restarted while the server still holds it
+    d.wait_log("is not in the listing yet", timeout=10)
+    for _ in range(2):                                           # and again: the retry state it kept is restored
+        assert not titled(server, "restarted"), "the server stored it early: the test proves nothing"
+        assert d.stop() == 0
+        d = daemons(setup)
+        wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    assert len(posts(server)) == 1
+    wait_for(lambda: titled(server, "restarted"), timeout=15, what="the server to store the create")
+    d.wait_log("whose answer was lost, is on the server as", timeout=15)
+    wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
+    assert len(titled(server, "restarted")) == 1
+    assert len(posts(server)) == 1
+    assert [rec["body"] for rec in setup.cache_doc("notes")["records"] if rec.get("title") == "restarted"] == ["kept"]
+
+
+def test_a_create_the_server_never_stored_is_sent_again_only_after_lost_create_wait_sec(server, setup, daemons):
+    notes_source(setup, server, LostCreateWaitSec="3s")
+    d = start(setup, daemons)
+    server.fault("notes", kind="drop", method="POST", times=1)   # closed unanswered, nothing stored
+    assert put(setup, {"title": "dropped"}).returncode == 0
+    wait_for(lambda: len(posts(server)) == 2, timeout=20, what="the create to be sent again")
+    first, second = posts(server)
+    assert second["time"] - first["time"] >= 3.0
+    # Listings read in between lacked it and did not send it.
+    between = [q for q in server.requests("/notes") if q["method"] == "GET" and first["time"] < q["time"] < second["time"]]
+    assert len(between) >= 2
+    wait_for(lambda: titled(server, "dropped"), timeout=10, what="the re-sent create to be stored")
+    wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
+    assert len(titled(server, "dropped")) == 1
+    assert "is not in the listing; sending it again" in d.output()
+
+
+def test_records_sharing_one_client_id_are_kept_and_reported(server, setup, daemons):
+    notes_source(setup, server, ClientIDField="client_id")
+    twins = [{"id": 1, "title": "existing"}, {"id": 2, "title": "a", "client_id": "c-7"},
+             {"id": 3, "title": "b", "client_id": "x"}, {"id": 4, "title": "a", "client_id": "c-7"}]
+    server.set_records("notes", twins)
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    expected = ('notes: the server holds one create twice: client_id="c-7" on records 2, 4; '
+                "syncd keeps every record the server lists: remove the extra one on the server")
+    assert expected in r.stderr
+    assert setup.cache_doc("notes")["records"] == twins            # nothing dropped or merged
+    # The running daemon shows it in the status until a listing no longer has it.
+    daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+    assert expected.removeprefix("notes: ") in status["warnings"]
+    server.set_records("notes", twins[:3])                          # the extra one removed on the server
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+    assert status["warnings"] == []
+    assert setup.cache_doc("notes")["records"] == twins[:3]
