@@ -53,8 +53,9 @@ public final class EngineShared: Sendable {
     /// Creates the state for one `syncd --once` (no observer).
     public convenience init() { self.init(outboxObserver: nil) }
 
-    /// Reports the state of `source` to the observer, if any (after a push changed the outbox).
-    func reportOutbox(of source: String, from store: StateStore) {
+    /// Reports the state of `source` to the observer, if any: after a push changed the outbox, or a refresh
+    /// found the cache file lost and forgot the listing. The daemon updates its counts; nothing is triggered.
+    func reportState(of source: String, from store: StateStore) {
         guard let outboxObserver, let state = stampedState(of: source, from: store) else { return }
         outboxObserver(source, state)
     }

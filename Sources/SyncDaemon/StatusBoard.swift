@@ -61,8 +61,18 @@ struct StatusBoard {
         return SourceStatus(
             name: source, url: url, state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-            warnings: notices[source] ?? [],
+            warnings: (notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : []),
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
     }
+}
+
+extension SourceState {
+    /// A listing was held (a refresh succeeded) and was forgotten since: its cache file was lost or damaged and
+    /// set aside, and no listing has been stored again yet. `list` and `get` show only local changes meanwhile.
+    var holdsNoListingAnyMore: Bool { savedAt == nil && lastSuccess != nil }
+
+    /// The status warning while `holdsNoListingAnyMore`.
+    static let listingBeingFetchedAgain = "no listing held: the cache file was lost or damaged and set aside, "
+        + "and the listing is being fetched again; until then list and get show only pending local changes"
 }

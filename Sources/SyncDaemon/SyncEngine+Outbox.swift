@@ -191,7 +191,7 @@ extension SyncEngine {
         defer {
             if changed {
                 republish(source.name)
-                shared.reportOutbox(of: source.name, from: store)
+                shared.reportState(of: source.name, from: store)
             }
         }
         for entry in entries {

@@ -151,7 +151,13 @@ public final class SyncEngine {
         do {
             // The cache file is the only copy of the bodies: one found damaged is set aside and the
             // listing fetched whole, unconditionally (docs/architecture.md, "Storing listings").
-            shared.withSourceLock(source.name) { checkCacheFile(source.name) }
+            let forgotten = shared.withSourceLock(source.name) { () -> Bool in
+                let held = (try? store.state(of: source.name))?.savedAt != nil
+                checkCacheFile(source.name)
+                return held && (try? store.state(of: source.name))?.savedAt == nil
+            }
+            // The status says so while the listing is fetched again, not only once it is back.
+            if forgotten { shared.reportState(of: source.name, from: store) }
             previous = try store.state(of: source.name)
         } catch {
             return fail(source, storeFailure(error), at: now)

@@ -46,6 +46,14 @@ def without_saved_at(document: bytes) -> bytes:
     return re.sub(rb'"savedAt":"[^"]*"', b'"savedAt":""', document, count=1)
 
 
+REFETCH = ("no listing held: the cache file was lost or damaged and set aside, and the listing is being fetched again; "
+           "until then list and get show only pending local changes")
+
+
+def status_warnings(setup):
+    return json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["warnings"]
+
+
 def unconditional_gets(server):
     return [r for r in server.requests("/posts") if r["method"] == "GET" and r["headers"].get("if-none-match") is None]
 
@@ -154,6 +162,9 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
     assert r.returncode == 0, r.stderr
     assert r.stderr == NO_LISTING + "nothing listed (see 'syncctl status')\n", r.stderr
     assert "0 records listed." in r.stdout
+    # The status says why, not only "synced 5s ago".
+    assert status_warnings(setup) == [REFETCH]
+    assert "    warning: " + REFETCH + "\n" in syncctl(setup, "status").stdout
     # A local change made meanwhile is what the view holds, and said so.
     assert put(setup, {"id": 12, "title": "Offline note"}).returncode == 0
     r = syncctl(setup, "list", "posts", "--json")
@@ -164,6 +175,23 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
              POSTS + [{"id": 12, "title": "Offline note"}], what="the listing and the local change listed", timeout=20)
     r = syncctl(setup, "list", "posts")
     assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert status_warnings(setup) == []
+
+
+def test_status_while_a_deleted_cache_file_is_fetched_again_says_no_listing_is_held(server, setup, daemons):
+    d = start(setup, server, daemons)
+    setup.cache_file("posts").unlink()                           # found by the next refresh, not by a read
+    server.fault("posts", kind="delay", seconds=3, method="GET", times=1)
+    server.clear_requests()
+    done = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "refresh", "posts", "--wait"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d.wait_log("posts: cache file " + str(setup.cache_file("posts")) + " is missing")
+    wait_for(lambda: status_warnings(setup) == [REFETCH], what="the status to say the listing is being fetched again")
+    assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["state"] == "syncing"
+    assert done.wait(20) == 0
+    assert status_warnings(setup) == []
+    assert setup.cache_doc("posts")["records"] == POSTS
+    assert unconditional_gets(server)                            # fetched whole: the validators went with the file
 
 
 def test_a_failed_refetch_after_damage_does_not_claim_a_cached_copy_though_local_changes_were_written(server, setup, daemons):
