@@ -158,3 +158,52 @@ def test_unprivileged_users_together_leave_a_reserve_for_root(served, setup, rea
         for proc in holders:
             proc.kill()
             proc.wait()
+
+
+# Run by Debian's own Python as an unprivileged user: N connections that each send a message that is not
+# JSON (a protocol error: syncd answers and drops them), or one well-formed call that ends normally.
+FLOOD = r"""
+import json, socket, sys
+path, kind, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+answers = []
+for _ in range(count):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    s.sendall(b"not json\0" if kind == "garbage" else json.dumps({"method": "io.syncd.Manager.GetStatus"}).encode() + b"\0")
+    data = b""
+    while not data.endswith(b"\0"):
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    answers.append(json.loads(data.rstrip(b"\0")).get("error", "ok"))
+    s.close()
+print(json.dumps(answers))
+"""
+
+
+def flood(setup, kind, count):
+    r = subprocess.run([*NOBODY, SYSTEM_PYTHON, "-c", FLOOD, socket_path(setup), kind, str(count)],
+                       capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_a_flood_of_dropped_connections_is_logged_once_per_user_until_one_ends_normally(served, setup, reachable):
+    dropped = "Dropped control connection of "
+    answers = flood(setup, "garbage", 40)
+    assert answers == ["io.syncd.Manager.InvalidParameter"] * 40, answers       # each told why, then dropped
+    served.wait_log(dropped, count=1)
+    time.sleep(1)                                            # the other 39 drops were reaped by now
+    assert served.output().count(dropped) == 1
+    line = next(l for l in served.output().splitlines() if dropped in l)
+    assert "protocol error" in line and "uid 65534" in line and "not logged until one ends normally" in line
+    # Root's calls meanwhile are answered as ever.
+    assert syncctl(setup, "status").returncode == 0
+    # One of nobody's connections ends normally: the next drop is worth a line again.
+    assert flood(setup, "status", 1) == ["ok"]
+    assert flood(setup, "garbage", 5) == ["io.syncd.Manager.InvalidParameter"] * 5
+    served.wait_log(dropped, count=2)
+    time.sleep(1)
+    assert served.output().count(dropped) == 2
+    assert setup.cache_doc("posts")["records"] == POSTS
