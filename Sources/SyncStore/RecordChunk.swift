@@ -50,20 +50,32 @@ enum RecordChunk {
     static func append(id: String, idIsInteger: Bool, version: String?, fileLength: Int?, serverBody: UnsafeRawBufferPointer?,
                        to buffer: inout [UInt8]) {
         var id = id
-        id.withUTF8 { bytes in
-            appendVarint(bytes.count, to: &buffer)
-            buffer.append(contentsOf: bytes)
+        var version = version
+        id.withUTF8 { idBytes in
+            guard version != nil else {
+                return append(id: UnsafeRawBufferPointer(idBytes), idIsInteger: idIsInteger, version: nil,
+                              fileLength: fileLength, serverBody: serverBody, to: &buffer)
+            }
+            version!.withUTF8 { versionBytes in
+                append(id: UnsafeRawBufferPointer(idBytes), idIsInteger: idIsInteger, version: UnsafeRawBufferPointer(versionBytes),
+                       fileLength: fileLength, serverBody: serverBody, to: &buffer)
+            }
         }
+    }
+
+    /// Appends one entry from the UTF-8 bytes of its ID and version (nil: no version).
+    static func append(id: UnsafeRawBufferPointer, idIsInteger: Bool, version: UnsafeRawBufferPointer?, fileLength: Int?,
+                       serverBody: UnsafeRawBufferPointer?, to buffer: inout [UInt8]) {
+        appendVarint(id.count, to: &buffer)
+        buffer.append(contentsOf: id)
         var flags: UInt8 = idIsInteger ? integerID : 0
         if version != nil { flags |= hasVersion }
         if serverBody != nil { flags |= overlaid }
         if fileLength != nil { flags |= inFile }
         buffer.append(flags)
-        if var version {
-            version.withUTF8 { bytes in
-                appendVarint(bytes.count, to: &buffer)
-                buffer.append(contentsOf: bytes)
-            }
+        if let version {
+            appendVarint(version.count, to: &buffer)
+            buffer.append(contentsOf: version)
         }
         if let fileLength { appendVarint(fileLength, to: &buffer) }
         if let serverBody {
@@ -101,8 +113,14 @@ enum RecordChunk {
     /// A 64-bit hash of an ID's bytes (FNV-1a, then a SplitMix64 finaliser to spread the bits).
     /// Used only to find candidate duplicates, which are then compared exactly.
     static func hash(_ id: String) -> UInt64 {
+        var id = id
+        return id.withUTF8 { hash(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// `hash(_:)` of an ID's UTF-8 bytes.
+    static func hash(_ id: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in id.utf8 {
+        for byte in id {
             hash ^= UInt64(byte)
             hash &*= 0x0000_0100_0000_01b3
         }
