@@ -197,8 +197,70 @@ struct IDHashes {
     /// Sorts every bucket (once).
     mutating func sort() {
         guard !sorted else { return }
-        for index in buckets.indices { buckets[index].sort() }
+        var scratch: [UInt64] = []
+        for index in buckets.indices { IDHashes.sortEntries(&buckets[index], scratch: &scratch) }
         sorted = true
+    }
+
+    /// The longest run of entries with the same top byte that is sorted by insertion.
+    static let insertionRun = 32
+
+    /// Sorts `entries` ascending, as `sort()` would, in about a third of the time on a first sync's commit
+    /// (docs/benchmarks.md, "Third pass"): one counting pass on the entries' top byte into `scratch` (hash
+    /// bits 55–48, evenly spread), then an insertion sort of each run sharing it, a few entries long.
+    /// A run longer than `insertionRun` (IDs chosen to collide) gets the standard sort, so no listing can
+    /// make it quadratic. `scratch` is reused from bucket to bucket.
+    static func sortEntries(_ entries: inout [UInt64], scratch: inout [UInt64]) {
+        let count = entries.count
+        guard count > insertionRun else {
+            entries.sort()
+            return
+        }
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: repeatElement(0, count: count))
+        entries.withUnsafeBufferPointer { source in
+            scratch.withUnsafeMutableBufferPointer { target in
+                withUnsafeTemporaryAllocation(of: Int.self, capacity: 257) { ends in
+                    ends.initialize(repeating: 0)
+                    // ends[d + 1] counts the entries of top byte d; summed, ends[d] is where byte d's run starts.
+                    for entry in source { ends[Int(entry >> 56) &+ 1] &+= 1 }
+                    for digit in 1...256 { ends[digit] &+= ends[digit &- 1] }
+                    for entry in source {
+                        let digit = Int(entry >> 56)
+                        target[ends[digit]] = entry
+                        ends[digit] &+= 1
+                    }
+                    // Now ends[d] is where byte d's run ends.
+                    var start = 0
+                    for digit in 0..<256 {
+                        let end = ends[digit]
+                        if end &- start > insertionRun {
+                            var run = UnsafeMutableBufferPointer(rebasing: target[start..<end])
+                            run.sort()
+                        } else {
+                            insertionSort(target, from: start, to: end)
+                        }
+                        start = end
+                    }
+                }
+            }
+        }
+        swap(&entries, &scratch)
+    }
+
+    /// Sorts `buffer[start..<end]` by insertion.
+    private static func insertionSort(_ buffer: UnsafeMutableBufferPointer<UInt64>, from start: Int, to end: Int) {
+        var next = start &+ 1
+        while next < end {
+            let entry = buffer[next]
+            var position = next
+            while position > start && buffer[position &- 1] > entry {
+                buffer[position] = buffer[position &- 1]
+                position &-= 1
+            }
+            buffer[position] = entry
+            next &+= 1
+        }
     }
 
     /// The hashes (`RecordChunk.hash(id) >> 16`) added more than once.
