@@ -28,10 +28,12 @@ final class RecordPipeline {
         let hasVersion: Bool
     }
 
-    /// Records and their bytes, owned by one side at a time (the box keeps the buffers unique, so
-    /// emptying one keeps its capacity). The first batch of a page grows as records come (a small page
-    /// stays small); the others, made once the page proved large, take their size at once.
-    private final class Batch: @unchecked Sendable {
+    /// Records and their bytes, owned by one side at a time: moved, never copied, so the buffers stay
+    /// unique and emptying one keeps its capacity. A value, not an object: adding a record to the current
+    /// batch retains and releases nothing (docs/benchmarks.md, "Third pass"). The first batch of a page
+    /// grows as records come (a small page stays small); the others, made once the page proved large,
+    /// take their size at once.
+    private struct Batch: Sendable {
         var bytes: [UInt8] = []
         var records: [Entry] = []
 
@@ -41,13 +43,13 @@ final class RecordPipeline {
             records.reserveCapacity(768)
         }
 
-        func empty() {
+        mutating func empty() {
             bytes.removeAll(keepingCapacity: true)
             records.removeAll(keepingCapacity: true)
         }
 
         /// Appends one record's ID, version and body bytes and its entry.
-        func append(_ record: ScannedRecord) {
+        mutating func append(_ record: ScannedRecord) {
             var id = record.id.key
             let entry = id.withUTF8 { idBytes in
                 record.withVersionBytes { version in
@@ -212,7 +214,7 @@ final class RecordPipeline {
         private func run() {
             while true {
                 while sem_wait(ready) != 0 {}  // EINTR
-                guard let batch = pending.withLock({ $0.removeFirst() }) else { return }
+                guard var batch = pending.withLock({ $0.removeFirst() }) else { return }
                 shared.addAll(batch)
                 batch.empty()
                 shared.spare.withLock { $0.append(batch) }
