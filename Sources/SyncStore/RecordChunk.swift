@@ -50,13 +50,12 @@ enum RecordChunk {
     static func append(id: String, idIsInteger: Bool, version: String?, fileLength: Int?, serverBody: UnsafeRawBufferPointer?,
                        to buffer: inout [UInt8]) {
         var id = id
-        var version = version
         id.withUTF8 { idBytes in
-            guard version != nil else {
+            guard var version else {
                 return append(id: UnsafeRawBufferPointer(idBytes), idIsInteger: idIsInteger, version: nil,
                               fileLength: fileLength, serverBody: serverBody, to: &buffer)
             }
-            version!.withUTF8 { versionBytes in
+            version.withUTF8 { versionBytes in
                 append(id: UnsafeRawBufferPointer(idBytes), idIsInteger: idIsInteger, version: UnsafeRawBufferPointer(versionBytes),
                        fileLength: fileLength, serverBody: serverBody, to: &buffer)
             }
