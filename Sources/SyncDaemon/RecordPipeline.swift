@@ -16,18 +16,24 @@ import SyncStore
 /// stops too) or `finish` throws it. Without a thread (`pthread_create` failed) the batches are added on
 /// the caller's thread, as without the pipeline.
 final class RecordPipeline {
-    /// One record of a batch: its metadata and where its bytes end in the batch's bytes.
+    /// One record of a batch: where its ID's, version's and body's bytes end in the batch's bytes, where
+    /// they follow each other in that order (the version's are empty when it has none). Plain values: no
+    /// string is made, retained or released per record on either thread (each was a reference counted
+    /// across the two cores, docs/benchmarks.md, "Third pass").
     private struct Entry {
-        let id: String
-        let idIsInteger: Bool
-        let version: String?
+        let idEnd: Int
+        let versionEnd: Int
         let end: Int
+        let idIsInteger: Bool
+        let hasVersion: Bool
     }
 
-    /// Records and their bytes, owned by one side at a time (the box keeps the buffers unique, so
-    /// emptying one keeps its capacity). The first batch of a page grows as records come (a small page
-    /// stays small); the others, made once the page proved large, take their size at once.
-    private final class Batch: @unchecked Sendable {
+    /// Records and their bytes, owned by one side at a time: moved, never copied, so the buffers stay
+    /// unique and emptying one keeps its capacity. A value, not an object: adding a record to the current
+    /// batch retains and releases nothing (docs/benchmarks.md, "Third pass"). The first batch of a page
+    /// grows as records come (a small page stays small); the others, made once the page proved large,
+    /// take their size at once.
+    private struct Batch: Sendable {
         var bytes: [UInt8] = []
         var records: [Entry] = []
 
@@ -37,9 +43,31 @@ final class RecordPipeline {
             records.reserveCapacity(768)
         }
 
-        func empty() {
+        mutating func empty() {
             bytes.removeAll(keepingCapacity: true)
             records.removeAll(keepingCapacity: true)
+        }
+
+        /// Appends one record's ID, version and body bytes and its entry.
+        mutating func append(_ record: ScannedRecord) {
+            var id = record.id.key
+            let entry = id.withUTF8 { idBytes in
+                record.withVersionBytes { version in
+                    Batch.append(UnsafeRawBufferPointer(idBytes), version, record.bytes, idIsInteger: record.id.kind == .integer, to: &bytes)
+                }
+            }
+            records.append(entry)
+        }
+
+        /// The bytes of one record appended to `bytes` (one access to the batch's buffer), and its entry.
+        private static func append(_ id: UnsafeRawBufferPointer, _ version: UnsafeRawBufferPointer?, _ body: UnsafeRawBufferPointer,
+                                   idIsInteger: Bool, to bytes: inout [UInt8]) -> Entry {
+            bytes.append(contentsOf: id)
+            let idEnd = bytes.count
+            if let version { bytes.append(contentsOf: version) }
+            let versionEnd = bytes.count
+            bytes.append(contentsOf: body)
+            return Entry(idEnd: idEnd, versionEnd: versionEnd, end: bytes.count, idIsInteger: idIsInteger, hasVersion: version != nil)
         }
     }
 
@@ -58,8 +86,9 @@ final class RecordPipeline {
                 var start = 0
                 for entry in batch.records {
                     do throws(StoreError) {
-                        try writer.add(id: entry.id, idIsInteger: entry.idIsInteger, version: entry.version,
-                                       body: UnsafeRawBufferPointer(rebasing: raw[start..<entry.end]))
+                        try writer.add(idBytes: UnsafeRawBufferPointer(rebasing: raw[start..<entry.idEnd]), idIsInteger: entry.idIsInteger,
+                                       versionBytes: entry.hasVersion ? UnsafeRawBufferPointer(rebasing: raw[entry.idEnd..<entry.versionEnd]) : nil,
+                                       body: UnsafeRawBufferPointer(rebasing: raw[entry.versionEnd..<entry.end]))
                     } catch {
                         return error
                     }
@@ -100,9 +129,7 @@ final class RecordPipeline {
     /// Copies a record into the current batch; hands the batch over once it is full. Throws the writer's
     /// failure once there is one.
     func add(_ record: ScannedRecord) throws(StoreError) {
-        current.bytes.append(contentsOf: record.bytes)
-        current.records.append(Entry(id: record.id.key, idIsInteger: record.id.kind == .integer,
-                                     version: record.version, end: current.bytes.count))
+        current.append(record)
         count += 1
         if current.bytes.count >= RecordPipeline.batchBytes { try send() }
     }
@@ -187,7 +214,7 @@ final class RecordPipeline {
         private func run() {
             while true {
                 while sem_wait(ready) != 0 {}  // EINTR
-                guard let batch = pending.withLock({ $0.removeFirst() }) else { return }
+                guard var batch = pending.withLock({ $0.removeFirst() }) else { return }
                 shared.addAll(batch)
                 batch.empty()
                 shared.spare.withLock { $0.append(batch) }

@@ -133,6 +133,23 @@ public final class ListingWriter {
         if inChunk == RecordChunk.capacity { try flushChunk() }
     }
 
+    /// Adds one record of the server's listing given the UTF-8 bytes of its ID and version (nil: none), as
+    /// `add(id:idIsInteger:version:body:)` does; while no record has local changes no string is made.
+    public func add(idBytes: UnsafeRawBufferPointer, idIsInteger: Bool, versionBytes: UnsafeRawBufferPointer?,
+                    body: UnsafeRawBufferPointer) throws(StoreError) {
+        guard overlay.isEmpty else {
+            try add(id: String(decoding: idBytes, as: UTF8.self), idIsInteger: idIsInteger,
+                    version: versionBytes.map { String(decoding: $0, as: UTF8.self) }, body: body)
+            return
+        }
+        emit(body)
+        RecordChunk.append(id: idBytes, idIsInteger: idIsInteger, version: versionBytes, fileLength: body.count, serverBody: nil, to: &chunkData)
+        if purpose != .rebuild { idHashes.insert(RecordChunk.hash(idBytes), seq: nextSeq) }
+        inChunk += 1
+        count += 1
+        if inChunk == RecordChunk.capacity { try flushChunk() }
+    }
+
     /// Appends a record's bytes, with its separator, to the current chunk's range of the file.
     private func emit(_ bytes: UnsafeRawBufferPointer) {
         // Byte by byte: an array literal here would be an allocation per record.

@@ -31,6 +31,12 @@ private func fuzzScan(_ input: UnsafeRawBufferPointer, options: RecordScannerOpt
                 outcome.records.append(Array(record.bytes))
                 outcome.keys.append(record.id.key)
                 outcome.versions.append(record.version)
+                // The version's bytes, read in place or from a copy, are its text's.
+                record.withVersionBytes { bytes in
+                    guard bytes.map(Array.init) == record.version.map({ Array($0.utf8) }) else {
+                        fatalError("withVersionBytes disagrees with version at index \(record.index)")
+                    }
+                }
             }
             start = end
         }

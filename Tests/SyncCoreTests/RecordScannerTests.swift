@@ -108,6 +108,20 @@ private let validListings: [ValidListing] = [
         ]
     ),
     ValidListing(
+        name: "versions read from the record's bytes or copied, the last one wins",
+        document: Array(json: versionsLastWins),
+        options: RecordScannerOptions(versionField: "v"),
+        records: [
+            RecordCopy(0, "1", .integer, version: "plain", bytes: #"{"id":1,"v":"a\"b","v":"plain"}"#),
+            RecordCopy(1, "2", .integer, version: "x\u{e9}", bytes: #"{"id":2,"v":"plain","v":"x\u00e9"}"#),
+            RecordCopy(2, "\u{e9}", .string, version: "2026-11-29T10:00:00Z", bytes: #"{"v":"2026-11-29T10:00:00Z","id":"é"}"#),
+            RecordCopy(3, "3", .integer, version: "é😀", bytes: #"{"id":3,"v":"é😀"}"#),
+            RecordCopy(4, "4", .integer, bytes: #"{"id":4,"v":"t","v":null}"#),
+            RecordCopy(5, "5", .integer, version: "-1.5e3", bytes: #"{"id":5,"v":{"a":"b"},"v":-1.5e3}"#),
+            RecordCopy(6, "6", .integer, bytes: #"{"id":6,"v":"t","v":[]}"#),
+        ]
+    ),
+    ValidListing(
         name: "ID and version fields named otherwise, nested look-alikes ignored",
         document: Array(json: #"[{"id":5,"meta":{"uuid":"no","updatedAt":"no"},"uuid":"u-1","updatedAt":"t1"}]"#),
         options: RecordScannerOptions(idField: "uuid", versionField: "updatedAt"),
@@ -235,6 +249,14 @@ private let invalidListings: [InvalidListing] = [
     InvalidListing(name: "missing comma", document: Array(json: #"[{"id":1} {"id":2}]"#), kind: .syntax("unexpected character '{'")),
     InvalidListing(name: "missing colon", document: Array(json: #"[{"id" 1}]"#), kind: .syntax("unexpected character '1'")),
     InvalidListing(name: "unquoted key", document: Array(json: "[{id:1}]"), kind: .syntax("unexpected character 'i'")),
+    // The token loop's own cases (a name or string starting, ':' and ',' in a container) and their neighbours.
+    InvalidListing(name: "comma after the top-level value", document: Array(json: #"[{"id":1}],"#), kind: .trailingBytes, offset: 10),
+    InvalidListing(name: "colon in an array", document: Array(json: #"[{"id":1}:]"#), kind: .syntax("unexpected character ':'"), offset: 9),
+    InvalidListing(name: "colon twice", document: Array(json: #"[{"id"::1}]"#), kind: .syntax("unexpected character ':'"), offset: 7),
+    InvalidListing(name: "string where the colon goes", document: Array(json: #"[{"id" "x":1}]"#), kind: .syntax("unexpected character '\"'"), offset: 7),
+    InvalidListing(name: "string right after a value", document: Array(json: #"[{"id":1 "a":2}]"#), kind: .syntax("unexpected character '\"'"), offset: 9),
+    InvalidListing(name: "comma right after a colon", document: Array(json: #"[{"id":,1}]"#), kind: .syntax("unexpected character ','"), offset: 7),
+    InvalidListing(name: "comma right after a comma", document: Array(json: #"[{"id":1},,{"id":2}]"#), kind: .syntax("unexpected character ','"), offset: 10),
     InvalidListing(name: "single quotes", document: Array(json: "['a']"), kind: .syntax("unexpected character '''")),
     InvalidListing(name: "mismatched bracket", document: Array(json: #"[{"id":1]"#), kind: .syntax("unexpected character ']'")),
     InvalidListing(name: "vertical tab is not whitespace", document: Array(json: "[\u{0B}]"), kind: .syntax("unexpected byte 0x0B")),
@@ -260,6 +282,10 @@ private let invalidListings: [InvalidListing] = [
                    options: RecordScannerOptions(recordsPath: ["data"]), kind: .syntax("unexpected character '2'")),
 ]
 
+/// Versions with and without escapes, in one chunk or split, given twice (the last counts).
+private let versionsLastWins = #"[{"id":1,"v":"a\"b","v":"plain"},{"id":2,"v":"plain","v":"x\u00e9"},{"v":"2026-11-29T10:00:00Z","id":"é"},"#
+    + #"{"id":3,"v":"é😀"},{"id":4,"v":"t","v":null},{"id":5,"v":{"a":"b"},"v":-1.5e3},{"id":6,"v":"t","v":[]}]"#
+
 @Suite("RecordScanner")
 struct RecordScannerTests {
     @Test("valid listing", arguments: validListings)
@@ -277,6 +303,36 @@ struct RecordScannerTests {
         #expect(outcome.error?.kind == listing.kind)
         if let offset = listing.offset {
             #expect(outcome.error?.offset == offset)
+        }
+    }
+
+    /// `withVersionBytes` gives the version's UTF-8 bytes however the record was fed; when the version is
+    /// its raw text in one chunk they are a slice of the record's bytes (no string was made for it).
+    @Test func versionBytesAreTheVersionsUTF8() throws {
+        let document = Array(json: versionsLastWins)
+        let options = RecordScannerOptions(versionField: "v")
+        for cuts in [[]] + (0...document.count).map({ [$0] }) + [Array(0..<document.count)] {
+            var scanner = RecordScanner(options: options)
+            var start = 0
+            var inPlace = 0
+            for end in cuts + [document.count] where end >= start {
+                try scanner.feed(Array(document[start..<end])) { record in
+                    let version = record.version
+                    record.withVersionBytes { bytes in
+                        #expect(bytes.map(Array.init) == version.map { Array($0.utf8) }, "record \(record.index), cuts \(cuts)")
+                        if let bytes, let base = bytes.baseAddress, let recordBase = record.bytes.baseAddress,
+                           base >= recordBase && base + bytes.count <= recordBase + record.bytes.count {
+                            inPlace += 1
+                        }
+                    }
+                }
+                start = end
+            }
+            #expect(try scanner.finish() == 7)
+            if cuts.isEmpty {
+                // Records 0, 2, 3 and 5: raw text; 1 has an escape, 4 and 6 have none.
+                #expect(inPlace == 4)
+            }
         }
     }
 

@@ -37,6 +37,25 @@ struct IDHashesTests {
         #expect(hashes.repeated() == expected)
     }
 
+    /// The counting pass and insertion sorts give exactly the standard sort's order: for buckets of every
+    /// size around the insertion limit, for runs that share their top byte (IDs made to collide, which
+    /// take the standard sort), and for repeated entries.
+    @Test(arguments: [0, 1, 2, 31, 32, 33, 390, 5000])
+    func sortingABucketAgreesWithTheStandardSort(count: Int) {
+        var random = SystemRandomNumberGenerator()
+        let spread = (0..<count).map { _ in UInt64.random(in: 0...UInt64.max, using: &random) }
+        // Half the entries share one top byte (a run far longer than `insertionRun`), some appear twice.
+        let colliding = (0..<count).map { index in
+            index % 2 == 0 ? 0x5A00_0000_0000_0000 | UInt64.random(in: 0...0xff_ffff_ffff, using: &random) : spread[index]
+        } + spread.prefix(count / 10)
+        var scratch: [UInt64] = [7, 7, 7]
+        for input in [spread, colliding, spread.sorted(), spread.sorted().reversed()] {
+            var entries = input
+            IDHashes.sortEntries(&entries, scratch: &scratch)
+            #expect(entries == input.sorted())
+        }
+    }
+
     @Test func theIndexFindsEveryRecordAndNoMissingOne() throws {
         let t = try TemporaryStore()
         let listing = records(1500)

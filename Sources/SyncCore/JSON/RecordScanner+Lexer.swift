@@ -54,6 +54,31 @@ extension RecordScanner {
                 i &+= 1
                 continue
             }
+            // The most frequent tokens of a listing, handled here as `scanStructural` would: a member name
+            // or string value starting, `:`, and `,` inside a container (most of a record's structure, without
+            // the call into the general case for each).
+            switch current {
+            case .colon where b == UInt8(ascii: ":"):
+                state = .value
+                i &+= 1
+                continue
+            case .afterValue where b == UInt8(ascii: ",") && depth > 0:
+                state = containerIsArray[depth &- 1] ? .value : .key
+                i &+= 1
+                continue
+            case .key where b == quote, .keyOrObjectEnd where b == quote:
+                beginKey(at: i)
+                i &+= 1
+                continue
+            case .value where b == quote, .valueOrArrayEnd where b == quote:
+                stringIsKey = false
+                beginScalar(role: roleOfNextValue(), at: i, captureFrom: i &+ 1)
+                state = .string
+                i &+= 1
+                continue
+            default:
+                break
+            }
             try scanStructural(b, at: i, p, onRecord: onRecord)
             i &+= 1
         }

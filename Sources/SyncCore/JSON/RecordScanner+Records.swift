@@ -56,6 +56,8 @@ extension RecordScanner {
             guard !isArray else { throw fail(.recordNotObject(index: emitted), atIndex: i) }
             inRecord = true
             recordChunkStart = i
+            recordStreamStart = chunkBase + Int64(i)
+            versionStreamStart = -1
             recordSpansChunks = false
             if !recordBuffer.isEmpty { recordBuffer.removeAll(keepingCapacity: true) }
             idKeySeen = false
@@ -65,6 +67,7 @@ extension RecordScanner {
             throw fail(.invalidID(index: emitted, reason: "ID must be a string or an integer"), atIndex: i)
         case .version:
             currentVersion = nil
+            versionStreamStart = -1
         }
         containerIsArray[depth] = isArray
         depth &+= 1
@@ -102,19 +105,26 @@ extension RecordScanner {
         guard idKeySeen, let id = currentID else {
             throw fail(.missingID(index: emitted, field: idField), atIndex: i)
         }
-        let version = currentVersion
         let index = emitted
+        // A version that is its raw text lies in the record's bytes: no string is made for it.
+        let versionRange = versionStreamStart < 0 ? nil
+            : Int(versionStreamStart &- recordStreamStart)..<Int(versionStreamEnd &- recordStreamStart)
+        let version = currentVersion
+        func record(_ bytes: UnsafeRawBufferPointer) -> ScannedRecord {
+            guard let versionRange else { return ScannedRecord(index: index, id: id, version: version, bytes: bytes) }
+            return ScannedRecord(index: index, id: id, versionRange: versionRange, bytes: bytes)
+        }
         do {
             if recordSpansChunks {
                 recordBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[0...i]))
                 try recordBuffer.withUnsafeBytes { bytes in
-                    try onRecord(ScannedRecord(index: index, id: id, version: version, bytes: bytes))
+                    try onRecord(record(bytes))
                 }
                 // Flat memory: do not keep a huge record's buffer for the small ones after it.
                 if recordBuffer.capacity > 1 << 20 { recordBuffer = [] }
             } else {
                 let bytes = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(p)[recordChunkStart...i])
-                try onRecord(ScannedRecord(index: index, id: id, version: version, bytes: bytes))
+                try onRecord(record(bytes))
             }
         } catch {
             failure = (error as? JSONScanError) ?? JSONScanError(kind: .callbackFailed, offset: chunkBase + Int64(i))
@@ -153,6 +163,18 @@ extension RecordScanner {
     mutating func applyScalarRole(_ kind: ScalarKind, _ p: UnsafeBufferPointer<UInt8>, at i: Int) throws {
         let role = scalarRole
         scalarRole = .other
+        if role == .version && inRecord {
+            // The version's text is its raw bytes unless an escape or a chunk boundary made the capture
+            // copy them: the record's bytes then hold it, and `endRecord` passes its range instead of a string.
+            if capturing && captureDirect {
+                capturing = false
+                versionStreamStart = chunkBase &+ Int64(captureRunStart)
+                versionStreamEnd = chunkBase &+ Int64(i)
+                currentVersion = nil
+                return
+            }
+            versionStreamStart = -1
+        }
         var text: String?
         if capturing {
             capturing = false
@@ -169,7 +191,10 @@ extension RecordScanner {
             throw fail(.recordNotObject(index: emitted), at: scalarStart)
         case .id, .idAndVersion:
             currentID = try makeID(kind, text: text)
-            if role == .idAndVersion { currentVersion = text }
+            if role == .idAndVersion {
+                currentVersion = text
+                versionStreamStart = -1
+            }
         case .version:
             currentVersion = kind == .literal ? nil : text
         }

@@ -94,6 +94,11 @@ public struct RecordScanner: Sendable {
     var idKeySeen = false
     var currentID: RecordID?
     var currentVersion: String?
+    /// The stream offset of the open record's `{`.
+    var recordStreamStart: Int64 = 0
+    /// The stream range of the current version's raw text, when it is one (else `versionStreamStart` is -1).
+    var versionStreamStart: Int64 = -1
+    var versionStreamEnd: Int64 = 0
     /// The number of records emitted.
     var emitted = 0
 

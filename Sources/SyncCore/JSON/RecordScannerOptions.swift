@@ -47,18 +47,45 @@ public struct ScannedRecord {
     public let index: Int
     /// The record's ID.
     public let id: RecordID
-    /// The version: a string's unescaped value, or a number's literal text; `nil` if
-    /// the field is absent, `null`, or of another type (boolean, object, array).
-    public let version: String?
     /// The record object's exact bytes as received, from `{` to `}`. Valid only
     /// during the callback: copy what you keep.
     public let bytes: UnsafeRawBufferPointer
+    /// The version when it was read into a string (escapes, or bytes split across chunks).
+    private let versionText: String?
+    /// Where the version's text lies in `bytes` when it is exactly its raw bytes (the common case:
+    /// no escape, one chunk); the scanner then makes no string for it.
+    private let versionRange: Range<Int>?
+
+    /// The version: a string's unescaped value, or a number's literal text; `nil` if
+    /// the field is absent, `null`, or of another type (boolean, object, array).
+    public var version: String? {
+        guard let versionRange else { return versionText }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[versionRange]), as: UTF8.self)
+    }
+
+    /// Calls `body` with the version's UTF-8 bytes (nil when there is no version), without making a
+    /// string when they are a slice of `bytes`. The buffer is valid only during the call.
+    public func withVersionBytes<Result>(_ body: (UnsafeRawBufferPointer?) throws -> Result) rethrows -> Result {
+        if let versionRange { return try body(UnsafeRawBufferPointer(rebasing: bytes[versionRange])) }
+        guard var text = versionText else { return try body(nil) }
+        return try text.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+    }
 
     /// Creates a record; the scanner does this, tests and fakes may too.
     public init(index: Int, id: RecordID, version: String?, bytes: UnsafeRawBufferPointer) {
         self.index = index
         self.id = id
-        self.version = version
+        self.versionText = version
+        self.versionRange = nil
+        self.bytes = bytes
+    }
+
+    /// A record whose version is `bytes[versionRange]` (raw text, no escapes).
+    init(index: Int, id: RecordID, versionRange: Range<Int>, bytes: UnsafeRawBufferPointer) {
+        self.index = index
+        self.id = id
+        self.versionText = nil
+        self.versionRange = versionRange
         self.bytes = bytes
     }
 }
