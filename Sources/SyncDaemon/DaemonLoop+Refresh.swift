@@ -112,7 +112,9 @@ extension DaemonLoop {
                 return RefreshFinish(outcome: .failure(.transient, retryAfter: nil), cancelled: true, stale: stale,
                                      report: SourceRefreshReport(source: name, result: .cancelled, records: records, error: failure.message))
             case .transient:
-                let retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
+                var retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
+                // A lost create's wait does not hold back the source's periodic listings (IntervalSec=).
+                if failure.waitsForLostCreate, let wait = retryAfter { retryAfter = min(wait, configuration.refresh.interval) }
                 return RefreshFinish(outcome: .failure(.transient, retryAfter: retryAfter), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
             case .local, .permanent:

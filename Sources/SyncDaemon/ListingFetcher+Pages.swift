@@ -57,6 +57,7 @@ extension ListingFetcher {
 
     private func noteUnfollowedPages(head: HTTPResponseHead, document: JSONValue?) {
         if LinkHeader.nextTarget(in: head.headerValues("link")) != nil {
+            incomplete = true
             notices.append("the response has a Link: rel=\"next\" header but Pagination=none, so only its first page is kept; "
                            + "set Pagination=link")
             return
@@ -68,6 +69,7 @@ extension ListingFetcher {
                 continue
             default:
                 let pointer = "/" + path.joined(separator: "/")
+                incomplete = true
                 notices.append("the response has a next page at \(pointer) but Pagination=none, so only its first page is kept; "
                                + "set Pagination=body and NextPath=\(pointer)")
                 return

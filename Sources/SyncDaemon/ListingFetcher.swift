@@ -30,6 +30,9 @@ final class ListingFetcher {
     /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
     /// large to keep); the engine logs each once per source and shows it in the status.
     var notices: [String] = []
+    /// The listing has a next page this source's `Pagination=` does not follow: a record missing from it may
+    /// still be on the server (a lost create is then never taken for absent).
+    var incomplete = false
     /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
     var savedAt: String?
     /// The engine's wording and kind for a cache file that could not be written while the listing streamed

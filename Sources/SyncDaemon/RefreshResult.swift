@@ -25,6 +25,9 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     /// The server's `Retry-After`, as received; or, for a create that waits for `LostCreateWaitSec=`, the seconds
     /// until it may be sent (requireDelivery).
     public var retryAfter: String?
+    /// `retryAfter` is when a create whose answer was lost may be sent again (requireDelivery): the daemon
+    /// refreshes no later than at its interval meanwhile, so that listings keep coming.
+    public var waitsForLostCreate = false
     /// A new listing replaced the cache before the refresh failed (a change failed to push, the pull
     /// went through): watchers are told the cache changed.
     public var listingReplaced = false

@@ -7,11 +7,23 @@ import SyncStore
 // `push` holds them back; after the listing is pulled, this looks for them in it.
 
 extension OutboxRecord {
-    /// A create that went out and got no answer: a timeout, a closed connection, or a crash of syncd (the
-    /// attempt is counted, durably, before the request is sent; any answer replaces `lastError`).
+    /// A create whose outcome is unknown: it went out and got no answer (a timeout, a closed connection, a
+    /// crash of syncd: the attempt is counted, durably, before the request is sent, and any answer replaces
+    /// `lastError`), or a 500, 502 or 504 — a gateway's while the server behind it still works on the POST, or
+    /// a server that failed after it stored the record. A request that never reached the server is not one.
     var answerWasLost: Bool {
-        state == .queued && operation == .create && attempts > 0 && lastStatus == nil && lastError != nil
+        guard state == .queued, operation == .create, attempts > 0, let lastError else { return false }
+        if let lastStatus { return OutboxRecord.unknownOutcomeStatuses.contains(lastStatus) }
+        return !lastError.hasPrefix(OutboxRecord.notSentMark)
     }
+
+    /// Answers to a create that leave its outcome unknown: a server that failed, maybe after it stored the
+    /// record (500), a gateway whose server broke off or did not answer in time (502, 504). A 503 says the
+    /// request was not taken; other 5xx refuse it.
+    static let unknownOutcomeStatuses: Set<Int> = [500, 502, 504]
+
+    /// How `lastError` begins when the request cannot have reached the server (`HTTPError.requestNeverSent`).
+    static let notSentMark = "not sent: "
 }
 
 extension SyncEngine {
@@ -30,13 +42,15 @@ extension SyncEngine {
         return ids
     }
 
-    /// Looks for each lost create in the listing just pulled (whose request began at `listedAt`): by the
-    /// client's ID (the server kept it), else with `LostCreateSearch` (by `ClientIDField=`, or by an exact match
-    /// of every field the create sent among records that were not in `previousIDs`). One match: the record is
-    /// adopted under the server's ID. None: the next push POSTs it again — but only once the listing was read
-    /// `LostCreateWaitSec=` after the create's request began; until then the server may still be working on
-    /// it, and later listings look again. Several: the change is parked for a person to decide.
-    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>, listedAt: Timestamp) {
+    /// Looks for each lost create in the listing just pulled (whose request began `listedAt` on the boot
+    /// clock): by the client's ID (the server kept it), else with `LostCreateSearch` (by `ClientIDField=`, or by
+    /// an exact match of every field the create sent, among records that were not in `previousIDs`). One match:
+    /// the record is adopted under the server's ID. Several: the change is parked for a person to decide. None:
+    /// the next push POSTs it again — but only once the listing began `LostCreateWaitSec=` after the create's
+    /// request (`LostCreateWait`); until then the server may still be working on it, and later listings look
+    /// again. Sent again once already and still not shown: parked (the server stores it differently, or takes
+    /// longer than the wait), so that it is never on the server more than twice.
+    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>, listedAt: Int64) {
         var changed = false
         for entry in lostCreates(of: source) {
             do {
@@ -48,15 +62,20 @@ extension SyncEngine {
         if changed { republish(source.name) }
     }
 
-    /// The moment from which a listing that lacks the lost create `entry` shows it is not coming: its request
-    /// began `LostCreateWaitSec=` before. A create attempted before syncd kept that time counts from the upgrade.
-    static func resendAllowed(_ entry: OutboxRecord, source: SourceConfiguration) -> Timestamp {
-        let (seconds, attoseconds) = source.lostCreateWait.components
-        return Timestamp(secondsSinceEpoch: (entry.attemptedAt ?? 0) + seconds + (attoseconds > 0 ? 1 : 0))
+    /// Where the wait of the lost create `entry` stands at `uptime` (the boot clock, now by default).
+    func lostCreateWait(_ entry: OutboxRecord, source: SourceConfiguration, at uptime: Int64 = BootClock.uptime()) -> LostCreateWait.Verdict {
+        LostCreateWait.verdict(attemptBoot: entry.attemptBoot, attemptUptime: entry.attemptUptime, boot: BootClock.bootID,
+                               uptime: uptime, wait: source.lostCreateWait)
+    }
+
+    /// When the wait of the lost create `entry` ends, on the wall clock, for people.
+    func lostCreateWaitEnds(_ entry: OutboxRecord, source: SourceConfiguration) -> Timestamp {
+        let remaining = LostCreateWait.remainingMilliseconds(lostCreateWait(entry, source: source), wait: source.lostCreateWait)
+        return Timestamp(secondsSinceEpoch: clock().secondsSinceEpoch + (remaining + 999) / 1000)
     }
 
     private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>,
-                                  listedAt: Timestamp) throws -> Bool {
+                                  listedAt: Int64) throws -> Bool {
         if try serverRecord(source: source.name, id: entry.recordID) != nil {
             try store.markSent(entry.seq)
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
@@ -73,18 +92,41 @@ extension SyncEngine {
             search.consider(id: record.id, idIsInteger: record.idIsInteger, body: body)
         }
         switch search.decision {
-        case .resend where listedAt < Self.resendAllowed(entry, source: source):
-            // The first POST may still be running on the server (held, queued, committing after syncd gave up
-            // on its answer or stopped): sent again now, both would be created. Later listings look again.
-            let first = shared.memory.withLock { $0.waitingCreates.insert(entry.seq).inserted }
-            if first {
-                logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing yet; "
-                            + "the server may still be working on it: it is sent again only if a listing read after "
-                            + "\(Self.resendAllowed(entry, source: source).rfc3339) still lacks it (LostCreateWaitSec=)")
-            }
-            return false
         case .resend:
-            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq); $0.waitingCreates.remove(entry.seq) }
+            let verdict = lostCreateWait(entry, source: source, at: listedAt)
+            if verdict == .restamp { try store.restampAttempt(entry.seq, at: attemptTime()) }
+            guard verdict == .elapsed else {
+                // The first POST may still be running on the server (held, queued, committing after syncd gave
+                // up on its answer or stopped): sent again now, both would be created. Later listings look again.
+                if shared.memory.withLock({ $0.waitingCreates.insert(entry.seq).inserted }) {
+                    // Stamped anew just now, `entry` still holds the old stamp: its verdict is `.restamp`, the whole wait.
+                    let ends = lostCreateWaitEnds(entry, source: source)
+                    logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing yet; "
+                                + "the server may still be working on it: it is sent again only if a listing read after "
+                                + "\(ends.rfc3339) still lacks it (LostCreateWaitSec=)")
+                }
+                return false
+            }
+            // A listing with a next page Pagination= does not follow may lack it only because it is on that page.
+            guard !shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) else {
+                if shared.memory.withLock({ $0.undecidableCreates.insert(entry.seq).inserted }) {
+                    logger.warning("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing, but the "
+                                   + "listing is incomplete (a next page Pagination= does not follow): it is not sent again until it is")
+                }
+                return false
+            }
+            _ = shared.memory.withLock { $0.waitingCreates.remove(entry.seq) }
+            guard entry.blindResends == 0 else {
+                let message = "it was sent again after the outcome of its POST was unknown (no answer, or a 500, 502 or 504), the "
+                    + "second outcome was unknown too, and no listing since shows a record that matches it (the server may store it "
+                    + "differently than sent\(source.clientIDField == nil ? "; set ClientIDField=" : ""), or take longer than "
+                    + "LostCreateWaitSec=); check the server, then 'syncctl outbox --drop' or '--retry'"
+                try store.park(entry.seq, status: 0, error: message)
+                logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
+                return true
+            }
+            try store.markResent(entry.seq)
+            _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq) }
             logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
             return false
         case .adopt(let id, let idIsInteger):

@@ -144,6 +144,19 @@ extension SyncEngine {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
             throw .noSuchOutboxEntry(seq: seq)
         }
+        // Only a change a person has to decide on goes back to the queue. A queued create whose answer was lost
+        // in particular keeps that state: sent blind now, the server could get it twice.
+        switch entry.state {
+        case .parked, .conflict:
+            break
+        case .queued where entry.answerWasLost:
+            throw .invalidParameter(parameter: "seq", reason: "entry \(seq) is a create whose answer was lost; syncd sends it again "
+                                    + "only if a listing read once LostCreateWaitSec= has passed still lacks it (see 'syncctl status')")
+        case .queued:
+            throw .invalidParameter(parameter: "seq", reason: "entry \(seq) is queued, not parked: it is pushed at the next refresh")
+        case .sent:
+            throw .invalidParameter(parameter: "seq", reason: "entry \(seq) was taken by the server; it stays until a listing shows it")
+        }
         do { try store.requeue(seq) } catch { throw .storageFailure(reason: "\(error)") }
         return entry.source
     }
@@ -245,7 +258,7 @@ extension SyncEngine {
     /// needs no lock while its requests are out, and a `put` never waits for one.
     private func pushOne(_ queued: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
         let claimed: OutboxRecord?
-        do { claimed = try store.markAttempt(queued.seq, at: clock().secondsSinceEpoch) } catch { throw RefreshFailure(.transient, "\(error)") }
+        do { claimed = try store.markAttempt(queued.seq, at: attemptTime()) } catch { throw RefreshFailure(.transient, "\(error)") }
         // Gone (a create removed again before it was sent) or no longer queued: nothing to send.
         guard var entry = claimed else { return }
         let itemURL = source.itemURL.url(for: entry.recordID)
@@ -298,7 +311,8 @@ extension SyncEngine {
         } catch .cancelled {
             throw RefreshFailure(.cancelled, "cancelled")
         } catch {
-            try? store.noteFailure(entry.seq, status: nil, error: "\(error)")
+            // A request that cannot have reached the server is not a lost answer (OutboxRecord.answerWasLost).
+            try? store.noteFailure(entry.seq, status: nil, error: (error.requestNeverSent ? OutboxRecord.notSentMark : "") + "\(error)")
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
         }
         let what = "\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))")

@@ -55,25 +55,31 @@ extension SyncEngine {
         let waiting = OutboxRecord.undelivered(entries, through: last)
         guard let first = waiting.first else { return nil }
         var reason = first.lastError.map { ": \($0)" } ?? ""
-        if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
+        if first.answerWasLost && shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) {
+            reason = ": its answer was lost\(first.lastError.map { " (\($0))" } ?? ""), and the listing is incomplete (a next page "
+                + "Pagination= does not follow), so syncd cannot tell whether the server has it; fix Pagination="
+        } else if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
             reason = ": its answer was lost\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
-                + "sent again only if a listing read after \(SyncEngine.resendAllowed(first, source: source).rfc3339) lacks it"
+                + "sent again only if a listing read after \(lostCreateWaitEnds(first, source: source).rfc3339) lacks it"
         }
         let others = waiting.count > 1 ? " and \(counted(waiting.count - 1, "other change"))" : ""
         var failure = RefreshFailure(.transient, "the \(first.operation.rawValue) of \(first.recordID)\(others) could not be pushed yet"
                                      + "\(reason) (the listing was pulled; the change stays queued and is retried)")
         if case .updated = pulled { failure.listingReplaced = true }
         // Only creates whose answer was lost and that wait for LostCreateWaitSec= to pass: the next refresh
-        // comes when the first of them may be sent, not sooner with backoff (each listing meanwhile would only
-        // count an attempt against MaxAttempts=). A second more, since the clock here counts whole seconds.
-        let checked = shared.memory.withLock { $0.checkedCreates }
-        let now = clock().secondsSinceEpoch
+        // comes when the first of them may be sent (or sooner, at IntervalSec=: DaemonLoop.classify), not sooner
+        // with backoff (each listing meanwhile would only count an attempt against MaxAttempts=). A second more,
+        // since Retry-After counts whole seconds.
+        let (checked, incomplete) = shared.memory.withLock { ($0.checkedCreates, $0.incompleteListings.contains(source.name)) }
         let waits = waiting.map { entry -> Int64? in
             guard entry.answerWasLost, !checked.contains(entry.seq) else { return nil }
-            return SyncEngine.resendAllowed(entry, source: source).secondsSinceEpoch - now
+            // Only a complete listing can settle it: nothing to retry for before the next periodic refresh.
+            if incomplete { return 86_400_000 }
+            return LostCreateWait.remainingMilliseconds(lostCreateWait(entry, source: source), wait: source.lostCreateWait)
         }
         if let soonest = waits.compactMap({ $0 }).min(), !waits.contains(nil) {
-            failure.retryAfter = String(max(1, soonest + 1))
+            failure.retryAfter = String(max(1, (soonest + 999) / 1000 + 1))
+            failure.waitsForLostCreate = true
         }
         return failure
     }

@@ -165,7 +165,7 @@ public final class SyncEngine {
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<String>?
-        var listedAt = clock()
+        var listedAt = BootClock.uptime()
         var notices: [String] = []
         var pages = 1
         var token: String?
@@ -181,10 +181,16 @@ public final class SyncEngine {
                                          progress: progress)
             fetcher.savedAt = now
             fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
-            listedAt = clock()
+            listedAt = BootClock.uptime()
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
             notices = fetcher.notices
+            if case .listing = fetched {
+                let incomplete = fetcher.incomplete
+                shared.memory.withLock { memory in
+                    if incomplete { memory.incompleteListings.insert(source.name) } else { memory.incompleteListings.remove(source.name) }
+                }
+            }
         } catch {
             return fail(source, error, at: now)
         }
@@ -219,7 +225,7 @@ public final class SyncEngine {
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.
     private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, previous: SourceState,
-                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, listedAt: Timestamp, pages: Int,
+                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, listedAt: Int64, pages: Int,
                           now: String) -> RefreshResult {
         switch fetched {
         case .notModified:

@@ -78,6 +78,17 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
     /// A `file:` URL names something other than a regular file (a FIFO, a device, a directory).
     case notRegularFile(String)
 
+    /// True when the request cannot have reached the server: no name, no connection (libcurl's
+    /// COULDNT_RESOLVE_PROXY, COULDNT_RESOLVE_HOST, COULDNT_CONNECT), or refused before sending.
+    /// A timeout, a reset or a TLS failure may come after the server got the request: false.
+    public var requestNeverSent: Bool {
+        switch self {
+        case .transport(let code, _): return code == 5 || code == 6 || code == 7
+        case .insecureToken, .invalidURL, .refusedOrigin, .notRegularFile: return true
+        case .tooLarge, .cancelled, .rejected: return false
+        }
+    }
+
     /// True when a retry might succeed (network trouble, timeouts).
     public var isTransient: Bool {
         switch self {

@@ -41,6 +41,12 @@ public struct OutboxRecord: Sendable, Equatable {
     /// sent again until a listing read long enough after this cannot still miss it (docs/local-changes.md,
     /// "No duplicate creates"). Nil before the first attempt.
     public var attemptedAt: Int64? = nil
+    /// The boot (`boot_id`) and the milliseconds into it (`CLOCK_BOOTTIME`) at which the latest attempt began, or
+    /// since when a create whose answer was lost has waited (`LostCreateWait`); nil when unknown.
+    public var attemptBoot: String? = nil
+    public var attemptUptime: Int64? = nil
+    /// How often syncd sent this create again because a listing read after the wait did not show it.
+    public var blindResends: Int = 0
 
     /// How `lastError` of a parked change begins once a newer change of its record superseded it.
     public static let supersededMark = "superseded by a newer change; was: "
@@ -51,6 +57,20 @@ public struct OutboxRecord: Sendable, Equatable {
 
 /// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded` (1 when superseded).
 let superseded = "(substr(last_error, 1, \(OutboxRecord.supersededMark.utf8.count)) = '\(OutboxRecord.supersededMark)')"
+
+/// When an attempt began: the wall clock (seconds since 1970, for people) and the boot clock of one boot
+/// (`boot_id`, milliseconds of `CLOCK_BOOTTIME`, for `LostCreateWait`).
+public struct AttemptTime: Sendable, Equatable {
+    public var wall: Int64
+    public var boot: String
+    public var uptime: Int64
+
+    public init(wall: Int64, boot: String, uptime: Int64) {
+        self.wall = wall
+        self.boot = boot
+        self.uptime = uptime
+    }
+}
 
 /// The server's side of a conflict kept for `syncctl conflicts`.
 public struct ConflictRecord: Sendable, Equatable {
@@ -122,7 +142,8 @@ extension StateStore {
     public func outbox(source: String?) throws -> [OutboxRecord] {
         let statement = try database.prepare("""
             SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
-                   state, attempts, unconfirmed, last_status, last_error, attempted_at
+                   state, attempts, unconfirmed, last_status, last_error, attempted_at, attempt_boot, attempt_uptime_ms,
+                   blind_resends
             FROM outbox WHERE ?1 IS NULL OR source = ?1 ORDER BY seq
             """)
         try statement.bind(1, source)
@@ -135,7 +156,9 @@ extension StateStore {
                 createdAt: statement.string(7) ?? "", idempotencyKey: statement.string(8) ?? "",
                 state: OutboxRecord.State(rawValue: statement.string(9) ?? "") ?? .queued, attempts: Int(statement.int64(10)),
                 unconfirmed: Int(statement.int64(11)), lastStatus: statement.isNull(12) ? nil : Int(statement.int64(12)),
-                lastError: statement.string(13), attemptedAt: statement.isNull(14) ? nil : statement.int64(14)))
+                lastError: statement.string(13), attemptedAt: statement.isNull(14) ? nil : statement.int64(14),
+                attemptBoot: statement.string(15), attemptUptime: statement.isNull(16) ? nil : statement.int64(16),
+                blindResends: Int(statement.int64(17))))
         }
         return entries
     }
@@ -145,16 +168,21 @@ extension StateStore {
 
     /// Counts the attempt before the request goes out, so a crash mid-request is known afterwards, and returns
     /// the entry as it stands then, in the same transaction: from here on no change is merged into it
-    /// (`enqueue`), so what is returned is exactly what goes out. `time` (seconds since 1970) is kept as when the
-    /// attempt began. Nil when the entry is gone or no longer queued.
-    public func markAttempt(_ seq: Int64, at time: Int64) throws(StoreError) -> OutboxRecord? {
+    /// (`enqueue`), so what is returned is exactly what goes out. `time` is kept as when the attempt began.
+    /// Nil when the entry is gone or no longer queued.
+    public func markAttempt(_ seq: Int64, at time: AttemptTime) throws(StoreError) -> OutboxRecord? {
         var claimed: OutboxRecord?
         try durableWrite("count an attempt") {
-            try run("""
+            let statement = try database.prepare("""
                 UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)',
-                                  attempted_at = ?2
+                                  attempted_at = ?2, attempt_boot = ?3, attempt_uptime_ms = ?4
                 WHERE seq = ?1 AND state = 'queued'
-                """, seq, time)
+                """)
+            try statement.bind(1, seq)
+            try statement.bind(2, time.wall)
+            try statement.bind(3, time.boot)
+            try statement.bind(4, time.uptime)
+            try statement.step()
             claimed = try outboxEntry(seq).flatMap { $0.state == .queued ? $0 : nil }
         }
         return claimed
@@ -163,6 +191,25 @@ extension StateStore {
     /// One outbox entry by its sequence number; nil when there is none.
     public func outboxEntry(_ seq: Int64) throws -> OutboxRecord? {
         try outbox(source: nil).first { $0.seq == seq }
+    }
+
+    /// A create whose answer was lost and whose attempt is of another boot (or unknown) waits from `time` on
+    /// (`LostCreateWait`); the attempt's wall time stays.
+    public func restampAttempt(_ seq: Int64, at time: AttemptTime) throws(StoreError) {
+        try durableWrite("stamp a lost create's wait") {
+            let statement = try database.prepare("UPDATE outbox SET attempt_boot = ?2, attempt_uptime_ms = ?3 WHERE seq = ?1")
+            try statement.bind(1, seq)
+            try statement.bind(2, time.boot)
+            try statement.bind(3, time.uptime)
+            try statement.step()
+        }
+    }
+
+    /// Counts a create sent again because a listing read after its wait did not show it.
+    public func markResent(_ seq: Int64) throws(StoreError) {
+        try durableWrite("count a create sent again") {
+            try run("UPDATE outbox SET blind_resends = blind_resends + 1 WHERE seq = ?1", seq)
+        }
     }
 
     /// The server accepted the change; it stays as an overlay until a listing shows it.

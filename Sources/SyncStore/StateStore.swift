@@ -281,6 +281,12 @@ public final class StateStore {
         // attempted when the column is added gets the time of the upgrade (addMissingColumns): its real start
         // is unknown, and a later one only makes a lost create wait longer before it is sent again.
         ("outbox", "attempted_at", "INTEGER"),
+        // The boot and the boot clock at which the attempt began (LostCreateWait); NULL: unknown, the wait
+        // of a lost create then starts when syncd next looks at it.
+        ("outbox", "attempt_boot", "TEXT"),
+        ("outbox", "attempt_uptime_ms", "INTEGER"),
+        // How often a create whose answer was lost was sent again because a listing did not show it.
+        ("outbox", "blind_resends", "INTEGER NOT NULL DEFAULT 0"),
     ]
 
     /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one

@@ -21,10 +21,13 @@ struct ConfigurationPaginationTests {
                                               + "lacks the record (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)"))
         #expect(try #require(ConfigurationSourceTests.source(base + "TimeoutSec=10s\n")).lostCreateWait == .seconds(60))
         #expect(try #require(ConfigurationSourceTests.source(base + "TimeoutSec=45s\n")).lostCreateWait == .seconds(90))
-        let set = try #require(ConfigurationSourceTests.source(base + "TimeoutSec=45s\nLostCreateWaitSec=5s\n"))
-        #expect(set.lostCreateWait == .seconds(5))
-        #expect(set.explanation.contains("lost create answers: sent again only if a listing read 5s after the request began lacks the record (LostCreateWaitSec=)"))
+        let set = try #require(ConfigurationSourceTests.source(base + "TimeoutSec=45s\nLostCreateWaitSec=50s\n"))
+        #expect(set.lostCreateWait == .seconds(50))
+        #expect(set.explanation.contains("lost create answers: sent again only if a listing read 50s after the request began lacks the record (LostCreateWaitSec=)"))
         #expect(ConfigurationSourceTests.problems(base + "LostCreateWaitSec=0\n") == ["posts.source:4: LostCreateWaitSec: must be greater than 0, e.g. 30s"])
+        #expect(ConfigurationSourceTests.problems(base + "TimeoutSec=30s\nLostCreateWaitSec=30s\n")
+                == ["posts.source:5: LostCreateWaitSec= must be longer than TimeoutSec= (30s): a create whose answer was lost "
+                    + "would be sent again while the server may still work on it"])
         #expect(ConfigurationSourceTests.problems(base + "LostCreateWaitSec=soon\n").count == 1)
     }
 

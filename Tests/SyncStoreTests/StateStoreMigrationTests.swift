@@ -162,9 +162,11 @@ struct StateStoreMigrationTests {
                                                     at: "2026-11-29T10:00:00Z", idempotencyKey: "k1"))
         try t.store.enqueue(source: "posts", recordID: "later", idIsInteger: false, operation: .create,
                             body: Array("{\"id\":\"later\"}".utf8), baseVersion: nil, at: "2026-11-29T10:01:00Z", idempotencyKey: "k2")
-        _ = try t.store.markAttempt(lost.seq, at: 1_700_000_000)
-        // As today's release wrote it: no attempted_at column.
-        try t.store.database.execute("ALTER TABLE outbox DROP COLUMN attempted_at")
+        _ = try t.store.markAttempt(lost.seq, at: AttemptTime(wall: 1_700_000_000, boot: "b0", uptime: 5))
+        // As the release before these columns wrote it.
+        for column in ["attempted_at", "attempt_boot", "attempt_uptime_ms", "blind_resends"] {
+            try t.store.database.execute("ALTER TABLE outbox DROP COLUMN \(column)")
+        }
         t.store.close()
 
         let before = Int64(Date().timeIntervalSince1970)
@@ -177,9 +179,16 @@ struct StateStoreMigrationTests {
         let stamped = try #require(entries[0].attemptedAt)
         #expect(stamped >= before && stamped <= after)
         #expect(entries[1].attemptedAt == nil)
-        // The next attempt keeps its own time.
-        _ = try reopened.markAttempt(entries[1].seq, at: 1_800_000_123)
-        #expect(try reopened.outbox(source: "posts")[1].attemptedAt == 1_800_000_123)
+        // No boot clock reading: the wait of the lost create starts when syncd next looks at it (LostCreateWait).
+        #expect(entries.allSatisfy { $0.attemptBoot == nil && $0.attemptUptime == nil && $0.blindResends == 0 })
+        // The next attempt keeps its own time; a wait stamped anew and a create sent again are kept.
+        _ = try reopened.markAttempt(entries[1].seq, at: AttemptTime(wall: 1_800_000_123, boot: "b1", uptime: 42))
+        try reopened.restampAttempt(entries[0].seq, at: AttemptTime(wall: 1_800_000_200, boot: "b1", uptime: 99))
+        try reopened.markResent(entries[0].seq)
+        let kept = try reopened.outbox(source: "posts")
+        #expect(kept[1].attemptedAt == 1_800_000_123 && kept[1].attemptBoot == "b1" && kept[1].attemptUptime == 42)
+        #expect(kept[0].attemptedAt == stamped && kept[0].attemptBoot == "b1" && kept[0].attemptUptime == 99)
+        #expect(kept[0].blindResends == 1 && kept[1].blindResends == 0)
     }
 
     @Test func newFileIsCreatedAtTheCurrentVersion() throws {

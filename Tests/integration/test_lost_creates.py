@@ -4,7 +4,9 @@ answer (TimeoutSec=) or was stopped. A listing read meanwhile does not show the 
 would create it twice: syncd waits LostCreateWaitSec= from the request's start before it may. The test
 server's own records and request log are the evidence; its `writeDelay` holds each write, then applies it."""
 import json
+import re
 import subprocess
+import time
 
 from conftest import BIN, wait_for
 from test_syncctl import syncctl
@@ -68,7 +70,7 @@ def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_tw
 
 def test_a_create_cut_off_by_restarts_while_the_server_works_on_it_is_created_once(server, setup, daemons):
     # No ClientIDField=: found by every member it sent, among the records that are new in the listing.
-    notes_source(setup, server, LostCreateWaitSec="10s")
+    notes_source(setup, server, TimeoutSec="5s", LostCreateWaitSec="10s")
     d = start(setup, daemons)
     server.options("notes", serverIds=True, writeDelay=6)
     assert put(setup, {"title": "restarted", "body": "kept"}).returncode == 0
@@ -91,7 +93,7 @@ def test_a_create_cut_off_by_restarts_while_the_server_works_on_it_is_created_on
 
 
 def test_a_create_the_server_never_stored_is_sent_again_only_after_lost_create_wait_sec(server, setup, daemons):
-    notes_source(setup, server, LostCreateWaitSec="3s")
+    notes_source(setup, server, TimeoutSec="2s", LostCreateWaitSec="3s")
     d = start(setup, daemons)
     server.fault("notes", kind="drop", method="POST", times=1)   # closed unanswered, nothing stored
     assert put(setup, {"title": "dropped"}).returncode == 0
@@ -114,8 +116,8 @@ def test_records_sharing_one_client_id_are_kept_and_reported(server, setup, daem
     server.set_records("notes", twins)
     r = setup.syncd("--once")
     assert r.returncode == 0, r.stderr
-    expected = ('notes: the server holds one create twice: client_id="c-7" on records 2, 4; '
-                "syncd keeps every record the server lists: remove the extra one on the server")
+    expected = ('notes: the server took one create more than once: 2 records carry client_id="c-7" (2, 4); '
+                "syncd keeps every record the server lists: remove the extra ones on the server")
     assert expected in r.stderr
     assert setup.cache_doc("notes")["records"] == twins            # nothing dropped or merged
     # The running daemon shows it in the status until a listing no longer has it.
@@ -129,3 +131,107 @@ def test_records_sharing_one_client_id_are_kept_and_reported(server, setup, daem
     status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
     assert status["warnings"] == []
     assert setup.cache_doc("notes")["records"] == twins[:3]
+
+
+def test_a_gateway_error_after_the_server_stored_the_create_is_not_sent_twice(server, setup, daemons):
+    # A 502/504 from a reverse proxy says nothing about whether the server behind it took the POST.
+    notes_source(setup, server, TimeoutSec="2s", ClientIDField="client_id", LostCreateWaitSec="3s")
+    d = start(setup, daemons)
+    server.fault("notes", kind="store-then-status", status=502, method="POST")
+    r = put(setup, {"title": "through a proxy"})
+    assert r.returncode == 0, r.stderr
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=15)
+    wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
+    assert [r["client_id"] for r in titled(server, "through a proxy")] == [client_id]
+    assert len(posts(server)) == 1
+    assert [rec["id"] for rec in setup.cache_doc("notes")["records"]] == [1, 1001]
+
+
+def test_a_create_the_server_stores_differently_is_sent_at_most_twice_then_parked(server, setup, daemons):
+    # No ClientIDField=, and a server that drops a member it does not know and answers after syncd gave up:
+    # no listing ever shows a record equal to what was sent.
+    notes_source(setup, server, TimeoutSec="1s", LostCreateWaitSec="2s")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=2, dropMembers=["colour"])
+    assert put(setup, {"title": "reshaped", "colour": "red"}).returncode == 0
+    d.wait_log("notes: parked the create of", timeout=30)
+    message = outbox(setup)[0]["lastError"]
+    assert message.startswith("it was sent again after the outcome of its POST was unknown (no answer, or a 500, 502 or 504), "
+                              "the second outcome was unknown too, and no listing since shows a record that matches it")
+    assert "set ClientIDField=" in message and "'syncctl outbox --drop' or '--retry'" in message
+    assert outbox(setup)[0]["state"] == "parked"
+    assert "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout
+    # Parked, it is sent no more: two records at most, and a person decides.
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
+    assert len(posts(server)) == 2
+    assert [r["title"] for r in server.records("notes")] == ["existing", "reshaped", "reshaped"]
+
+
+def test_outbox_retry_does_not_send_a_waiting_create_blind(server, setup, daemons):
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="6s")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=3)
+    r = put(setup, {"title": "patience"})
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=15)
+    seq = outbox(setup)[0]["seq"]
+    r = syncctl(setup, "outbox", "--retry", str(seq))
+    assert r.returncode != 0
+    assert (f"entry {seq} is a create whose answer was lost; syncd sends it again only if a listing read once "
+            "LostCreateWaitSec= has passed still lacks it (see 'syncctl status')") in r.stderr
+    assert outbox(setup)[0]["lastError"] is not None                 # still a lost create, not queued afresh
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as", timeout=20)
+    assert len(titled(server, "patience")) == 1 and len(posts(server)) == 1
+
+
+def test_a_record_that_carries_an_existing_records_client_id_is_not_adopted_as_that_record(server, setup, daemons):
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="6s")
+    server.set_records("notes", [{"id": 1, "title": "existing", "client_id": "dup"}])
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=2)
+    r = put(setup, {"title": "mine", "client_id": "dup"})            # the record sets the member itself
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=20)
+    assert "is on the server as 1;" not in d.output()
+    wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
+    assert server.records("notes") == [{"id": 1, "title": "existing", "client_id": "dup"},
+                                       {"id": 1001, "title": "mine", "client_id": "dup"}]
+    assert [(rec["id"], rec["title"]) for rec in setup.cache_doc("notes")["records"]] == [(1, "existing"), (1001, "mine")]
+
+
+def test_a_waiting_create_does_not_hold_back_the_sources_periodic_listings(server, setup, daemons):
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="5min")
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Refresh]\nIntervalSec=10s\n"
+                     "[Network]\nDebounceSec=200ms\nReachabilityIntervalSec=0\n")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=2)
+    r = put(setup, {"title": "soon seen"})
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=15)
+    # The server stored it 2 s after it arrived; the next listing (at IntervalSec=, not after 5 min) adopts it.
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=25)
+    assert len(posts(server)) == 1
+
+
+def test_a_lost_create_missing_from_an_incomplete_listing_is_not_sent_again(server, setup, daemons):
+    # Pagination=none on a paged listing: syncd keeps page 1 and warns; the create may be on page 2.
+    notes_source(setup, server, TimeoutSec="1s", LostCreateWaitSec="2s")
+    server.set_records("notes", [{"id": 1, "title": "existing"}, {"id": 2, "title": "on page two already"}])
+    server.options("notes", serverIds=True, perPage=1)
+    d = daemons(setup)
+    d.wait_log("but Pagination=none, so only its first page is kept")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.options("notes", serverIds=True, writeDelay=2, perPage=1)
+    assert put(setup, {"title": "on page two"}).returncode == 0
+    d.wait_log("whose answer was lost, is not in the listing yet", timeout=15)
+    # Only a complete listing could settle it: no retry before IntervalSec= (15 min here, less its jitter) ...
+    wait_for(lambda: re.search(r"Pagination=.*retrying in 1[45]min", d.output()), what="the retry set for IntervalSec=")
+    time.sleep(2.5)                                                    # ... and once LostCreateWaitSec= is over:
+    assert syncctl(setup, "refresh", "notes", "--wait").returncode != 0
+    d.wait_log("is not in the listing, but the listing is incomplete (a next page Pagination= does not follow): "
+               "it is not sent again until it is")
+    status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
+    assert "so syncd cannot tell whether the server has it; fix Pagination=" in status["lastError"]
+    assert len(posts(server)) == 1 and len(titled(server, "on page two")) == 1
+    assert outbox(setup)[0]["state"] == "queued"                       # kept, not dropped, not sent

@@ -19,7 +19,7 @@ def posts_of(server, title):
 
 def test_a_lost_create_followed_by_a_304_is_sent_again_without_another_trigger(server, setup, daemons):
     # Sent again only once a listing read 2 s after the first POST began still lacks it (LostCreateWaitSec=).
-    writable(setup, server, LostCreateWaitSec="2s")
+    writable(setup, server, TimeoutSec="1s", LostCreateWaitSec="2s")
     d = start(setup, daemons)
     # The first POST is dropped unanswered and not stored: the listing stays the same, so the retry's GET is a 304.
     server.fault("posts", kind="drop", method="POST", times=1)

@@ -246,6 +246,13 @@ extension ConfigurationParser {
                    + "e.g. CursorPath=/meta/next_cursor", at: lastAssigned["Pagination"] ?? sectionLocation)
             valid = false
         }
+        // A wait no longer than one request's own limit is no wait: the first listing after a timed-out POST
+        // would already be past it, and a create still running on the server would be sent again.
+        if let wait = source.lostCreateWaitSetting, wait <= source.timeout {
+            report("LostCreateWaitSec= must be longer than TimeoutSec= (\(TimeSpan.format(source.timeout))): a create whose answer "
+                   + "was lost would be sent again while the server may still work on it", at: lastAssigned["LostCreateWaitSec"] ?? sectionLocation)
+            valid = false
+        }
         return valid
     }
 }

@@ -70,10 +70,11 @@ public struct ClientIDDuplicates: Sendable {
         guard !found.isEmpty else { return nil }
         let named = found.prefix(Self.namedGroups).map { group in
             let more = group.count > group.recordIDs.count ? " and \(group.count - group.recordIDs.count) more" : ""
-            return "\(field)=\(JSONText.quoted(group.clientID)) on records \(group.recordIDs.joined(separator: ", "))\(more)"
+            return "\(group.count) records carry \(field)=\(JSONText.quoted(group.clientID)) "
+                + "(\(group.recordIDs.joined(separator: ", "))\(more))"
         }
         let others = found.count > Self.namedGroups ? "; \(found.count - Self.namedGroups) more client IDs" : ""
-        return "the server holds one create twice: \(named.joined(separator: "; "))\(others); "
-            + "syncd keeps every record the server lists: remove the extra one on the server"
+        return "the server took one create more than once: \(named.joined(separator: "; "))\(others); "
+            + "syncd keeps every record the server lists: remove the extra ones on the server"
     }
 }

@@ -2,8 +2,8 @@
 /// creates"), as a pure value: fed the listing's records one by one, it decides what becomes of the create.
 ///
 /// Whether the server kept the client's ID itself is a lookup by that ID, done before this search. Here a
-/// record matches when, with `ClientIDField=`, that member holds the client's ID; without it, when the record
-/// was not in the listing before (`previousIDs`) and has every member the create sent (but the ID) equal.
+/// record that was not in the listing before (`previousIDs`) matches when, with `ClientIDField=`, that member
+/// holds the client's ID; without it, when it has every member the create sent (but the ID) equal.
 public struct LostCreateSearch: Sendable {
     /// What becomes of the lost create once the listing has been searched.
     public enum Decision: Sendable, Equatable {
@@ -56,10 +56,12 @@ public struct LostCreateSearch: Sendable {
     }
 
     private func matches(id: String, body: JSONValue) -> Bool {
-        guard case .object(let found) = body else { return false }
+        // A record the listing had before the create cannot be it, whatever it holds: with ClientIDField= a record
+        // may set that member itself, to a value another record already has.
+        guard !previousIDs.contains(id), case .object(let found) = body else { return false }
         if let clientIDField {
             return found[clientIDField]?.stringValue == clientID || found[clientIDField]?.integerValue.map(String.init) == clientID
         }
-        return !previousIDs.contains(id) && sent.members.allSatisfy { $0.key == idField || found[$0.key] == $0.value }
+        return sent.members.allSatisfy { $0.key == idField || found[$0.key] == $0.value }
     }
 }

@@ -30,8 +30,8 @@ struct ClientIDDuplicatesTests {
         let found = search([("1", ["id": 1, "client_id": "a"]), ("2", ["id": 2, "client_id": "b"]),
                             ("3", ["id": 3, "client_id": "a"])])
         #expect(found.duplicates == [.init(clientID: "a", recordIDs: ["1", "3"], count: 2)])
-        #expect(found.notice == "the server holds one create twice: client_id=\"a\" on records 1, 3; "
-                + "syncd keeps every record the server lists: remove the extra one on the server")
+        #expect(found.notice == "the server took one create more than once: 2 records carry client_id=\"a\" (1, 3); "
+                + "syncd keeps every record the server lists: remove the extra ones on the server")
     }
 
     @Test func integerAndStringClientIDsWithTheSameDigitsAreOneClientID() {
@@ -56,9 +56,9 @@ struct ClientIDDuplicatesTests {
         #expect(found.duplicates.map(\.clientID) == ["x", "p", "q", "r", "s"])
         #expect(found.duplicates[0].recordIDs == ["x0", "x1", "x2", "x3", "x4"])
         #expect(found.duplicates[0].count == 8)
-        #expect(found.notice == "the server holds one create twice: client_id=\"x\" on records x0, x1, x2, x3, x4 and 3 more; "
-                + "client_id=\"p\" on records p1, p2; client_id=\"q\" on records q1, q2; 2 more client IDs; "
-                + "syncd keeps every record the server lists: remove the extra one on the server")
+        #expect(found.notice == "the server took one create more than once: 8 records carry client_id=\"x\" (x0, x1, x2, x3, x4 "
+                + "and 3 more); 2 records carry client_id=\"p\" (p1, p2); 2 records carry client_id=\"q\" (q1, q2); 2 more client IDs; "
+                + "syncd keeps every record the server lists: remove the extra ones on the server")
     }
 
     @Test func aClientIDFieldThatIsNotSetInTheListingFindsNothing() {

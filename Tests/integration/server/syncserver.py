@@ -11,7 +11,7 @@ The tests steer it through /_control:
   DELETE /_control/faults/<name>
   PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
                                          "nextLink": URL, "delay": seconds, "etagBytes": n,
-                                         "writeDelay": seconds}
+                                         "writeDelay": seconds, "serverIds": true, "dropMembers": [names]}
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
 Standard library only.
@@ -263,6 +263,16 @@ class Handler(BaseHTTPRequestHandler):
             self._apply_write(name, ident, body, answer=False)
             self.close_connection = True
             return
+        with STATE.lock:
+            fault = STATE.faults.get(name, {})
+            gateway = fault.get("kind") == "store-then-status" and fault.get("method", self.command) == self.command
+            if gateway:
+                STATE.faults.pop(name, None)
+        if gateway:
+            # A gateway in front of a server that stored the change: the server's answer is replaced by an error
+            # such as a 502 or 504 (the gateway gave up waiting, or the connection to it broke).
+            self._apply_write(name, ident, body, answer=False)
+            return self._send(fault.get("status", 502), b"<html><body>Bad Gateway</body></html>", content_type="text/html")
         if self._apply_fault(name, body):
             return
         self._apply_write(name, ident, body)
@@ -274,6 +284,8 @@ class Handler(BaseHTTPRequestHandler):
             records = c["records"]
             if self.command == "POST" and ident is None:
                 record = json.loads(body)
+                for member in STATE.options.get(name, {}).get("dropMembers", []):
+                    record.pop(member, None)      # a server that keeps only the fields it knows
                 if STATE.options.get(name, {}).get("serverIds"):
                     # The server assigns its own integer IDs, whatever the client sent.
                     record["id"] = 1 + max([1000] + [r["id"] for r in records if isinstance(r.get("id"), int)])
