@@ -76,7 +76,8 @@ extension DaemonLoop {
             // Only a source with a listing has a cached copy to serve (one set aside is gone; a cache file that
             // holds only local changes made meanwhile is not a copy of the server's listing).
             let serving = states[name]?.savedAt != nil ? "serving the cached copy" : "no cached copy yet"
-            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name))",
+            let waitsForCreate = failure.waitsForLostCreate || failure.leftCreateUnknown
+            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
                            source: name, messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
             logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
@@ -115,7 +116,10 @@ extension DaemonLoop {
                 var retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
                 // A lost create's wait does not hold back the source's periodic listings (IntervalSec=).
                 if failure.waitsForLostCreate, let wait = retryAfter { retryAfter = min(wait, configuration.refresh.interval) }
-                return RefreshFinish(outcome: .failure(.transient, retryAfter: retryAfter), stale: stale,
+                // The listing was pulled and only a create waits (its outcome unknown, or its wait not over): the
+                // server answers, so the retries are never given up after MaxAttempts= (docs/local-changes.md).
+                let kind: FailureKind = failure.waitsForLostCreate || failure.leftCreateUnknown ? .local : .transient
+                return RefreshFinish(outcome: .failure(kind, retryAfter: retryAfter), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
             case .local, .permanent:
                 return RefreshFinish(outcome: .failure(failure.kind == .local ? .local : .permanent, retryAfter: nil), stale: stale,
@@ -124,14 +128,17 @@ extension DaemonLoop {
         }
     }
 
-    func retryDescription(_ name: String) -> String {
+    /// `waitsForCreate`: the failure is a create that waits for the listing, which is retried past MaxAttempts=.
+    func retryDescription(_ name: String, waitsForCreate: Bool = false) -> String {
         guard let status = core.scheduler.status(of: name) else { return "source removed" }
         switch status.state {
         case .backoff:
             let delay = status.nextAttempt.map { $0 - monotonicNow() } ?? .zero
-            // Only a local failure (a full disk) is retried past MaxAttempts=: it is never given up.
+            // Only a failure while the server answers (a full disk; a create that waits for the listing) is
+            // retried past MaxAttempts=: it is never given up.
             if status.attempt >= core.scheduler.settings.maxAttempts {
-                return "retrying in \(formatDelay(delay)) until it succeeds (a local failure, not the server's)"
+                return "retrying in \(formatDelay(delay)) until it succeeds ("
+                    + (waitsForCreate ? "a create waits for the listing, which the server serves)" : "a local failure, not the server's)")
             }
             return "retrying in \(formatDelay(delay)) (attempt \(status.attempt + 1) of \(core.scheduler.settings.maxAttempts))"
         case .error:

@@ -33,6 +33,9 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var listingReplaced = false
     /// The message already says what the cache file holds (a failed write of it), so callers do not add it again.
     public var describesCacheFile = false
+    /// A create's outcome became unknown (no answer to its POST): the push stops, but the listing is still
+    /// pulled, since only it can tell whether the server has the record (docs/local-changes.md).
+    var leftCreateUnknown = false
 
     /// Creates a failure.
     public init(_ kind: Kind, _ message: String, status: Int? = nil, retryAfter: String? = nil) {

@@ -224,6 +224,12 @@ extension SyncEngine {
                 try pushOne(entry, source: source, token: token)
                 if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(entry.recordID) }
                 failuresInARow = 0
+            } catch where error.leftCreateUnknown {
+                // The server may be slow rather than down, and may have the record: no more requests in this push,
+                // but the listing is pulled to look for it (settleLostCreates).
+                blocked.insert(entry.recordID)
+                logger.warning("\(source.name): \(error.message); the push stops, the listing is pulled to look for the record")
+                return firstFailure ?? error
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
                 if firstFailure == nil { firstFailure = error }
@@ -313,7 +319,9 @@ extension SyncEngine {
         } catch {
             // A request that cannot have reached the server is not a lost answer (OutboxRecord.answerWasLost).
             try? store.noteFailure(entry.seq, status: nil, error: (error.requestNeverSent ? OutboxRecord.notSentMark : "") + "\(error)")
-            throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
+            var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
+            failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent
+            throw failure
         }
         let what = "\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))")
         // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).

@@ -235,3 +235,20 @@ def test_a_lost_create_missing_from_an_incomplete_listing_is_not_sent_again(serv
     assert "so syncd cannot tell whether the server has it; fix Pagination=" in status["lastError"]
     assert len(posts(server)) == 1 and len(titled(server, "on page two")) == 1
     assert outbox(setup)[0]["state"] == "queued"                       # kept, not dropped, not sent
+
+
+def test_a_burst_of_creates_to_a_server_slower_than_the_timeout_ends_with_each_once(server, setup, daemons):
+    # Each POST times out (the server answers after 2 s): the push stops there, but the listing is still pulled
+    # and adopts what the server stored; such refreshes are retried past MaxAttempts= (8), one create each.
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="20s")
+    d = start(setup, daemons)
+    server.options("notes", serverIds=True, writeDelay=2)
+    for n in range(10):
+        assert put(setup, {"title": f"burst {n}"}).returncode == 0
+    wait_for(lambda: outbox(setup) == [], timeout=90, what="every create adopted")
+    titles = sorted(r["title"] for r in server.records("notes") if r["title"].startswith("burst"))
+    assert titles == sorted(f"burst {n}" for n in range(10))            # each once
+    assert len(posts(server)) == 10
+    assert "sending it again" not in d.output() and "not retrying until the next trigger" not in d.output()
+    assert "until it succeeds (a create waits for the listing, which the server serves)" in d.output()
+    assert sorted(r["title"] for r in setup.cache_doc("notes")["records"] if r["title"].startswith("burst")) == titles
