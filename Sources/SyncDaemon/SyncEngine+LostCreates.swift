@@ -9,18 +9,18 @@ import SyncStore
 extension OutboxRecord {
     /// A create whose outcome is unknown: it went out and got no answer (a timeout, a closed connection, a
     /// crash of syncd: the attempt is counted, durably, before the request is sent, and any answer replaces
-    /// `lastError`), or a 500, 502 or 504 — a gateway's while the server behind it still works on the POST, or
-    /// a server that failed after it stored the record. A request that never reached the server is not one.
+    /// `lastError`), or a 5xx but 501 and 505 — a gateway's while the server behind it still works on the POST,
+    /// or a server that failed after it stored the record. A request that never reached the server is not one.
     var answerWasLost: Bool {
         guard state == .queued, operation == .create, attempts > 0, let lastError else { return false }
-        if let lastStatus { return OutboxRecord.unknownOutcomeStatuses.contains(lastStatus) }
+        if let lastStatus { return (500...599).contains(lastStatus) && !OutboxRecord.refusingStatuses.contains(lastStatus) }
         return !lastError.hasPrefix(OutboxRecord.notSentMark)
     }
 
-    /// Answers to a create that leave its outcome unknown: a server that failed, maybe after it stored the
-    /// record (500), a gateway whose server broke off or did not answer in time (502, 504). A 503 says the
-    /// request was not taken; other 5xx refuse it.
-    static let unknownOutcomeStatuses: Set<Int> = [500, 502, 504]
+    /// The 5xx answers that refuse a create outright: every other 5xx leaves its outcome unknown — a server that
+    /// failed, maybe after it stored the record (500), a gateway or mesh whose server broke off or did not answer
+    /// in time (502, 503 from a proxy whose upstream reset, 504, 520–524 from a CDN).
+    static let refusingStatuses: Set<Int> = [501, 505]
 
     /// How `lastError` begins when the request cannot have reached the server (`HTTPError.requestNeverSent`).
     static let notSentMark = "not sent: "
@@ -117,11 +117,11 @@ extension SyncEngine {
             }
             _ = shared.memory.withLock { $0.waitingCreates.remove(entry.seq) }
             guard entry.blindResends == 0 else {
-                let message = "it was sent again after the outcome of its POST was unknown (no answer, or a 500, 502 or 504), the "
-                    + "second outcome was unknown too, and no listing since shows a record that matches it (the server may store it "
-                    + "differently than sent\(source.clientIDField == nil ? "; set ClientIDField=" : ""), or take longer than "
-                    + "LostCreateWaitSec=); check the server, then 'syncctl outbox --drop' or '--retry'"
-                try store.park(entry.seq, status: 0, error: message)
+                let message = "it was sent again after the outcome of its POST was unknown (no answer, or a 5xx), the second "
+                    + "outcome was unknown too (\(entry.lastError ?? "no answer")), and no listing since shows a record that matches it "
+                    + "(the server may store it differently than sent\(source.clientIDField == nil ? "; set ClientIDField=" : ""), "
+                    + "refuse it, or take longer than LostCreateWaitSec=); check the server, then 'syncctl outbox --drop' or '--retry'"
+                try store.park(entry.seq, status: entry.lastStatus ?? 0, error: message)
                 logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
                 return true
             }

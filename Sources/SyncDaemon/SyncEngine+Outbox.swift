@@ -286,6 +286,12 @@ extension SyncEngine {
                 return try settled(entry, source: source, as: "already removed on the server")
             case .missing:
                 if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
+            case .found(let body, let version?, let etag) where entry.baseVersion == nil:
+                // Made against a record with no server version: one syncd created, whose POST was still out (or
+                // its answer lost) when the change was made. The version its create got is the base, not a
+                // conflict: pushed against it, guarded by the record's ETag.
+                if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
+                ifMatch = etag
             case .found(let body, let version, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }

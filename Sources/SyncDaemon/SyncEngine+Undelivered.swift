@@ -56,10 +56,10 @@ extension SyncEngine {
         guard let first = waiting.first else { return nil }
         var reason = first.lastError.map { ": \($0)" } ?? ""
         if first.answerWasLost && shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) {
-            reason = ": its answer was lost\(first.lastError.map { " (\($0))" } ?? ""), and the listing is incomplete (a next page "
+            reason = ": the outcome of its POST is unknown\(first.lastError.map { " (\($0))" } ?? ""), and the listing is incomplete (a next page "
                 + "Pagination= does not follow), so syncd cannot tell whether the server has it; fix Pagination="
         } else if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
-            reason = ": its answer was lost\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
+            reason = ": the outcome of its POST is unknown\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
                 + "sent again only if a listing read after \(lostCreateWaitEnds(first, source: source).rfc3339) lacks it"
         }
         let others = waiting.count > 1 ? " and \(counted(waiting.count - 1, "other change"))" : ""

@@ -61,8 +61,8 @@ def unconditional_gets(server):
 def test_a_damaged_cache_file_is_set_aside_and_fetched_again_while_running_keeping_the_outbox(server, setup, daemons):
     d = start(setup, server, daemons, Writable="yes")
     # A local change the server refuses once: it waits in the outbox (retried in an hour) when the damage is found.
-    server.fault("posts", kind="status", status=503, method="POST", times=1)
-    r = put(setup, {"id": 10, "title": "Local note"})
+    server.fault("posts", kind="status", status=503, method="PUT", times=1)
+    r = put(setup, {"id": 2, "title": "Local note"})
     assert r.returncode == 0, r.stderr
     wait_for(lambda: [e["attempts"] for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [1],
              what="the put's push attempted once")
@@ -83,11 +83,11 @@ def test_a_damaged_cache_file_is_set_aside_and_fetched_again_while_running_keepi
     wait_for(lambda: len(unconditional_gets(server)) >= 1, what="an unconditional GET of the listing")
     aside = [p for p in path.parent.iterdir() if p.name.startswith("posts.json.corrupt-")]
     assert len(aside) == 1 and aside[0].read_bytes() == damaged
-    wait_for(lambda: path.exists() and [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 10],
-             what="the cache file whole again")
-    assert setup.cache_doc("posts")["records"] == POSTS + [{"id": 10, "title": "Local note"}]
-    assert {"id": 10, "title": "Local note"} in server.records("posts")
-    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests("/posts")][:2] == [("POST", None), ("GET", None)]
+    edited = [POSTS[0], {"id": 2, "title": "Local note"}]
+    wait_for(lambda: path.exists() and setup.cache_doc("posts")["records"] == edited, what="the cache file whole again")
+    assert server.records("posts") == edited
+    assert [(r["method"], r["headers"].get("if-none-match")) for r in server.requests()
+            if r["path"].split("?")[0] in ("/posts", "/posts/2")][:2] == [("PUT", None), ("GET", None)]
     wait_for(lambda: _idle(setup), what="posts idle")
     assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
     r = syncctl(setup, "get", "posts", "1", "--json")

@@ -275,6 +275,26 @@ def test_a_create_django_commits_only_after_syncd_gave_up_and_restarted_is_made_
     assert "took one create more than once" not in again.output()
 
 
+def test_an_edit_made_while_its_records_create_is_out_reaches_django_with_version_field(drf, setup, daemons):
+    """VersionField=version (Django checks it on every update): an edit made while the record's POST is still
+    out has no server version to be made against; the version the create got is its base, not a conflict
+    that server-wins would drop."""
+    server = drf(create_delay=3)                                        # the row commits at once, the answer is 3 s late
+    server.insert(1)
+    quick_retries(setup)
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", VersionField="version", LostCreateWaitSec="5s")
+    d = run(setup, daemons)
+    assert put(setup, {"title": "mine", "body": ""}).returncode == 0
+    client_id = cached(setup)["pending"][0]
+    wait_for(lambda: len(server.rows()) == 2, timeout=15, what="the POST at Django")
+    assert put(setup, {"id": client_id, "title": "mine v2", "body": ""}).returncode == 0
+    wait_for(lambda: [r["title"] for r in server.rows()] == ["note 1", "mine v2"], timeout=30, what="the edit at Django")
+    wait_for(lambda: cached(setup)["pending"] == [], timeout=20, what="nothing pending")
+    assert [(r["id"], r["title"], r["version"]) for r in server.rows()] == [(1, "note 1", 1), (2, "mine v2", 2)]
+    assert "dropped the local update" not in d.output()
+    assert [(r["id"], r["title"]) for r in cached(setup)["records"]] == [(1, "note 1"), (2, "mine v2")]
+
+
 def test_a_lost_create_is_found_by_client_id_field_even_when_the_server_changed_it(drf, setup, daemons):
     server, d = slow_server(drf, setup, daemons, ClientIDField="client_id")
     # The server rewrites what it stores (a trigger in its own database), so only ClientIDField= can find it:
