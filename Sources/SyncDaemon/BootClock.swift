@@ -25,8 +25,8 @@ enum BootClock {
 }
 
 extension SyncEngine {
-    /// Now, as an attempt's time: the wall clock for people, the boot clock for the wait of a lost create.
+    /// Now, as an attempt's time on the boot clock (the wait of a lost create).
     func attemptTime() -> AttemptTime {
-        AttemptTime(wall: clock().secondsSinceEpoch, boot: BootClock.bootID, uptime: BootClock.uptime())
+        AttemptTime(boot: BootClock.bootID, uptime: BootClock.uptime())
     }
 }

@@ -37,10 +37,6 @@ public struct OutboxRecord: Sendable, Equatable {
     public var unconfirmed: Int
     public var lastStatus: Int?
     public var lastError: String?
-    /// When the latest attempt began (seconds since 1970, wall clock): a create whose answer was lost is not
-    /// sent again until a listing read long enough after this cannot still miss it (docs/local-changes.md,
-    /// "No duplicate creates"). Nil before the first attempt.
-    public var attemptedAt: Int64? = nil
     /// The boot (`boot_id`) and the milliseconds into it (`CLOCK_BOOTTIME`) at which the latest attempt began, or
     /// since when a create whose answer was lost has waited (`LostCreateWait`); nil when unknown.
     public var attemptBoot: String? = nil
@@ -58,15 +54,13 @@ public struct OutboxRecord: Sendable, Equatable {
 /// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded` (1 when superseded).
 let superseded = "(substr(last_error, 1, \(OutboxRecord.supersededMark.utf8.count)) = '\(OutboxRecord.supersededMark)')"
 
-/// When an attempt began: the wall clock (seconds since 1970, for people) and the boot clock of one boot
-/// (`boot_id`, milliseconds of `CLOCK_BOOTTIME`, for `LostCreateWait`).
+/// When an attempt began, on the boot clock of one boot (`boot_id`, milliseconds of `CLOCK_BOOTTIME`), which
+/// `LostCreateWait` measures a lost create's wait with.
 public struct AttemptTime: Sendable, Equatable {
-    public var wall: Int64
     public var boot: String
     public var uptime: Int64
 
-    public init(wall: Int64, boot: String, uptime: Int64) {
-        self.wall = wall
+    public init(boot: String, uptime: Int64) {
         self.boot = boot
         self.uptime = uptime
     }
@@ -142,8 +136,7 @@ extension StateStore {
     public func outbox(source: String?) throws -> [OutboxRecord] {
         let statement = try database.prepare("""
             SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
-                   state, attempts, unconfirmed, last_status, last_error, attempted_at, attempt_boot, attempt_uptime_ms,
-                   blind_resends
+                   state, attempts, unconfirmed, last_status, last_error, attempt_boot, attempt_uptime_ms, blind_resends
             FROM outbox WHERE ?1 IS NULL OR source = ?1 ORDER BY seq
             """)
         try statement.bind(1, source)
@@ -156,9 +149,8 @@ extension StateStore {
                 createdAt: statement.string(7) ?? "", idempotencyKey: statement.string(8) ?? "",
                 state: OutboxRecord.State(rawValue: statement.string(9) ?? "") ?? .queued, attempts: Int(statement.int64(10)),
                 unconfirmed: Int(statement.int64(11)), lastStatus: statement.isNull(12) ? nil : Int(statement.int64(12)),
-                lastError: statement.string(13), attemptedAt: statement.isNull(14) ? nil : statement.int64(14),
-                attemptBoot: statement.string(15), attemptUptime: statement.isNull(16) ? nil : statement.int64(16),
-                blindResends: Int(statement.int64(17))))
+                lastError: statement.string(13), attemptBoot: statement.string(14),
+                attemptUptime: statement.isNull(15) ? nil : statement.int64(15), blindResends: Int(statement.int64(16))))
         }
         return entries
     }
@@ -175,13 +167,12 @@ extension StateStore {
         try durableWrite("count an attempt") {
             let statement = try database.prepare("""
                 UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)',
-                                  attempted_at = ?2, attempt_boot = ?3, attempt_uptime_ms = ?4
+                                  attempt_boot = ?2, attempt_uptime_ms = ?3
                 WHERE seq = ?1 AND state = 'queued'
                 """)
             try statement.bind(1, seq)
-            try statement.bind(2, time.wall)
-            try statement.bind(3, time.boot)
-            try statement.bind(4, time.uptime)
+            try statement.bind(2, time.boot)
+            try statement.bind(3, time.uptime)
             try statement.step()
             claimed = try outboxEntry(seq).flatMap { $0.state == .queued ? $0 : nil }
         }
@@ -194,7 +185,7 @@ extension StateStore {
     }
 
     /// A create whose answer was lost and whose attempt is of another boot (or unknown) waits from `time` on
-    /// (`LostCreateWait`); the attempt's wall time stays.
+    /// (`LostCreateWait`).
     public func restampAttempt(_ seq: Int64, at time: AttemptTime) throws(StoreError) {
         try durableWrite("stamp a lost create's wait") {
             let statement = try database.prepare("UPDATE outbox SET attempt_boot = ?2, attempt_uptime_ms = ?3 WHERE seq = ?1")

@@ -277,12 +277,9 @@ public final class StateStore {
         ("sources", "listing_end", "INTEGER"),
         // The temporary file a committed listing is being renamed from; NULL when none is outstanding.
         ("sources", "pending_rename", "TEXT"),
-        // When the change's latest attempt began (seconds since 1970); NULL before the first. A change already
-        // attempted when the column is added gets the time of the upgrade (addMissingColumns): its real start
-        // is unknown, and a later one only makes a lost create wait longer before it is sent again.
-        ("outbox", "attempted_at", "INTEGER"),
-        // The boot and the boot clock at which the attempt began (LostCreateWait); NULL: unknown, the wait
-        // of a lost create then starts when syncd next looks at it.
+        // The boot and the boot clock at which the change's latest attempt began (LostCreateWait); NULL before
+        // the first or when written by an older syncd: the wait of a lost create then starts when syncd next
+        // looks at it.
         ("outbox", "attempt_boot", "TEXT"),
         ("outbox", "attempt_uptime_ms", "INTEGER"),
         // How often a create whose answer was lost was sent again because a listing did not show it.
@@ -311,9 +308,6 @@ public final class StateStore {
                 // Another process may have added them since we looked.
                 for added in try missing() {
                     try database.execute("ALTER TABLE \(added.table) ADD COLUMN \(added.column) \(added.definition)")
-                    if added.column == "attempted_at" {
-                        try database.execute("UPDATE outbox SET attempted_at = CAST(strftime('%s', 'now') AS INTEGER) WHERE attempts > 0")
-                    }
                 }
                 // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex). An
                 // older syncd never names it: going back keeps the file.

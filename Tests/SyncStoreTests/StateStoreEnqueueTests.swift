@@ -41,7 +41,7 @@ struct StateStoreEnqueueTests {
         let temporary = try TemporaryStore()
         let store = temporary.store
         let create = try #require(try queue(store, .create, "first"))
-        let claimed = try #require(try store.markAttempt(create.seq, at: AttemptTime(wall: 1_800_000_000, boot: "b", uptime: 0)))
+        let claimed = try #require(try store.markAttempt(create.seq, at: AttemptTime(boot: "b", uptime: 0)))
         #expect(claimed.attempts == 1 && claimed.body == Array("first".utf8))
         let later = try #require(try queue(store, .create, "second"))
         #expect(later.seq != create.seq)
@@ -65,7 +65,7 @@ struct StateStoreEnqueueTests {
         let temporary = try TemporaryStore()
         let store = temporary.store
         let create = try #require(try queue(store, .create, "first"))
-        _ = try store.markAttempt(create.seq, at: AttemptTime(wall: 1_800_000_000, boot: "b", uptime: 0))
+        _ = try store.markAttempt(create.seq, at: AttemptTime(boot: "b", uptime: 0))
         try queue(store, .delete, nil)
         #expect(try store.outbox(source: "posts").map(\.operation) == [.create, .delete])
         #expect(try bodies(store) == ["first", "-"])
@@ -76,7 +76,7 @@ struct StateStoreEnqueueTests {
         let temporary = try TemporaryStore()
         let store = temporary.store
         let create = try #require(try queue(store, .create, "first"))
-        _ = try store.markAttempt(create.seq, at: AttemptTime(wall: 1_800_000_000, boot: "b", uptime: 0))
+        _ = try store.markAttempt(create.seq, at: AttemptTime(boot: "b", uptime: 0))
         try store.markSent(create.seq)
         try queue(store, .create, "second")
         let entries = try store.outbox(source: "posts")
@@ -91,8 +91,8 @@ struct StateStoreEnqueueTests {
         let store = temporary.store
         let entry = try #require(try queue(store, .update, "first"))
         try store.park(entry.seq, status: 422, error: "HTTP 422")
-        #expect(try store.markAttempt(entry.seq, at: AttemptTime(wall: 1_800_000_000, boot: "b", uptime: 0)) == nil)
+        #expect(try store.markAttempt(entry.seq, at: AttemptTime(boot: "b", uptime: 0)) == nil)
         #expect(try store.outbox(source: "posts").first?.attempts == 0)
-        #expect(try store.markAttempt(entry.seq + 99, at: AttemptTime(wall: 1_800_000_000, boot: "b", uptime: 0)) == nil)
+        #expect(try store.markAttempt(entry.seq + 99, at: AttemptTime(boot: "b", uptime: 0)) == nil)
     }
 }
