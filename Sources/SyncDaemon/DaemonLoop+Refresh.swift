@@ -76,7 +76,7 @@ extension DaemonLoop {
             // Only a source with a listing has a cached copy to serve (one set aside is gone; a cache file that
             // holds only local changes made meanwhile is not a copy of the server's listing).
             let serving = states[name]?.savedAt != nil ? "serving the cached copy" : "no cached copy yet"
-            let waitsForCreate = failure.waitsForLostCreate || failure.leftCreateUnknown
+            let waitsForCreate = failure.lostCreateWait != nil || failure.leftCreateUnknown
             logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
                            source: name, messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
@@ -115,10 +115,10 @@ extension DaemonLoop {
             case .transient:
                 var retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
                 // A lost create's wait does not hold back the source's periodic listings (IntervalSec=).
-                if failure.waitsForLostCreate, let wait = retryAfter { retryAfter = min(wait, configuration.refresh.interval) }
+                if let wait = failure.lostCreateWait { retryAfter = min(wait, configuration.refresh.interval) }
                 // The listing was pulled and only a create waits (its outcome unknown, or its wait not over): the
                 // server answers, so the retries are never given up after MaxAttempts= (docs/local-changes.md).
-                let kind: FailureKind = failure.waitsForLostCreate || failure.leftCreateUnknown ? .local : .transient
+                let kind: FailureKind = failure.lostCreateWait != nil || failure.leftCreateUnknown ? .local : .transient
                 return RefreshFinish(outcome: .failure(kind, retryAfter: retryAfter), stale: stale,
                                      report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
             case .local, .permanent:

@@ -22,12 +22,11 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// HTTP status, when a server answered.
     public var status: Int?
-    /// The server's `Retry-After`, as received; or, for a create that waits for `LostCreateWaitSec=`, the seconds
-    /// until it may be sent (requireDelivery).
+    /// The server's `Retry-After`, as received.
     public var retryAfter: String?
-    /// `retryAfter` is when a create whose answer was lost may be sent again (requireDelivery): the daemon
-    /// refreshes no later than at its interval meanwhile, so that listings keep coming.
-    public var waitsForLostCreate = false
+    /// Only creates whose outcome is unknown wait, the first of them this long before it may be sent again
+    /// (requireDelivery): the daemon refreshes then, or at its interval if that comes sooner.
+    var lostCreateWait: Duration?
     /// A new listing replaced the cache before the refresh failed (a change failed to push, the pull
     /// went through): watchers are told the cache changed.
     public var listingReplaced = false

@@ -68,8 +68,7 @@ extension SyncEngine {
         if case .updated = pulled { failure.listingReplaced = true }
         // Only creates whose answer was lost and that wait for LostCreateWaitSec= to pass: the next refresh
         // comes when the first of them may be sent (or sooner, at IntervalSec=: DaemonLoop.classify), not sooner
-        // with backoff (each listing meanwhile would only count an attempt against MaxAttempts=). A second more,
-        // since Retry-After counts whole seconds.
+        // with backoff (each listing meanwhile would only count an attempt against MaxAttempts=).
         let (checked, incomplete) = shared.memory.withLock { ($0.checkedCreates, $0.incompleteListings.contains(source.name)) }
         let waits = waiting.map { entry -> Int64? in
             guard entry.answerWasLost, !checked.contains(entry.seq) else { return nil }
@@ -78,8 +77,7 @@ extension SyncEngine {
             return LostCreateWait.remainingMilliseconds(lostCreateWait(entry, source: source), wait: source.lostCreateWait)
         }
         if let soonest = waits.compactMap({ $0 }).min(), !waits.contains(nil) {
-            failure.retryAfter = String(max(1, (soonest + 999) / 1000 + 1))
-            failure.waitsForLostCreate = true
+            failure.lostCreateWait = .milliseconds(max(1, soonest))
         }
         return failure
     }
