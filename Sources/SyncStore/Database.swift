@@ -18,6 +18,7 @@ public final class Database {
 
     /// Opens (creating if needed) the database at `path`. The corresponding C function is `sqlite3_open_v2(3)`.
     public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        _ = Database.configured
         var db: OpaquePointer?
         let flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
@@ -37,6 +38,13 @@ public final class Database {
         self.handle = db
         self.path = path
     }
+
+    /// Process-wide settings, made once before the first connection opens (SQLite takes them only before
+    /// it initialises): no page cache is allocated ahead of use. By default every pager, the one of each
+    /// temporary table a query opens included, allocates and writes 20 pages (80 KiB) at its first read; a
+    /// `syncd --once` answered by a 304 touched ~450 pages for it (docs/benchmarks.md, "Speed of the first
+    /// sync and of the 304"). Pages are then allocated as they are used, up to each cache's `cache_size`.
+    private static let configured: Bool = cshim_sqlite3_no_initial_page_cache() == SQLITE_OK
 
     deinit { close() }
 

@@ -59,6 +59,8 @@ int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int
 int cshim_sqlite3_bind_blob_transient(sqlite3_stmt *s, int i, const void *v, int n);
 // sqlite3_db_config is variadic: SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE.
 int cshim_sqlite3_no_checkpoint_on_close(sqlite3 *db);
+// sqlite3_config is variadic: SQLITE_CONFIG_PAGECACHE with no buffer and no initial pages.
+int cshim_sqlite3_no_initial_page_cache(void);
 int cshim_sqlite3_bind_blob_static(sqlite3_stmt *s, int i, const void *v, int n);
 
 // --- Netlink: NLMSG_*/RTA_* are macros; the constants are mirrored here. ------
