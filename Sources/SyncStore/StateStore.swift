@@ -392,12 +392,16 @@ public final class StateStore {
                 }
                 if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
             }
+            // Records, not changes: one row per record in the outbox's index order, so no temporary
+            // table is built (four `count(DISTINCT …)` built four, at every call).
             let counts = try database.prepare("""
-                SELECT count(DISTINCT CASE WHEN state IN ('queued', 'sent') THEN record_id END),
-                       count(DISTINCT CASE WHEN state = 'conflict' THEN record_id END),
-                       count(DISTINCT CASE WHEN state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1) THEN record_id END),
-                       count(DISTINCT CASE WHEN state = 'parked' AND \(superseded) IS NOT 1 THEN record_id END)
-                FROM outbox WHERE source = ?1
+                SELECT count(*) FILTER (WHERE pending), count(*) FILTER (WHERE conflicted),
+                       count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked)
+                FROM (SELECT max(state IN ('queued', 'sent')) AS pending,
+                             max(state = 'conflict') AS conflicted,
+                             max(state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1)) AS unpushed,
+                             max(state = 'parked' AND \(superseded) IS NOT 1) AS parked
+                      FROM outbox WHERE source = ?1 GROUP BY record_id)
                 """)
             try counts.bind(1, source)
             _ = try counts.step()

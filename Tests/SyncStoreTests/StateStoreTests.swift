@@ -306,6 +306,34 @@ struct StateStoreOutboxCountTests {
 }
 
 extension StateStoreOutboxCountTests {
+    /// The counts are of records, not of changes: a record with a change out and a newer one queued is one
+    /// pending record, one with a refused change and a newer queued one is one parked and one unpushed record.
+    @Test func countsRecordsNotChanges() throws {
+        let temporary = try TemporaryStore()
+        let store = temporary.store
+        func enqueue(_ id: String, _ key: String) throws -> Int64 {
+            try #require(try store.enqueue(source: "posts", recordID: id, idIsInteger: false, operation: .update, body: Array("{}".utf8),
+                                           baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: key)).seq
+        }
+        try store.markSent(try enqueue("a", "a1"))
+        _ = try enqueue("a", "a2")
+        try store.park(try enqueue("b", "b1"), status: 422, error: "HTTP 422")
+        _ = try enqueue("b", "b2")
+        try store.recordConflict(try enqueue("c", "c1"), remoteBody: nil, remoteVersion: nil, at: "2026-11-29T10:00:00Z",
+                                 status: 409, reason: "HTTP 409 from PUT")
+        // Another source's changes count for it alone.
+        _ = try store.enqueue(source: "users", recordID: "a", idIsInteger: false, operation: .update, body: Array("{}".utf8),
+                              baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: "u1")
+        #expect(try store.outbox(source: "posts").count == 5)
+        let state = try store.state(of: "posts")
+        #expect(state.pendingCount == 2)  // a, b
+        #expect(state.parkedCount == 1)  // b
+        #expect(state.unpushedCount == 2)  // a's queued change, b
+        #expect(state.conflictCount == 1)  // c
+        let users = try store.state(of: "users")
+        #expect((users.pendingCount, users.parkedCount, users.unpushedCount, users.conflictCount) == (1, 0, 1, 0))
+    }
+
     /// Status and Watch report the local view's size: the listing with removals and creations applied.
     @Test func localRecordCountAppliesLocalChanges() throws {
         let temporary = try TemporaryStore()
