@@ -524,11 +524,18 @@ extension StateStore {
     /// Closing skips this (see `Database.init`), so a large listing leaves a large log that every later
     /// open would have to replay; the engine calls this after a refresh that changed nothing, when the
     /// work costs no one anything. Returns true when it checkpointed.
+    ///
+    /// The log is then started again here, with one page: the first write to an empty log writes its
+    /// header and flushes it to disk (and the folder with it), which would otherwise fall to the next
+    /// process's first commit — for `syncd --once` right after a large first sync, its 304's commit
+    /// (docs/benchmarks.md, "Speed of the first sync and of the 304"). That process reads one page of log.
     @discardableResult
     public func checkpointIfWriteAheadLog(largerThan bytes: Int) throws(StoreError) -> Bool {
         guard fileSize(path + "-wal") > bytes else { return false }
         do {
             try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            // Rewrites the header page with the value it holds: a write, and nothing changed.
+            try database.execute("PRAGMA user_version = \(StateStore.schemaVersion)")
         } catch {
             throw .sqlite(error)
         }

@@ -268,8 +268,31 @@ struct StateStoreCheckpointTests {
         try store(big, into: t.store)
         #expect(fileSize(t.path + "-wal") > 256 << 10)
         #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
-        #expect(fileSize(t.path + "-wal") == 0)
+        // Folded, and started again with one page (its header and one 4 KiB frame).
+        #expect(fileSize(t.path + "-wal") == 32 + 24 + 4096)
         #expect(try storedBodies(t.store).count == 40_000)
+    }
+
+    /// After a checkpoint the next write appends to the log the checkpoint started; it does not start one
+    /// (which would write a new header with new salts, and flush it).
+    @Test func theNextWriteAppendsToTheLogTheCheckpointStarted() throws {
+        let t = try TemporaryStore()
+        let big = (1...40_000).map { i in (String(i), Array("{\"id\":\(i),\"pad\":\"\(String(repeating: "x", count: 300))\"}".utf8)) }
+        try store(big, into: t.store)
+        #expect(try t.store.checkpointIfWriteAheadLog(largerThan: 256 << 10))
+        let header = try #require(Self.logHeader(t.path + "-wal"))
+        try t.store.saveRetryState(source: "posts", "{\"attempt\":1}")
+        #expect(Self.logHeader(t.path + "-wal") == header)
+        #expect(fileSize(t.path + "-wal") == 32 + 2 * (24 + 4096))
+        #expect(try t.store.state(of: "posts").retryState == "{\"attempt\":1}")
+    }
+
+    /// The first 32 bytes of a write-ahead log: magic, version, page size, checkpoint sequence, salts, checksum.
+    static func logHeader(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var header = [UInt8](repeating: 0, count: 32)
+        return fread(&header, 1, 32, file) == 32 ? header : nil
     }
 }
 
