@@ -74,8 +74,11 @@ public final class InstanceLock: Sendable {
            file.st_uid != directory.st_uid || file.st_gid != directory.st_gid {
             _ = fchown(fd, directory.st_uid, directory.st_gid)
         }
+        // Written over the last holder's pid, then cut to length: truncating to zero first would have ext4 flush
+        // the file when it is closed (its replace-by-truncate heuristic), which every `syncd --once` paid at exit.
+        // A reader in between sees no valid pid, as it would see an empty file.
         var text = Array("\(getpid())\n".utf8)
-        guard ftruncate(fd, 0) == 0, retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count else {
+        guard retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count, ftruncate(fd, off_t(text.count)) == 0 else {
             throw .system(SystemError("write pid to lock file \(path)"))
         }
         return lock

@@ -36,6 +36,22 @@ struct InstanceLockTests {
         rmdir(root)
     }
 
+    /// A file an earlier holder left (a longer pid, stray bytes) is overwritten and cut to the new pid exactly.
+    @Test func aLeftOverLockFileHoldsOnlyTheNewPID() throws {
+        let root = try Self.temporaryDirectory()
+        let path = root + "/syncd.lock"
+        let old = open(path, O_WRONLY | O_CREAT, 0o600)
+        #expect(old >= 0)
+        let leftOver = Array("4194303123\nstray bytes an older writer left\n".utf8)
+        #expect(write(old, leftOver, leftOver.count) == leftOver.count)
+        close(old)
+        let lock = try InstanceLock.acquire(stateDirectory: root, userMode: false)
+        #expect(Self.contents(path) == "\(getpid())\n")
+        withExtendedLifetime(lock) {}
+        unlink(path)
+        rmdir(root)
+    }
+
     @Test(arguments: [(false, "systemctl stop syncd"), (true, "systemctl --user stop syncd")])
     func aSecondHolderIsRefusedWithThePIDAndTheLockSurvives(userMode: Bool, stop: String) throws {
         let root = try Self.temporaryDirectory()
