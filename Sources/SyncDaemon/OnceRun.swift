@@ -49,7 +49,8 @@ public struct OnceRun {
         preload?.finish(unloading: false)
         var failed = 0
         for source in configuration.sources {
-            if case .failed(let failure) = engine.refresh(source) {
+            // `restoreSnapshots` has just checked each cache file: the refresh goes straight to its request.
+            if case .failed(let failure) = engine.refresh(source, cacheFileChecked: true) {
                 failed += 1
                 // What the file apps read holds, not the store (docs/architecture.md, "The cache file").
                 let kept = (try? engine.store.state(of: source.name, countingLocalView: true).cacheFileSummary) ?? "0 cached records"

@@ -92,10 +92,12 @@ public final class SyncEngine {
     /// is fetched again, whole, into it: the same refresh rebuilds what the damaged file held.
     /// `cancellation`, when given, is this refresh's own flag (the daemon's ticket): it replaces the client's
     /// flag for the transfers of this refresh and is never cleared here, so a cancel that came early stands.
-    public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil,
+    /// `cacheFileChecked`: the caller has just checked the source's cache file (`restoreSnapshots`, right
+    /// before `syncd --once` refreshes), so this refresh does not check it again before its request.
+    public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil, cacheFileChecked: Bool = false,
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
-        var result = refreshOnce(source, progress: progress)
+        var result = refreshOnce(source, progress: progress, cacheFileChecked: cacheFileChecked)
         if overtaken {
             // A local change rewrote the cache file while the listing was paging: the listing could not be
             // committed over it; fetched again now, it is.
@@ -144,14 +146,14 @@ public final class SyncEngine {
     }
 
     private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?,
-                             confirming: Bool = false) -> RefreshResult {
+                             confirming: Bool = false, cacheFileChecked: Bool = false) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
         let previous: SourceState
         do {
             // The cache file is the only copy of the bodies: one found damaged is set aside and the
             // listing fetched whole, unconditionally (docs/architecture.md, "Storing listings").
-            let forgotten = shared.withSourceLock(source.name) { () -> Bool in
+            let forgotten = !cacheFileChecked && shared.withSourceLock(source.name) { () -> Bool in
                 let held = (try? store.state(of: source.name))?.savedAt != nil
                 checkCacheFile(source.name)
                 return held && (try? store.state(of: source.name))?.savedAt == nil
