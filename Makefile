@@ -14,7 +14,9 @@ FUZZ_SECONDS ?= 20
 # Seconds one integration test may take before pytest-timeout fails it with every thread's stack.
 PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
-RELEASE_FLAGS = -c release --static-swift-stdlib
+# No $$ORIGIN run path: with the Swift runtime linked in, the release binaries need no library beside them, and
+# installed in /usr/bin the loader would look there first for libsqlite3, libc and libcurl at every start.
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath
 # Test-only Python packages live in a virtual environment in the tree (Debian's Python is externally
 # managed, PEP 668); test recipes put it first in PATH so `python3` there has pytest and varlink.
 VENV ?= $(CURDIR)/build/venv

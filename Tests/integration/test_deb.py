@@ -75,6 +75,9 @@ def test_package_holds_what_an_admin_needs(package, tmp_path):
     for binary in ("syncd", "syncctl"):
         sections = run("readelf", "-S", "-W", root / "usr/bin" / binary, check=True).stdout
         assert ".symtab" not in sections and ".debug_info" not in sections, binary
+        # No run path: an installed binary looks for its libraries in the system's folders only, not in /usr/bin.
+        dynamic = run("readelf", "-d", "-W", root / "usr/bin" / binary, check=True).stdout
+        assert "RUNPATH" not in dynamic and "RPATH" not in dynamic, dynamic
         ldd = run("ldd", root / "usr/bin" / binary).stdout
         assert "not found" not in ldd and "/opt/swift" not in ldd and "libswift" not in ldd, ldd
         assert run(root / "usr/bin" / binary, "--version").stdout.split() == [binary, VERSION]
