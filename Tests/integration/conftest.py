@@ -171,11 +171,15 @@ http {{
     def url(self, name):
         return f"http://127.0.0.1:{self.port}/{name}"
 
-    def statuses(self):
-        """HTTP statuses in the access log, in order."""
-        if not self.access_log.exists():
-            return []
-        return [int(line.split('"')[2].split()[0]) for line in self.access_log.read_text().splitlines() if line]
+    def statuses(self, count):
+        """HTTP statuses in the access log, in order, once it holds `count` lines (or after 5 s): nginx logs a
+        request after sending its response, so a client can exit before the line is written."""
+        deadline = time.monotonic() + 5
+        while True:
+            lines = self.access_log.read_text().splitlines() if self.access_log.exists() else []
+            if len(lines) >= count or time.monotonic() > deadline:
+                return [int(line.split('"')[2].split()[0]) for line in lines if line]
+            time.sleep(0.01)
 
     def stop(self):
         stop_process(self.proc)
