@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The storage benchmark of issue 12 ("write each byte once"): nginx on loopback; side by side with
 # curl -o, a conditional curl, curl|jq|mv and a Python fetch-parse-rename script it measures
-#  - the `--once` right after a first sync (a 304) vs a conditional curl (100k records, hyperfine);
+#  - the `--once` right after a first sync (a 304) vs a conditional curl (100k records, hyperfine, and
+#    interleaved by bench/ab-once.py);
 #  - 1M records: disk at rest and at peak (state + cache, WAL included, sampled every 5 ms), peak RSS,
 #    and bytes written to disk (/proc/PID/io write_bytes) per byte of listing for the first sync, an
 #    unchanged re-sync (304), an identical listing served as a 200, a one-record change on the server
@@ -36,6 +37,10 @@ hyperfine --warmup 1 --runs "$RUNS" --export-json "$OUT/after.json" \
     -n "syncd --once right after a first sync" \
     --prepare "rm -rf $WORK/after/state $WORK/after/cache; $BIN/syncd --once --config-dir $WORK/after/etc" \
     "$BIN/syncd --once --config-dir $WORK/after/etc" >/dev/null
+# 1b. The same 304 row interleaved: in each round a first sync (untimed), the `--once` after it and a conditional
+# curl, so that both timed runs follow the same first sync (hyperfine runs curl's block warm, each syncd run
+# after its prepare's 100 ms first sync).
+python3 bench/ab-once.py after "$URL" "$((RUNS * 3))" "$BIN/syncd" > "$OUT/ab-after.txt"
 
 # 2. 1M records, one process each; the served copy big.json is ours to touch and edit.
 cp "$DATA/1m.json" "$WWW/big.json"
