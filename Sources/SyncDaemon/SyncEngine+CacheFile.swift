@@ -124,6 +124,7 @@ extension SyncEngine {
     /// Forgets the listing of `name` whose cache file is gone (the outbox stays), so the next refresh fetches
     /// it whole, and says so.
     func forget(_ name: String, because problem: String) {
+        forgotListing = true
         do {
             try store.forgetListing(source: name)
             logger.warning("\(name): \(problem); the store holds no other copy of the records, so the next refresh fetches the whole listing again")

@@ -24,6 +24,8 @@ public final class SyncEngine {
     private var storeGeneration: Int
     /// The last listing could not be committed because local changes rewrote the file meanwhile.
     private var overtaken = false
+    /// A cache file was found damaged or missing and its listing forgotten (`forget`) since the refresh began.
+    var forgotListing = false
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
@@ -92,12 +94,20 @@ public final class SyncEngine {
     /// is fetched again, whole, into it: the same refresh rebuilds what the damaged file held.
     /// `cancellation`, when given, is this refresh's own flag (the daemon's ticket): it replaces the client's
     /// flag for the transfers of this refresh and is never cleared here, so a cancel that came early stands.
-    /// `cacheFileChecked`: the caller has just checked the source's cache file (`restoreSnapshots`, right
-    /// before `syncd --once` refreshes), so this refresh does not check it again before its request.
+    /// `cacheFileChecked`: the caller has checked the source's cache file (`restoreSnapshots`, when `syncd --once`
+    /// starts), so this refresh does not check it again before its request. Should the file have changed since
+    /// (damaged, removed: found by the 304's confirmation or the commit's comparison, which set it aside and forget
+    /// the listing), the listing is fetched again, whole, in this refresh: `--once` has no next refresh, and its
+    /// apps would be left without a file until the next run.
     public func refresh(_ source: SourceConfiguration, cancellation: CancellationFlag? = nil, cacheFileChecked: Bool = false,
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
+        forgotListing = false
         var result = refreshOnce(source, progress: progress, cacheFileChecked: cacheFileChecked)
+        if cacheFileChecked, forgotListing, case .failed(let failure) = result, failure.kind != .cancelled {
+            logger.notice("\(source.name): fetching the whole listing again now")
+            result = refreshOnce(source, progress: progress)
+        }
         if overtaken {
             // A local change rewrote the cache file while the listing was paging: the listing could not be
             // committed over it; fetched again now, it is.

@@ -381,3 +381,50 @@ def test_a_read_says_which_property_of_a_replaced_cache_file_differs(server, set
     assert f"the store expects {inode}: another file took its place" in r.stderr, r.stderr
     assert "its size is" not in r.stderr, r.stderr
     assert path.read_bytes() == before
+
+
+def run_once_damaging(setup, server, slow, damaged):
+    """`syncd --once` while source `slow`'s request is held 1.5 s by the server: once it has reached the server,
+    the cache file of `damaged` is cut to 100 bytes. Returns the finished run."""
+    server.clear_requests()
+    server.options(slow, delay=1.5)
+    env = dict(os.environ)
+    env.pop("JOURNAL_STREAM", None)
+    env.pop("NOTIFY_SOCKET", None)
+    run = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: server.requests(f"/{slow}"), what=f"the request for {slow}")
+        os.truncate(setup.cache_file(damaged), 100)
+        out, err = run.communicate(timeout=60)
+    finally:
+        run.kill()
+    return subprocess.CompletedProcess(run.args, run.returncode, out, err)
+
+
+@pytest.mark.parametrize("damaged", ["late", "early"])
+def test_a_cache_file_damaged_during_a_run_is_fetched_whole_in_the_same_run(server, setup, damaged):
+    """`--once` checks every cache file when it starts and not again before each request; a file damaged later
+    in the run (during the refresh of a source before it — "early" is refreshed before "late", in file-name
+    order — or during its own request) is found by the 304's
+    confirmation, set aside, and its listing fetched whole at once: the run succeeds and the apps have the file."""
+    records = [{"id": n, "title": f"Post {n}"} for n in range(1, 201)]
+    server.set_records("early", POSTS)
+    server.set_records("late", records)
+    setup.add_source("early", server.url("early"))
+    setup.add_source("late", server.url("late"))
+    assert setup.syncd("--once").returncode == 0
+    r = run_once_damaging(setup, server, "early", damaged)
+    assert r.returncode == 0, r.stderr
+    aside = sorted(p for p in (setup.cache / setup.account).iterdir() if p.name.startswith(f"{damaged}.json.corrupt-"))
+    assert len(aside) == 1 and aside[0].stat().st_size == 100, r.stderr
+    assert f"{damaged}: cache file was damaged (its size is 100 bytes" in r.stderr, r.stderr
+    assert f"{damaged}: fetching the whole listing again now" in r.stderr, r.stderr
+    expected = records if damaged == "late" else POSTS
+    assert f"{damaged}: synced {len(expected)} records (listing changed)" in r.stderr, r.stderr
+    # Fetched whole: the second request for the damaged source carried no validator.
+    requests = server.requests(f"/{damaged}")
+    assert len(requests) == 2 and "if-none-match" in requests[0]["headers"] and "if-none-match" not in requests[1]["headers"]
+    assert setup.cache_doc(damaged)["records"] == expected
+    assert setup.cache_doc("late" if damaged == "early" else "early")["records"] == (POSTS if damaged == "late" else records)
+    assert setup.leftovers() == []
