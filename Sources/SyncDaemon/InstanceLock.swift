@@ -54,7 +54,7 @@ public final class InstanceLock: Sendable {
         // O_NOFOLLOW: the state directory is ours, a symlink planted there is not followed.
         let fd: Int32
         do {
-            fd = try systemCall("open lock file \(path)") { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+            fd = try systemCall("open lock file \(path)") { openLockFile(path) }
         } catch {
             throw .system(error)
         }
@@ -65,6 +65,14 @@ public final class InstanceLock: Sendable {
             throw .held(stateDirectory: stateDirectory, pid: readPID(fd), userMode: userMode)
         }
         let lock = InstanceLock(path: path, fd: fd)
+        // The pid first, so that a second process refused meanwhile names this one. Written over the last
+        // holder's pid and cut to length: truncating to zero first would have ext4 flush the file when it is
+        // closed (its replace-by-truncate heuristic), which every `syncd --once` paid at exit. Until then the file
+        // holds the last holder's pid, which `readPID` drops as no longer running.
+        var text = Array("\(getpid())\n".utf8)
+        guard retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count, ftruncate(fd, off_t(text.count)) == 0 else {
+            throw .system(SystemError("write pid to lock file \(path)"))
+        }
         // The mode is enforced on an existing file too (an older or hand-made one).
         _ = fchmod(fd, 0o600)
         // Root (say, `sudo syncd --once`) leaves the file to the directory's owner, so the service's
@@ -74,22 +82,31 @@ public final class InstanceLock: Sendable {
            file.st_uid != directory.st_uid || file.st_gid != directory.st_gid {
             _ = fchown(fd, directory.st_uid, directory.st_gid)
         }
-        // Written over the last holder's pid, then cut to length: truncating to zero first would have ext4 flush
-        // the file when it is closed (its replace-by-truncate heuristic), which every `syncd --once` paid at exit.
-        // A reader in between sees no valid pid, as it would see an empty file.
-        var text = Array("\(getpid())\n".utf8)
-        guard retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count, ftruncate(fd, off_t(text.count)) == 0 else {
-            throw .system(SystemError("write pid to lock file \(path)"))
-        }
         return lock
     }
 
-    /// The pid the holder wrote, if the file holds one (it is empty for a moment after the holder created it).
+    /// Opens (creating) the lock file for reading and writing. A file of this user's that its mode makes
+    /// unwritable (a hand-made 0400 one) gets the lock file's mode 0600 first, as any other existing one does.
+    private static func openLockFile(_ path: String) -> Int32 {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd < 0, errno == EACCES else { return fd }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), chmod(path, 0o600) == 0 else {
+            errno = EACCES
+            return -1
+        }
+        return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    }
+
+    /// The pid of the holder, if the file names a running process: it is empty for a moment after the holder
+    /// created it, and names the last holder (gone) until the new one has written its own.
     private static func readPID(_ fd: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = retryingEINTR { pread(fd, &buffer, buffer.count, 0) }
         guard count > 0 else { return nil }
         let text = String(decoding: buffer.prefix(count), as: UTF8.self)
-        return Int32(text.trimmed()).flatMap { $0 > 0 ? $0 : nil }
+        guard let pid = Int32(text.trimmed()), pid > 0 else { return nil }
+        // Signal 0 checks that the process exists; EPERM says it does, owned by someone else.
+        return kill(pid, 0) == 0 || errno == EPERM ? pid : nil
     }
 }

@@ -93,6 +93,37 @@ struct InstanceLockTests {
         rmdir(root)
     }
 
+    /// A holder between its `flock` and writing its pid: the file still names the last holder, which has
+    /// exited. That pid, like one no process could have, is left out rather than named as the holder.
+    @Test(arguments: ["exited", "\(Int32.max)\n"])
+    func aPIDOfNoRunningProcessIsLeftOutOfTheMessage(content: String) throws {
+        let root = try Self.temporaryDirectory()
+        let path = root + "/syncd.lock"
+        var text = content
+        if content == "exited" {
+            // A process that has run and been reaped: its pid names no one now.
+            var pid = pid_t()
+            var arguments: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+            defer { free(arguments[0]) }
+            #expect(posix_spawn(&pid, "/bin/true", nil, nil, &arguments, nil) == 0)
+            var status: Int32 = 0
+            #expect(waitpid(pid, &status, 0) == pid)
+            #expect(kill(pid, 0) != 0)
+            text = "\(pid)\n"
+        }
+        let fd = open(path, O_RDWR | O_CREAT, 0o600)
+        #expect(fd >= 0 && write(fd, text, text.utf8.count) == text.utf8.count && flock(fd, LOCK_EX) == 0)
+        do {
+            _ = try InstanceLock.acquire(stateDirectory: root, userMode: false)
+            Issue.record("a second lock was granted")
+        } catch {
+            #expect(error.description == "another syncd is already using \(root); stop it first (systemctl stop syncd)")
+        }
+        close(fd)
+        unlink(path)
+        rmdir(root)
+    }
+
     @Test func anUnusableStateDirectoryIsASystemError() throws {
         let root = try Self.temporaryDirectory()
         // A file where the state directory should be.

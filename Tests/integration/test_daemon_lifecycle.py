@@ -1,9 +1,15 @@
 """The long-running daemon: readiness, status, reload, stop (syncd(8) NOTIFICATIONS, GUARANTEES 1)."""
 import json
+import os
+import pwd
+import re
+import shutil
 import signal
 import stat
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from conftest import BIN, POSTS, Setup, wait_for
 
@@ -230,6 +236,47 @@ def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next_one(server, setu
     wait_for(lambda: lock.read_text() == f"{d2.proc.pid}\n", what="the new pid in the lock file")
     assert syncctl_status(setup).returncode == 0
     assert d2.stop() == 0
+
+
+def test_a_lock_file_its_owner_cannot_write_gets_its_mode_back(server):
+    """A lock file of the service's user that a hand-made mode makes unwritable (0400): syncd, running as that
+    user, gives it the lock file's mode 0600 and runs, as it does for any other existing lock file; root's runs
+    never meet this (the mode does not stop root). Runs as "nobody" from a folder of its own in /tmp, with the
+    binary and the libraries it loads from outside the system's folders (a debug build's Swift runtime)."""
+    server.set_records("posts", POSTS)
+    nobody = pwd.getpwnam("nobody")
+    folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
+    try:
+        os.chmod(folder, 0o755)
+        shutil.copy2(BIN / "syncd", folder / "syncd")
+        ldd = subprocess.run(["ldd", str(BIN / "syncd")], capture_output=True, text=True, check=True).stdout
+        for library in re.findall(r"=> (/\S+)", ldd):
+            if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
+                shutil.copy2(library, folder)
+        for entry in folder.iterdir():
+            os.chmod(entry, 0o755)
+        (folder / "etc" / "sources.d").mkdir(parents=True)
+        (folder / "etc" / "syncd.conf").write_text(
+            f"[Daemon]\nStateDirectory={folder}/state\nCacheDirectory={folder}/cache\nRuntimeDirectory={folder}/run\n")
+        (folder / "etc" / "sources.d" / "posts.source").write_text(f"[Source]\nURL={server.url('posts')}\n")
+        for path in (folder / "etc", folder / "etc" / "sources.d"):
+            os.chmod(path, 0o755)
+        for name in ("state", "cache", "run"):
+            (folder / name).mkdir(mode=0o700)
+            os.chown(folder / name, nobody.pw_uid, nobody.pw_gid)
+        lock = folder / "state" / "syncd.lock"
+        lock.write_text("12345\n")
+        os.chown(lock, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(lock, 0o400)
+        r = subprocess.run(["runuser", "-u", "nobody", "--", str(folder / "syncd"), "--once", "--config-dir", str(folder / "etc")],
+                           capture_output=True, text=True, timeout=60, cwd=folder)
+        assert r.returncode == 0, r.stderr
+        assert "posts: synced 2 records" in r.stderr, r.stderr
+        assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+        assert (lock.stat().st_uid, re.fullmatch(r"[0-9]+\n", lock.read_text()) is not None) == (nobody.pw_uid, True)
+        assert json.loads((folder / "cache" / "default" / "posts.json").read_text())["records"] == POSTS
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_a_daemon_with_other_state_does_not_take_a_live_control_socket(server, setup, daemons, running, tmp_path):
