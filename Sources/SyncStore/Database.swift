@@ -44,6 +44,7 @@ public final class Database {
     /// temporary table a query opens included, allocates and writes 20 pages (80 KiB) at its first read; a
     /// `syncd --once` answered by a 304 touched ~450 pages for it (docs/benchmarks.md, "Speed of the first
     /// sync and of the 304"). Pages are then allocated as they are used, up to each cache's `cache_size`.
+    /// SQLite refuses it only once initialised, which nothing in syncd does before; refused, it costs only speed.
     private static let configured: Bool = cshim_sqlite3_no_initial_page_cache() == SQLITE_OK
 
     deinit { close() }
