@@ -76,27 +76,10 @@ struct InstanceLockTests {
         rmdir(root)
     }
 
-    @Test func anUnreadablePIDIsLeftOutOfTheMessage() throws {
-        let root = try Self.temporaryDirectory()
-        let path = root + "/syncd.lock"
-        // A holder that has not written its pid yet: an empty, locked file.
-        let fd = open(path, O_RDWR | O_CREAT, 0o600)
-        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
-        do {
-            _ = try InstanceLock.acquire(stateDirectory: root, userMode: false)
-            Issue.record("a second lock was granted")
-        } catch {
-            #expect(error.description == "another syncd is already using \(root); stop it first (systemctl stop syncd)")
-        }
-        close(fd)
-        unlink(path)
-        rmdir(root)
-    }
-
-    /// A holder between its `flock` and writing its pid: the file still names the last holder, which has
-    /// exited. That pid, like one no process could have, is left out rather than named as the holder.
-    @Test(arguments: ["exited", "\(Int32.max)\n"])
-    func aPIDOfNoRunningProcessIsLeftOutOfTheMessage(content: String) throws {
+    /// A holder between its `flock` and writing its pid: the file is empty (a new one) or still names the last
+    /// holder, which has exited. Neither, nor a pid no process could have, is named as the holder.
+    @Test(arguments: ["", "exited", "\(Int32.max)\n"])
+    func noPIDIsNamedButARunningHolders(content: String) throws {
         let root = try Self.temporaryDirectory()
         let path = root + "/syncd.lock"
         var text = content

@@ -1,6 +1,7 @@
 """Fixtures for syncd's black-box integration tests: real binaries, real servers, real files."""
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -57,6 +58,21 @@ def fill_filesystem(path):
     finally:
         os.close(fd)
     return path
+
+
+def copy_for_another_user(binary, folder):
+    """Copies `binary` (syncd or syncctl, from BIN) into `folder` with the shared libraries it loads from outside
+    the system's library folders (the Swift runtime of a debug build), all mode 0755, for running it as another
+    user (runuser): the checkout and pytest's temporary folders may lie below directories that user cannot
+    enter (a clone under /root or in a 0700 home), and a test never widens the permissions of directories it
+    did not create. Found through the binary's RUNPATH $ORIGIN (debug builds have it)."""
+    shutil.copy2(BIN / binary, Path(folder) / binary)
+    ldd = subprocess.run(["ldd", str(BIN / binary)], capture_output=True, text=True, check=True).stdout
+    for library in re.findall(r"=> (/\S+)", ldd):
+        if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
+            shutil.copy2(library, folder)
+    for entry in Path(folder).iterdir():
+        os.chmod(entry, 0o755)
 
 
 class SyncServer:

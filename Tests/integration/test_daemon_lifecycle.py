@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from conftest import BIN, POSTS, Setup, wait_for
+from conftest import BIN, POSTS, Setup, copy_for_another_user, wait_for
 
 
 def test_ready_comes_before_any_network_even_when_the_server_is_unreachable(setup, notify, daemons):
@@ -241,20 +241,13 @@ def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next_one(server, setu
 def test_a_lock_file_its_owner_cannot_write_gets_its_mode_back(server):
     """A lock file of the service's user that a hand-made mode makes unwritable (0400): syncd, running as that
     user, gives it the lock file's mode 0600 and runs, as it does for any other existing lock file; root's runs
-    never meet this (the mode does not stop root). Runs as "nobody" from a folder of its own in /tmp, with the
-    binary and the libraries it loads from outside the system's folders (a debug build's Swift runtime)."""
+    never meet this (the mode does not stop root). Runs as "nobody" from a folder of its own in /tmp."""
     server.set_records("posts", POSTS)
     nobody = pwd.getpwnam("nobody")
     folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
     try:
         os.chmod(folder, 0o755)
-        shutil.copy2(BIN / "syncd", folder / "syncd")
-        ldd = subprocess.run(["ldd", str(BIN / "syncd")], capture_output=True, text=True, check=True).stdout
-        for library in re.findall(r"=> (/\S+)", ldd):
-            if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
-                shutil.copy2(library, folder)
-        for entry in folder.iterdir():
-            os.chmod(entry, 0o755)
+        copy_for_another_user("syncd", folder)
         (folder / "etc" / "sources.d").mkdir(parents=True)
         (folder / "etc" / "syncd.conf").write_text(
             f"[Daemon]\nStateDirectory={folder}/state\nCacheDirectory={folder}/cache\nRuntimeDirectory={folder}/run\n")

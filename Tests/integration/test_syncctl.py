@@ -3,7 +3,6 @@ a client nobody here wrote (the reference Python varlink implementation), logout
 import json
 import os
 import queue
-import re
 import shutil
 import signal
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, POSTS, wait_for
+from conftest import BIN, POSTS, copy_for_another_user, wait_for
 
 
 def syncctl(setup, *args, user=None, env=None, bin_dir=BIN):
@@ -31,20 +30,11 @@ def syncctl(setup, *args, user=None, env=None, bin_dir=BIN):
 @pytest.fixture
 def shared(setup):
     """A folder for running syncctl as "nobody": made for the test in /tmp (mode 0755), holding a copy
-    of syncctl with the shared libraries it loads from outside the system's library folders (the Swift
-    runtime of a debug build) and the daemon's runtime folder; removed afterwards. The checkout and
-    pytest's temporary folders may lie below directories nobody cannot enter (a clone under /root or
-    in a 0700 home), and a test never widens the permissions of directories it did not create."""
+    of syncctl (`copy_for_another_user`) and the daemon's runtime folder; removed afterwards."""
     folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
     try:
         os.chmod(folder, 0o755)
-        shutil.copy2(BIN / "syncctl", folder / "syncctl")
-        ldd = subprocess.run(["ldd", str(BIN / "syncctl")], capture_output=True, text=True, check=True).stdout
-        for library in re.findall(r"=> (/\S+)", ldd):
-            if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
-                shutil.copy2(library, folder)     # found through the binary's RUNPATH $ORIGIN
-        for entry in folder.iterdir():
-            os.chmod(entry, 0o755)
+        copy_for_another_user("syncctl", folder)
         setup.runtime = folder / "run"
         setup.write_main()
         yield folder
