@@ -49,7 +49,8 @@ public struct OnceRun {
         preload?.finish(unloading: false)
         var failed = 0
         for source in configuration.sources {
-            // `restoreSnapshots` has just checked each cache file: the refresh goes straight to its request.
+            // `restoreSnapshots` has just checked each cache file: the refresh goes straight to its request (and
+            // fetches the listing whole should it find the file changed since, see `SyncEngine.refresh`).
             if case .failed(let failure) = engine.refresh(source, cacheFileChecked: true) {
                 failed += 1
                 // What the file apps read holds, not the store (docs/architecture.md, "The cache file").
