@@ -34,3 +34,28 @@ private final class ErrorOutput: Sendable {
     let data = Mutex(Data())
     let done = Mutex(false)
 }
+
+/// The one way a Swift test runs a program as another user (runuser(1)): the program must be the system's
+/// (below /usr or /bin), because the checkout and the test's folders may lie below a directory that user
+/// cannot enter (a clone under /root); the working directory must be a folder the test made for it.
+/// Tests/integration/test_hermetic.py fails the suite when a test calls runuser, setpriv or su elsewhere;
+/// `.ci/contributor-machine` runs every Swift suite again from below a 0700 directory.
+func runAsAnotherUser(_ user: String, _ executable: String, _ arguments: [String],
+                      directory: String) throws -> (status: Int32, stdout: String, stderr: String) {
+    guard executable.hasPrefix("/usr/") || executable.hasPrefix("/bin/") else {
+        throw AnotherUserError.notASystemProgram(executable)
+    }
+    return try runProcess("/usr/sbin/runuser", ["-u", user, "--", executable] + arguments, directory: directory)
+}
+
+/// Why `runAsAnotherUser` refused to run a program.
+enum AnotherUserError: Error, CustomStringConvertible {
+    case notASystemProgram(String)
+    var description: String {
+        switch self {
+        case .notASystemProgram(let path):
+            "runAsAnotherUser: \(path) is not a system program; another user may not reach the checkout "
+                + "(it may lie below a 0700 directory): copy it into a folder made for the test first"
+        }
+    }
+}

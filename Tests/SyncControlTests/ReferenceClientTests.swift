@@ -47,7 +47,7 @@ struct ReferenceClientTests {
 }
 
 /// Peer credentials decide: a caller running as `nobody` may only call GetStatus and
-/// org.varlink.service. The caller is a real process started with runuser(1).
+/// org.varlink.service. The caller is a real process started as nobody (`runAsAnotherUser`).
 @Suite("Control access", .serialized, .system)
 struct ControlAccessTests {
     static let unprivilegedScript = #"""
@@ -81,8 +81,8 @@ struct ControlAccessTests {
     /// argument, the socket's folder is made by the fixture in /tmp (0755) and is also its working
     /// directory (the test runner's may lie below a 0700 home).
     static func runAsNobody(_ fixture: ControlServerFixture) throws -> (status: Int32, stdout: String, stderr: String) {
-        try runProcess("/usr/sbin/runuser", ["-u", "nobody", "--", "/usr/bin/python3", "-c", unprivilegedScript, fixture.path],
-                       directory: fixture.directory)
+        try runAsAnotherUser("nobody", "/usr/bin/python3", ["-c", unprivilegedScript, fixture.path],
+                             directory: fixture.directory)
     }
 
     @Test  // needs root to run a client as nobody: make test runs as root; make check leaves this suite out

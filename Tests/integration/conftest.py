@@ -14,9 +14,27 @@ from pathlib import Path
 
 import pytest
 
+from another_user import AnotherUser
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BIN = Path(os.environ.get("SYNCD_BIN_DIR", ROOT / ".build" / "debug"))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "switches_user: runs a program as another user (takes the another_user "
+                            "fixture); .ci/contributor-machine reruns these from below a 0700 directory")
+    config.addinivalue_line("markers", "host_machine: boots systemd or touches the host's syncd folders (takes the "
+                            "host_unchanged fixture); .ci/contributor-machine reruns these on a machine with syncd installed")
+
+
+def pytest_collection_modifyitems(items):
+    """Marks each test by what it does, from the fixtures it takes, so that no list of tests is kept by hand."""
+    for item in items:
+        if "another_user" in item.fixturenames:
+            item.add_marker(pytest.mark.switches_user)
+        if "host_unchanged" in item.fixturenames:
+            item.add_marker(pytest.mark.host_machine)
 
 
 def free_port():
@@ -58,21 +76,6 @@ def fill_filesystem(path):
     finally:
         os.close(fd)
     return path
-
-
-def copy_for_another_user(binary, folder):
-    """Copies `binary` (syncd or syncctl, from BIN) into `folder` with the shared libraries it loads from outside
-    the system's library folders (the Swift runtime of a debug build), all mode 0755, for running it as another
-    user (runuser): the checkout and pytest's temporary folders may lie below directories that user cannot
-    enter (a clone under /root or in a 0700 home), and a test never widens the permissions of directories it
-    did not create. Found through the binary's RUNPATH $ORIGIN (debug builds have it)."""
-    shutil.copy2(BIN / binary, Path(folder) / binary)
-    ldd = subprocess.run(["ldd", str(BIN / binary)], capture_output=True, text=True, check=True).stdout
-    for library in re.findall(r"=> (/\S+)", ldd):
-        if not library.startswith(("/lib/", "/lib64/", "/usr/lib/")):
-            shutil.copy2(library, folder)
-    for entry in Path(folder).iterdir():
-        os.chmod(entry, 0o755)
 
 
 class SyncServer:
@@ -249,6 +252,17 @@ class Setup:
         full_env.update(env or {})
         return subprocess.run([str(BIN / "syncd"), "--config-dir", str(self.config), *args],
                               capture_output=True, text=True, env=full_env, timeout=timeout)
+
+
+@pytest.fixture
+def another_user():
+    """Runs programs as another user from a folder made for the test (another_user.AnotherUser): the only way a
+    test may switch user; removed afterwards."""
+    runner = AnotherUser.in_new_folder()
+    try:
+        yield runner
+    finally:
+        runner.remove()
 
 
 @pytest.fixture

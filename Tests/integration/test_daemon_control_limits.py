@@ -1,13 +1,11 @@
 """Hostile local users on the control socket (it is 0666 by design): one user's idle connections never
 lock root out, they are closed after the timeouts syncd(8) states, and a refused client is told why.
 
-The unprivileged side runs Debian's own /usr/bin/python3 (stdlib sockets only) as "nobody" (runuser) or as
-other unprivileged UIDs (setpriv), from a folder made for the test that those users can reach."""
+The unprivileged side runs Debian's own /usr/bin/python3 (stdlib sockets only) and syncctl as "nobody" or as
+other unprivileged UIDs, from the another_user fixture's folder, which those users can reach."""
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,16 +23,12 @@ IDLE_TIMEOUT = 60
 
 
 @pytest.fixture
-def reachable(setup):
-    """A runtime folder and the client script in a folder made for this test that every user can reach."""
-    folder = Path(tempfile.mkdtemp(prefix="syncd-control-limits-"))
-    os.chmod(folder, 0o755)
-    shutil.copy(HERE / "clients" / "hold_connections.py", folder / "hold_connections.py")
-    os.chmod(folder / "hold_connections.py", 0o644)
-    setup.runtime = folder / "run"
+def reachable(setup, another_user):
+    """The daemon's runtime folder and the client script in the another_user fixture's folder."""
+    another_user.file(HERE / "clients" / "hold_connections.py")
+    setup.runtime = another_user.folder / "run"
     setup.write_main()
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
+    return another_user
 
 
 @pytest.fixture
@@ -47,15 +41,19 @@ def socket_path(setup):
     return str(setup.runtime / "io.syncd.Manager")
 
 
-def syncctl(setup, *args, prefix=()):
-    return subprocess.run([*prefix, str(BIN / "syncctl"), "--socket", socket_path(setup), *args],
-                          capture_output=True, text=True, timeout=30, env=dict(os.environ, NO_COLOR="1"))
+def syncctl(setup, *args, runner=None, **who):
+    """syncctl on the test's daemon; as another user (`user=` or `uid=`) through `runner` (AnotherUser)."""
+    cmd = [BIN / "syncctl", "--socket", socket_path(setup), *args]
+    env = dict(os.environ, NO_COLOR="1")
+    if runner:
+        return runner.run(cmd, **who, capture_output=True, text=True, timeout=30, env=env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=env)
 
 
-def start_holder(setup, folder, count, wait, prefix, callers="first"):
-    """Starts hold_connections.py as an unprivileged user."""
-    return subprocess.Popen([*prefix, SYSTEM_PYTHON, str(folder / "hold_connections.py"), socket_path(setup), str(count), str(wait),
-                             callers], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
+def start_holder(setup, runner, count, wait, callers="first", **who):
+    """Starts hold_connections.py as an unprivileged user (`user=` or `uid=`)."""
+    return runner.popen([SYSTEM_PYTHON, runner.folder / "hold_connections.py", socket_path(setup), count, wait, callers],
+                        **who, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={"PATH": "/usr/bin:/bin"})
 
 
 def first_report(proc):
@@ -64,24 +62,17 @@ def first_report(proc):
     return json.loads(line)
 
 
-def holder(setup, folder, count, wait, prefix, callers="first"):
+def holder(setup, runner, count, wait, callers="first", **who):
     """Starts hold_connections.py as an unprivileged user; returns the process and its first report."""
-    proc = start_holder(setup, folder, count, wait, prefix, callers)
+    proc = start_holder(setup, runner, count, wait, callers, **who)
     return proc, first_report(proc)
-
-
-def as_uid(uid):
-    return [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-
-
-NOBODY = [shutil.which("runuser") or "/usr/sbin/runuser", "-u", "nobody", "--"]
 
 
 def test_idle_connections_of_one_user_never_lock_root_out_and_are_closed_after_the_timeouts(served, setup, server, reachable):
     watch = Watch(setup, "--json")                       # root's stream: it is read, so it never times out
     try:
         assert json.loads(watch.line())["event"] == "current"
-        proc, opened = holder(setup, reachable, 300, IDLE_TIMEOUT + 15, NOBODY)
+        proc, opened = holder(setup, reachable, 300, IDLE_TIMEOUT + 15, user="nobody")
         try:
             # One user gets its share, no more; each refused connection was told why, not just closed.
             assert opened["admitted"] == PER_USER, opened
@@ -97,7 +88,7 @@ def test_idle_connections_of_one_user_never_lock_root_out_and_are_closed_after_t
             assert r.returncode == 0, r.stderr
 
             # The same user's syncctl says what happened, with exit status 3 (not answering).
-            r = syncctl(setup, "status", prefix=NOBODY)
+            r = syncctl(setup, "status", runner=reachable, user="nobody")
             assert r.returncode == 3, (r.stdout, r.stderr)
             assert r.stderr == ("syncctl: syncd refused the connection: this user already holds 16 control connections, "
                                 "the most one unprivileged user may. Try again when fewer are open (idle ones are closed "
@@ -122,7 +113,7 @@ def test_idle_connections_of_one_user_never_lock_root_out_and_are_closed_after_t
         assert IDLE_TIMEOUT - 0.5 <= closed["caller_closed_after"][0] <= IDLE_TIMEOUT + 3, closed
 
         # Freed: the user is admitted again.
-        r = syncctl(setup, "status", prefix=NOBODY)
+        r = syncctl(setup, "status", runner=reachable, user="nobody")
         assert r.returncode == 0, r.stderr
 
         # Root's Watch outlived the idle timeout and still reports the next change.
@@ -140,11 +131,11 @@ def test_unprivileged_users_together_leave_a_reserve_for_root(served, setup, rea
     holders = []
     try:
         # Every connection makes one call, so they stay for the idle timeout, longer than this test.
-        holders = [start_holder(setup, reachable, PER_USER, 1, as_uid(61000 + index), callers="all") for index in range(users)]
+        holders = [start_holder(setup, reachable, PER_USER, 1, callers="all", uid=61000 + index) for index in range(users)]
         for index, proc in enumerate(holders):
             opened = first_report(proc)
             assert (opened["admitted"], opened["refused"]) == (PER_USER, 0), (index, opened)
-        proc, opened = holder(setup, reachable, 1, 1, as_uid(61000 + users))
+        proc, opened = holder(setup, reachable, 1, 1, uid=61000 + users)
         holders.append(proc)
         assert (opened["admitted"], opened["refused"]) == (0, 1), opened
         assert "reserved for root" in json.loads(opened["refusal"])["parameters"]["reason"]
@@ -182,16 +173,16 @@ print(json.dumps(answers))
 """
 
 
-def flood(setup, kind, count):
-    r = subprocess.run([*NOBODY, SYSTEM_PYTHON, "-c", FLOOD, socket_path(setup), kind, str(count)],
-                       capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+def flood(setup, runner, kind, count):
+    r = runner.run([SYSTEM_PYTHON, "-c", FLOOD, socket_path(setup), kind, count], user="nobody",
+                   capture_output=True, text=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
 
 def test_a_flood_of_dropped_connections_is_logged_once_per_user_until_one_ends_normally(served, setup, reachable):
     dropped = "Dropped control connection of "
-    answers = flood(setup, "garbage", 40)
+    answers = flood(setup, reachable, "garbage", 40)
     assert answers == ["io.syncd.Manager.InvalidParameter"] * 40, answers       # each told why, then dropped
     served.wait_log(dropped, count=1)
     time.sleep(1)                                            # the other 39 drops were reaped by now
@@ -201,8 +192,8 @@ def test_a_flood_of_dropped_connections_is_logged_once_per_user_until_one_ends_n
     # Root's calls meanwhile are answered as ever.
     assert syncctl(setup, "status").returncode == 0
     # One of nobody's connections ends normally: the next drop is worth a line again.
-    assert flood(setup, "status", 1) == ["ok"]
-    assert flood(setup, "garbage", 5) == ["io.syncd.Manager.InvalidParameter"] * 5
+    assert flood(setup, reachable, "status", 1) == ["ok"]
+    assert flood(setup, reachable, "garbage", 5) == ["io.syncd.Manager.InvalidParameter"] * 5
     served.wait_log(dropped, count=2)
     time.sleep(1)
     assert served.output().count(dropped) == 2

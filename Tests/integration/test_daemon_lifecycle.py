@@ -3,15 +3,13 @@ import json
 import os
 import pwd
 import re
-import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
-from conftest import BIN, POSTS, Setup, copy_for_another_user, wait_for
+from conftest import BIN, POSTS, Setup, wait_for
 
 
 def test_ready_comes_before_any_network_even_when_the_server_is_unreachable(setup, notify, daemons):
@@ -238,38 +236,33 @@ def test_a_lock_left_by_a_killed_daemon_does_not_block_the_next_one(server, setu
     assert d2.stop() == 0
 
 
-def test_a_lock_file_its_owner_cannot_write_gets_its_mode_back(server):
+def test_a_lock_file_its_owner_cannot_write_gets_its_mode_back(server, another_user):
     """A lock file of the service's user that a hand-made mode makes unwritable (0400): syncd, running as that
     user, gives it the lock file's mode 0600 and runs, as it does for any other existing lock file; root's runs
-    never meet this (the mode does not stop root). Runs as "nobody" from a folder of its own in /tmp."""
+    never meet this (the mode does not stop root). Runs as "nobody" from the another_user fixture's folder."""
     server.set_records("posts", POSTS)
     nobody = pwd.getpwnam("nobody")
-    folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
-    try:
-        os.chmod(folder, 0o755)
-        copy_for_another_user("syncd", folder)
-        (folder / "etc" / "sources.d").mkdir(parents=True)
-        (folder / "etc" / "syncd.conf").write_text(
-            f"[Daemon]\nStateDirectory={folder}/state\nCacheDirectory={folder}/cache\nRuntimeDirectory={folder}/run\n")
-        (folder / "etc" / "sources.d" / "posts.source").write_text(f"[Source]\nURL={server.url('posts')}\n")
-        for path in (folder / "etc", folder / "etc" / "sources.d"):
-            os.chmod(path, 0o755)
-        for name in ("state", "cache", "run"):
-            (folder / name).mkdir(mode=0o700)
-            os.chown(folder / name, nobody.pw_uid, nobody.pw_gid)
-        lock = folder / "state" / "syncd.lock"
-        lock.write_text("12345\n")
-        os.chown(lock, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(lock, 0o400)
-        r = subprocess.run(["runuser", "-u", "nobody", "--", str(folder / "syncd"), "--once", "--config-dir", str(folder / "etc")],
-                           capture_output=True, text=True, timeout=60, cwd=folder)
-        assert r.returncode == 0, r.stderr
-        assert "posts: synced 2 records" in r.stderr, r.stderr
-        assert stat.S_IMODE(lock.stat().st_mode) == 0o600
-        assert (lock.stat().st_uid, re.fullmatch(r"[0-9]+\n", lock.read_text()) is not None) == (nobody.pw_uid, True)
-        assert json.loads((folder / "cache" / "default" / "posts.json").read_text())["records"] == POSTS
-    finally:
-        shutil.rmtree(folder)
+    folder = another_user.folder
+    (folder / "etc" / "sources.d").mkdir(parents=True)
+    (folder / "etc" / "syncd.conf").write_text(
+        f"[Daemon]\nStateDirectory={folder}/state\nCacheDirectory={folder}/cache\nRuntimeDirectory={folder}/run\n")
+    (folder / "etc" / "sources.d" / "posts.source").write_text(f"[Source]\nURL={server.url('posts')}\n")
+    for path in (folder / "etc", folder / "etc" / "sources.d"):
+        os.chmod(path, 0o755)
+    for name in ("state", "cache", "run"):
+        (folder / name).mkdir(mode=0o700)
+        os.chown(folder / name, nobody.pw_uid, nobody.pw_gid)
+    lock = folder / "state" / "syncd.lock"
+    lock.write_text("12345\n")
+    os.chown(lock, nobody.pw_uid, nobody.pw_gid)
+    os.chmod(lock, 0o400)
+    r = another_user.run([BIN / "syncd", "--once", "--config-dir", folder / "etc"], user="nobody",
+                         capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "posts: synced 2 records" in r.stderr, r.stderr
+    assert stat.S_IMODE(lock.stat().st_mode) == 0o600
+    assert (lock.stat().st_uid, re.fullmatch(r"[0-9]+\n", lock.read_text()) is not None) == (nobody.pw_uid, True)
+    assert json.loads((folder / "cache" / "default" / "posts.json").read_text())["records"] == POSTS
 
 
 def test_a_daemon_with_other_state_does_not_take_a_live_control_socket(server, setup, daemons, running, tmp_path):

@@ -101,8 +101,9 @@ def test_a_create_the_server_never_stored_is_sent_again_only_after_lost_create_w
     assert put(setup, {"title": "dropped"}).returncode == 0
     wait_for(lambda: len(posts(server)) == 2, timeout=20, what="the create to be sent again")
     first, second = posts(server)
-    assert second["time"] - first["time"] >= 3.0
-    # Listings read in between lacked it and did not send it.
+    # It waited: listings read in between lacked it and did not send it. How long it waits is the rule
+    # LostCreateWaitTests checks with a manual clock; measured here it would compare the server's clock with
+    # the daemon's start of the request, and fail by milliseconds on a busy machine.
     between = [q for q in server.requests("/notes") if q["method"] == "GET" and first["time"] < q["time"] < second["time"]]
     assert len(between) >= 2
     wait_for(lambda: titled(server, "dropped"), timeout=10, what="the re-sent create to be stored")

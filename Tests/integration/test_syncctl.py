@@ -3,43 +3,33 @@ a client nobody here wrote (the reference Python varlink implementation), logout
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import BIN, POSTS, copy_for_another_user, wait_for
+from conftest import BIN, POSTS, wait_for
 
 
-def syncctl(setup, *args, user=None, env=None, bin_dir=BIN):
-    cmd = [str(bin_dir / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
-    cwd = None
-    if user:
-        cmd = ["runuser", "-u", user, "--"] + cmd
-        cwd = bin_dir
+def syncctl(setup, *args, env=None, as_user=None, user="nobody"):
+    """Runs syncctl on the test's daemon; with `as_user` (the another_user fixture) as `user`."""
+    cmd = [str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), *args]
     full_env = dict(os.environ, NO_COLOR="1")
     full_env.update(env or {})
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env, cwd=cwd)
+    if as_user:
+        return as_user.run(cmd, user=user, capture_output=True, text=True, timeout=30, env=full_env)
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, env=full_env)
 
 
 @pytest.fixture
-def shared(setup):
-    """A folder for running syncctl as "nobody": made for the test in /tmp (mode 0755), holding a copy
-    of syncctl (`copy_for_another_user`) and the daemon's runtime folder; removed afterwards."""
-    folder = Path(tempfile.mkdtemp(prefix="syncd-test-nobody-", dir="/tmp"))
-    try:
-        os.chmod(folder, 0o755)
-        copy_for_another_user("syncctl", folder)
-        setup.runtime = folder / "run"
-        setup.write_main()
-        yield folder
-    finally:
-        shutil.rmtree(folder)
+def shared(setup, another_user):
+    """The daemon's runtime folder inside the another_user fixture's folder, so "nobody" can reach the socket."""
+    setup.runtime = another_user.folder / "run"
+    setup.write_main()
+    return another_user
 
 
 def test_status_json_matches_the_spec_shape(running, setup, server):
@@ -218,10 +208,10 @@ def test_usage_errors_and_unreachable_daemon(setup):
 
 
 def test_unprivileged_user_may_read_status_only(shared, running, setup):
-    r = syncctl(setup, "status", user="nobody", bin_dir=shared)
+    r = syncctl(setup, "status", as_user=shared)
     assert r.returncode == 0, r.stderr
     for args in (("refresh", "posts"), ("list", "posts"), ("get", "posts", "1"), ("logout",), ("reload",)):
-        r = syncctl(setup, *args, user="nobody", bin_dir=shared)
+        r = syncctl(setup, *args, as_user=shared)
         assert r.returncode == 1, args
         assert "permission denied" in r.stderr.lower(), r.stderr
     assert setup.cache_doc("posts")["records"] == POSTS
@@ -230,7 +220,7 @@ def test_unprivileged_user_may_read_status_only(shared, running, setup):
 def test_a_socket_closed_to_the_user_is_explained(shared, running, setup):
     # The daemon's runtime folder (made for this test) closed to others: "nobody" cannot reach the socket.
     os.chmod(setup.runtime, 0o700)
-    r = syncctl(setup, "status", user="nobody", bin_dir=shared)
+    r = syncctl(setup, "status", as_user=shared)
     assert r.returncode == 3
     assert "Permission denied" in r.stderr and "check their permissions" in r.stderr
     assert "Is syncd running?" not in r.stderr
