@@ -216,7 +216,7 @@ final class DaemonLoop {
         case .cancelRefresh(let ticket): cancellations[ticket.id]?.cancel()
         case .discarded(let ticket):
             cancellations[ticket.id] = nil
-            logger.info("\(ticket.source): discarded the result of a refresh for a previous account or configuration")
+            logger.forSource(ticket.source).info("discarded the result of a refresh for a previous account or configuration")
         case .reply(let id, let reply): answer(id, reply)
         case .saveRetryState(let source): saveRetryState(source)
         case .probe(let sources): startProbe(sources)
