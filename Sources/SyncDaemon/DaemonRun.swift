@@ -154,6 +154,7 @@ final class DaemonLoop {
         let stale = Set(stored.values.filter(\.isStale).map(\.name))
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))
         statusBoard.states.replaceAll(with: stored)
+        statusBoard.cacheDirectory = engine.snapshots.directory
         statusBoard.setSources(configuration.sources)
     }
 

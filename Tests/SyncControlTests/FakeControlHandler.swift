@@ -12,7 +12,9 @@ final class FakeControlHandler: ControlHandler {
         daemon: DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: true, uptimeSec: 12),
         sources: [SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: .idle, records: 2500, pending: 0,
                                conflicts: 0, lastSuccess: "2026-11-29T10:00:00Z", lastAttempt: "2026-11-29T10:00:00Z",
-                               lastError: nil, stale: false, attempt: 0, nextAttempt: nil)])
+                               lastError: nil, stale: false, attempt: 0, nextAttempt: nil,
+                               cacheFile: "/var/cache/syncd/default/posts.json",
+                               mode: SourceMode(writable: true, pagination: "link", conflictPolicy: "server-wins"))])
 
     static let recordCount = 2500
 
