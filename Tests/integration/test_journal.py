@@ -66,4 +66,13 @@ def test_journal_tells_one_sources_story(server, systemd):
     started = [e for e in entries(sd) if str(e["MESSAGE"]).startswith("Started: account default")]
     assert started and "SYNCD_SOURCE" not in started[0], started
 
+    # The same source seen by syncctl status under the unit: its cache file is the unit's cache folder's.
+    status = sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status", "posts")
+    lines = status.stdout.splitlines()
+    assert lines[0] == "● posts — idle", status.stdout
+    assert "  Cache file: /var/cache/syncd/default/posts.json" in lines, status.stdout
+    assert "     Records: 2 cached, 0 pending, 0 parked, 0 conflicts" in lines, status.stdout
+    unknown = sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status", "post", check=False)
+    assert (unknown.returncode, unknown.stderr) == (1, "syncctl: no such source: post; did you mean 'posts'?\n")
+
     sd.run("systemctl", "stop", "syncd")
