@@ -202,7 +202,7 @@ extension SyncEngine {
         }
         let pending = Set((try? store.pendingRenames()) ?? [])
         for name in snapshots.removeStaleTemporaries(keeping: pending) {
-            logger.notice("Removed \(name), left behind by an interrupted run")
+            logger.notice("Removed \(name), left behind by an interrupted run", source: SnapshotWriter.source(ofTemporary: name))
         }
         for source in sources {
             checkCacheFile(source.name)

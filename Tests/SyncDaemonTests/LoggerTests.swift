@@ -1,6 +1,7 @@
 import Foundation
 import SyncCore
 import Testing
+import SyncDaemon
 @testable import SyncSystem
 
 /// The journal entry syncd sends (sd_journal_sendv) and the stderr line it falls back to.
@@ -63,6 +64,13 @@ struct LoggerTests {
         ]))
         // Above the threshold nothing is sent.
         #expect(logger.output(.debug, "refreshing http://h/posts") == nil)
+    }
+
+    /// The temporary cache file a killed run left behind is filed under the source it was written for.
+    @Test(arguments: [(".posts.json.tmp-123-456", "posts"), (".a.json.tmp-.json.tmp-1-2", "a.json.tmp-"),
+                      ("posts.json.tmp-1-2", nil), (".json.tmp-1-2", nil), (".posts.json", nil)] as [(String, String?)])
+    func aLeftoverTemporaryNamesItsSource(name: String, source: String?) {
+        #expect(SnapshotWriter.source(ofTemporary: name) == source)
     }
 
     /// Every message about a source goes through `Logger.forSource`: a call that writes `NAME: ` itself (and
