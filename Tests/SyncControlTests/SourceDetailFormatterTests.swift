@@ -102,6 +102,9 @@ struct SourceDetailFormatterTests {
         #expect(lines[9] == "      Outbox: 7 changes (7 parked); 'syncctl outbox posts' lists them")
         #expect(Array(lines[10...]) == (1...5).map { "              parked update of \($0) (outbox \($0)): HTTP 422" }
             + ["              … and 2 more parked"])
+        var offline = Self.idle
+        offline.state = .offline
+        #expect(formatter.format(offline, outbox: .init(entries: [])).contains("\n    Next try: when the network is back\n"))
         // Coloured, the dot is red for an error.
         let colored = SourceDetailFormatter(now: Self.now, color: true).format(source, outbox: .init(entries: []))
         #expect(colored.hasPrefix("\u{1B}[0;1;31m●\u{1B}[0m posts — error\n"))

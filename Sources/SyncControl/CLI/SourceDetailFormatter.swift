@@ -20,6 +20,7 @@ public struct SourceDetailFormatter: Sendable {
     /// What the source's outbox holds, from `ListOutbox`: its entries, or nil when the caller may not read
     /// them (then the status's counts stand alone).
     public struct Outbox: Sendable, Equatable {
+        /// The entries of the source's outbox, in outbox order; nil when `ListOutbox` was refused.
         public var entries: [OutboxEntry]?
 
         /// Creates a summary's input.
@@ -82,9 +83,14 @@ public struct SourceDetailFormatter: Sendable {
         return "\(text) (\(HumanFormat.relative(time, now: now)))"
     }
 
+    /// When the daemon refreshes the source next: the retry's time, or what it waits for.
     func nextTry(_ source: SourceStatus) -> String {
         guard let text = source.nextAttempt else {
-            return source.state == .syncing ? "now (refreshing)" : "at the next periodic refresh"
+            switch source.state {
+            case .syncing: return "now (refreshing)"
+            case .offline: return "when the network is back"
+            default: return "at the next periodic refresh"
+            }
         }
         guard let next = Timestamp(rfc3339: text) else { return text }
         return next > now ? "\(text) (\(HumanFormat.relative(next, now: now)))" : "\(text) (due)"
