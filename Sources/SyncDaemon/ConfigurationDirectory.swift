@@ -239,7 +239,7 @@ extension Logger {
     /// Logs a `.source` file that is left out: its problems, then what that means.
     public func sourceFailed(_ failed: FailedSource) {
         configurationRejected(failed.problems, source: failed.name)
-        error("\(failed.name): not loaded because of the configuration error above; the other sources run. "
-              + "Fix the file, then 'syncctl reload'", source: failed.name)
+        forSource(failed.name).error("not loaded because of the configuration error above; the other sources run. "
+                                     + "Fix the file, then 'syncctl reload'")
     }
 }

@@ -70,21 +70,20 @@ extension DaemonLoop {
         for source in applied.sources {
             if let previous = oldSources[source.name] {
                 if previous != source {
-                    logger.info("\(source.name): configuration changed; refreshing")
+                    logger.forSource(source.name).info("configuration changed; refreshing")
                     changed.insert(source.name)
                 }
             } else {
-                logger.info("\(source.name): new source")
+                logger.forSource(source.name).info("new source")
                 states[source.name] = states[source.name] ?? SourceState(name: source.name)
             }
         }
         let kept = Set(applied.sources.map(\.name))
         for name in oldSources.keys.sorted() where !kept.contains(name) {
             if failedSources.contains(where: { $0.name == name }) {
-                logger.warning("\(name): stopped: its .source file now has an error (see above); its cached file stays",
-                               source: name)
+                logger.forSource(name).warning("stopped: its .source file now has an error (see above); its cached file stays")
             } else {
-                logger.info("\(name): removed from the configuration; its cached file stays until logout")
+                logger.forSource(name).info("removed from the configuration; its cached file stays until logout")
             }
         }
         feed(.reloaded(SourcePlan(applied, changed: changed)))

@@ -15,7 +15,7 @@ extension DaemonLoop {
         }
         let flag = CancellationFlag()
         cancellations[ticket.id] = flag
-        logger.debug("\(ticket.source): refreshing \(source.url)")
+        logger.forSource(ticket.source).debug("refreshing \(source.url)")
         worker.refresh(source, cancellation: flag, progress: { [input] count in
             input.yield(.refreshProgress(source: ticket.source, count))
         }) { [input] result, state in
@@ -77,11 +77,11 @@ extension DaemonLoop {
             // holds only local changes made meanwhile is not a copy of the server's listing).
             let serving = states[name]?.savedAt != nil ? "serving the cached copy" : "no cached copy yet"
             let waitsForCreate = failure.lostCreateWait != nil || failure.leftCreateUnknown
-            logger.warning("\(name): refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
-                           source: name, messageID: .refreshFailed)
+            logger.forSource(name).warning("refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
+                                           messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
-            logger.notice("\(name): refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
-                          source: name, messageID: .sourceRecovered)
+            logger.forSource(name).notice("refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
+                                          messageID: .sourceRecovered)
         }
         // The last running refresh ended: plan the release of idle code pages (docs/architecture.md, "Memory").
         if cancellations.isEmpty { idlePages.refreshesEnded(at: monotonicNow()) }
@@ -160,7 +160,7 @@ extension DaemonLoop {
                 do {
                     try engine?.store.saveRetryState(source: name, text)
                 } catch {
-                    logger.error("\(name): Failed to save retry state: \(failureReason(error))")
+                    logger.forSource(name).error("Failed to save retry state: \(failureReason(error))")
                 }
             }
         }
@@ -172,7 +172,7 @@ extension DaemonLoop {
         do {
             return try PersistedRetryState(jsonText: text)
         } catch {
-            logger.warning("\(source): \(error); starting a new retry cycle")
+            logger.forSource(source).warning("\(error); starting a new retry cycle")
             return nil
         }
     }

@@ -154,6 +154,7 @@ final class DaemonLoop {
         let stale = Set(stored.values.filter(\.isStale).map(\.name))
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))
         statusBoard.states.replaceAll(with: stored)
+        statusBoard.cacheDirectory = engine.snapshots.directory
         statusBoard.setSources(configuration.sources)
     }
 
@@ -216,7 +217,7 @@ final class DaemonLoop {
         case .cancelRefresh(let ticket): cancellations[ticket.id]?.cancel()
         case .discarded(let ticket):
             cancellations[ticket.id] = nil
-            logger.info("\(ticket.source): discarded the result of a refresh for a previous account or configuration")
+            logger.forSource(ticket.source).info("discarded the result of a refresh for a previous account or configuration")
         case .reply(let id, let reply): answer(id, reply)
         case .saveRetryState(let source): saveRetryState(source)
         case .probe(let sources): startProbe(sources)

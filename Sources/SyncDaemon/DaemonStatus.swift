@@ -44,9 +44,7 @@ extension DaemonLoop {
     func snapshot() -> ManagerStatus {
         let now = monotonicNow()
         let wall = currentTimestamp()
-        let sources = configuration.sources.indices.map { index in
-            sourceStatus(of: configuration.sources[index].name, url: configuration.sources[index].url, now: now, wall: wall)
-        }
+        let sources = configuration.sources.map { sourceStatus(of: $0, now: now, wall: wall) }
         return ManagerStatus(daemon: daemonStatus(now: now), sources: sources, failed: failedSourceStatuses())
     }
 
@@ -74,8 +72,8 @@ extension DaemonLoop {
     }
 
     /// One source's status (`StatusBoard.status(of:)`).
-    func sourceStatus(of source: String, url: String, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
-        statusBoard.status(of: source, url: url, core: core, now: now, wall: wall)
+    func sourceStatus(of source: SourceConfiguration, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+        statusBoard.status(of: source, core: core, now: now, wall: wall)
     }
 
     func failedSourceStatuses() -> [FailedSourceStatus] {

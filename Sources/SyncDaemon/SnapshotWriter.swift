@@ -33,6 +33,14 @@ public struct SnapshotWriter {
         try Directories.create(directory, mode: 0o750, group: group)
     }
 
+    /// The source a temporary file that `removeStaleTemporaries` removes was written for (`.<source>.json.tmp-…`),
+    /// for the journal's `SYNCD_SOURCE=`.
+    public static func source(ofTemporary name: String) -> String? {
+        guard name.hasPrefix("."), let marker = name.ranges(of: ".json.tmp-").last,
+              marker.lowerBound > name.index(after: name.startIndex) else { return nil }
+        return String(name[name.index(after: name.startIndex)..<marker.lowerBound])
+    }
+
     /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`), except those in `keeping`
     /// (named by a committed listing whose rename is outstanding); returns their names. Only names this
     /// writer makes are touched.

@@ -11,6 +11,8 @@ struct StatusBoard {
     /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
     var notices = SourceTable<[String]>()
     private var fragments = SourceStatusFragments()
+    /// The folder of the account's cache files (it never changes on reload), for each source's `cacheFile`.
+    var cacheDirectory = ""
 
     /// How many source objects were serialised since the board was made.
     var serializedCount: Int { fragments.serializedCount }
@@ -38,7 +40,7 @@ struct StatusBoard {
         var fragments = self.fragments
         self.fragments = SourceStatusFragments()
         let joined = fragments.sources { position in
-            status(of: sources[position].name, url: sources[position].url, core: core, now: now, wall: wall)
+            status(of: sources[position], core: core, now: now, wall: wall)
         }
         self.fragments = fragments
         return StatusReplyWriter.reply(daemon: daemon, sources: joined, failed: failed)
@@ -47,7 +49,8 @@ struct StatusBoard {
     /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
     /// `nextAttempt` is rendered as a wall-clock time when the object is made, and kept while nothing marks
     /// the source.
-    func status(of source: String, url: String, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+    func status(of configuration: SourceConfiguration, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+        let source = configuration.name
         let state = states[source] ?? SourceState(name: source)
         let status = core.scheduler.status(of: source)
         // `syncing` only while a refresh lane runs it: one the scheduler made due that waits for a free lane
@@ -59,11 +62,12 @@ struct StatusBoard {
             return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
         }
         return SourceStatus(
-            name: source, url: url, state: name, records: Int64(state.cachedRecordCount),
+            name: source, url: configuration.url, state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
             warnings: (notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : []),
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
-            stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next)
+            stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
+            cacheFile: PrintableText.escaping(cacheDirectory + "/" + source + ".json"), mode: SourceMode(configuration))
     }
 }
 

@@ -127,9 +127,9 @@ extension SyncEngine {
         forgotListing = true
         do {
             try store.forgetListing(source: name)
-            logger.warning("\(name): \(problem); the store holds no other copy of the records, so the next refresh fetches the whole listing again")
+            logger.forSource(name).warning("\(problem); the store holds no other copy of the records, so the next refresh fetches the whole listing again")
         } catch {
-            logger.error("\(name): \(problem); Failed to forget its listing: \(failureReason(error))")
+            logger.forSource(name).error("\(problem); Failed to forget its listing: \(failureReason(error))")
         }
     }
 
@@ -140,7 +140,7 @@ extension SyncEngine {
         do {
             try snapshots.prepareDirectory()
         } catch {
-            logger.error("\(name): Failed to create the cache folder \(snapshots.directory): \(failureReason(error))")
+            logger.forSource(name).error("Failed to create the cache folder \(snapshots.directory): \(failureReason(error))")
         }
         // A rename that failed after its commit names the file the fingerprint describes: finish it first.
         if case .lost? = try? store.settlePendingRename(source: name) {
@@ -157,7 +157,7 @@ extension SyncEngine {
                 forget(name, because: "cache file was damaged (\(reason)); moved it to \(target)")
             }
         } catch {
-            logger.error("\(name): Failed to check the cache file: \(failureReason(error))")
+            logger.forSource(name).error("Failed to check the cache file: \(failureReason(error))")
         }
     }
 
@@ -193,16 +193,16 @@ extension SyncEngine {
             do {
                 switch try store.settlePendingRename(source: source.name) {
                 case .none, .cleared: break
-                case .finished: logger.notice("\(source.name): finished replacing the cache file, which an interrupted run had left half done")
+                case .finished: logger.forSource(source.name).notice("finished replacing the cache file, which an interrupted run had left half done")
                 case .lost: forget(source.name, because: "the cache file an interrupted run was replacing is gone")
                 }
             } catch {
-                logger.error("\(source.name): Failed to finish replacing the cache file: \(failureReason(error))")
+                logger.forSource(source.name).error("Failed to finish replacing the cache file: \(failureReason(error))")
             }
         }
         let pending = Set((try? store.pendingRenames()) ?? [])
         for name in snapshots.removeStaleTemporaries(keeping: pending) {
-            logger.notice("Removed \(name), left behind by an interrupted run")
+            logger.notice("Removed \(name), left behind by an interrupted run", source: SnapshotWriter.source(ofTemporary: name))
         }
         for source in sources {
             checkCacheFile(source.name)
@@ -210,7 +210,7 @@ extension SyncEngine {
                 let state = try store.state(of: source.name)
                 if state.snapshotDirty { try publish(source.name) }
             } catch {
-                logger.error("\(source.name): Failed to restore the cache file: \(failureReason(error))")
+                logger.forSource(source.name).error("Failed to restore the cache file: \(failureReason(error))")
             }
         }
         recoverDamagedStore()
@@ -223,9 +223,9 @@ extension SyncEngine {
         for name in names {
             do {
                 let records = try store.migrateLegacyListing(source: name)
-                logger.notice("\(name): converted the stored listing (\(counted(records, "record"))) to the new storage format")
+                logger.forSource(name).notice("converted the stored listing (\(counted(records, "record"))) to the new storage format")
             } catch {
-                logger.error("\(name): Failed to convert the stored listing to the new storage format: \(failureReason(cacheFileFailure(error) ?? error))")
+                logger.forSource(name).error("Failed to convert the stored listing to the new storage format: \(failureReason(cacheFileFailure(error) ?? error))")
             }
         }
         do {

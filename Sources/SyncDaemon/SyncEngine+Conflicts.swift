@@ -28,7 +28,7 @@ extension SyncEngine {
         } catch {
             throw .storageFailure(reason: "\(error)")
         }
-        logger.notice("\(source.name): conflict on \(id) resolved, keeping the \(keepLocal ? "local" : "server's") version")
+        logger.forSource(source.name).notice("conflict on \(id) resolved, keeping the \(keepLocal ? "local" : "server's") version")
         republish(source.name)
     }
 
@@ -40,21 +40,21 @@ extension SyncEngine {
         switch source.conflictPolicy {
         case .serverWins:
             do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
+            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
             return true
         case .clientWins:
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
+            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
             return false
         case .lastWriteWins:
             let local = Timestamp(rfc3339: entry.createdAt)
             let remote = remoteVersion.flatMap { Timestamp(rfc3339: $0) }
             if let local, let remote, local > remote {
-                logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
+                logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
                 return false
             }
             do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
             let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
-            logger.notice("\(source.name): conflict on \(entry.recordID) (\(reason)); \(why), dropped the local change (ConflictPolicy=last-write-wins)")
+            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); \(why), dropped the local change (ConflictPolicy=last-write-wins)")
             return true
         case .manual:
             do {
@@ -63,7 +63,7 @@ extension SyncEngine {
             } catch {
                 throw RefreshFailure(.transient, "\(error)")
             }
-            logger.warning("\(source.name): conflict on \(entry.recordID) (\(reason)); keeping both until 'syncctl resolve \(source.name) \(entry.recordID) --keep local|remote'")
+            logger.forSource(source.name).warning("conflict on \(entry.recordID) (\(reason)); keeping both until 'syncctl resolve \(source.name) \(entry.recordID) --keep local|remote'")
             return true
         }
     }

@@ -56,7 +56,7 @@ extension SyncEngine {
             do {
                 changed = try settleLostCreate(entry, source: source, previousIDs: previousIDs, listedAt: listedAt) || changed
             } catch {
-                logger.error("\(source.name): Failed to settle the create of \(entry.recordID) whose answer was lost, will retry: \(error)")
+                logger.forSource(source.name).error("Failed to settle the create of \(entry.recordID) whose answer was lost, will retry: \(error)")
             }
         }
         if changed { republish(source.name) }
@@ -78,7 +78,7 @@ extension SyncEngine {
                                   listedAt: Int64) throws -> Bool {
         if try serverRecord(source: source.name, id: entry.recordID) != nil {
             try store.markSent(entry.seq)
-            logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
+            logger.forSource(source.name).info("the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
             return true
         }
         guard case .object(let sent)? = entry.body.flatMap({ try? JSONValue(parsing: $0) }) else {
@@ -101,7 +101,7 @@ extension SyncEngine {
                 if shared.memory.withLock({ $0.waitingCreates.insert(entry.seq).inserted }) {
                     // Stamped anew just now, `entry` still holds the old stamp: its verdict is `.restamp`, the whole wait.
                     let ends = lostCreateWaitEnds(entry, source: source)
-                    logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing yet; "
+                    logger.forSource(source.name).info("the create of \(entry.recordID), whose answer was lost, is not in the listing yet; "
                                 + "the server may still be working on it: it is sent again only if a listing read after "
                                 + "\(ends.rfc3339) still lacks it (LostCreateWaitSec=)")
                 }
@@ -110,7 +110,7 @@ extension SyncEngine {
             // A listing with a next page Pagination= does not follow may lack it only because it is on that page.
             guard !shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) else {
                 if shared.memory.withLock({ $0.undecidableCreates.insert(entry.seq).inserted }) {
-                    logger.warning("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing, but the "
+                    logger.forSource(source.name).warning("the create of \(entry.recordID), whose answer was lost, is not in the listing, but the "
                                    + "listing is incomplete (a next page Pagination= does not follow): it is not sent again until it is")
                 }
                 return false
@@ -122,25 +122,25 @@ extension SyncEngine {
                     + "(the server may store it differently than sent\(source.clientIDField == nil ? "; set ClientIDField=" : ""), "
                     + "refuse it, or take longer than LostCreateWaitSec=); check the server, then 'syncctl outbox --drop' or '--retry'"
                 try store.park(entry.seq, status: entry.lastStatus ?? 0, error: message)
-                logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
+                logger.forSource(source.name).warning("parked the create of \(entry.recordID): \(message)")
                 return true
             }
             try store.markResent(entry.seq)
             _ = shared.memory.withLock { $0.checkedCreates.insert(entry.seq) }
-            logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
+            logger.forSource(source.name).info("the create of \(entry.recordID), whose answer was lost, is not in the listing; sending it again")
             return false
         case .adopt(let id, let idIsInteger):
             _ = shared.memory.withLock { $0.waitingCreates.remove(entry.seq) }
             try store.remapRecordID(source: source.name, from: entry.recordID, to: id, newIDIsInteger: idIsInteger)
             try store.markSent(entry.seq)
-            logger.info("\(source.name): the create of \(entry.recordID), whose answer was lost, is on the server as \(id); adopted that ID")
+            logger.forSource(source.name).info("the create of \(entry.recordID), whose answer was lost, is on the server as \(id); adopted that ID")
             return true
         case .park(let ids):
             let how = source.clientIDField.map { "with \($0)=\(entry.recordID)" } ?? "with every field it sent"
             let message = "the answer to its POST was lost and the listing has several new records \(how) "
                 + "(\(ids.joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'"
             try store.park(entry.seq, status: 0, error: message)
-            logger.warning("\(source.name): parked the create of \(entry.recordID): \(message)")
+            logger.forSource(source.name).warning("parked the create of \(entry.recordID): \(message)")
             return true
         }
     }
@@ -156,7 +156,7 @@ extension SyncEngine {
         guard newListing || known == nil else { return }
         let notice = duplicateClientIDNotice(source) ?? ""
         shared.memory.withLock { $0.sharedClientIDs[source.name] = notice }
-        if !notice.isEmpty && notice != known { logger.warning("\(source.name): \(notice)") }
+        if !notice.isEmpty && notice != known { logger.forSource(source.name).warning("\(notice)") }
     }
 
     /// With `ClientIDField=`, the warning that records of the listing now stored share one client ID (a create
@@ -175,7 +175,7 @@ extension SyncEngine {
                 if let body = try? JSONValue(parsing: Array(record.body)) { search.collect(id: record.id, body: body) }
             }
         } catch {
-            logger.error("\(source.name): Failed to look for records that share one \(field): \(error)")
+            logger.forSource(source.name).error("Failed to look for records that share one \(field): \(error)")
             return nil
         }
         return search.notice

@@ -76,7 +76,7 @@ extension SyncEngine {
             } catch {
                 throw .storageFailure(reason: "Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
             }
-            logger.notice("\(source.name): the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
+            logger.forSource(source.name).notice("the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
         }
         let stored: OutboxRecord?
         do {
@@ -88,9 +88,9 @@ extension SyncEngine {
         // What the outbox holds now, not what was asked: a put behind a create already sent is stored as an
         // update, and a removal of a create never sent cancels both.
         if let stored {
-            logger.info("\(source.name): queued \(stored.operation.rawValue) of \(id)")
+            logger.forSource(source.name).info("queued \(stored.operation.rawValue) of \(id)")
         } else {
-            logger.info("\(source.name): removed the unsent create of \(id); nothing to push")
+            logger.forSource(source.name).info("removed the unsent create of \(id); nothing to push")
         }
         republish(source.name)
     }
@@ -132,7 +132,7 @@ extension SyncEngine {
                 try store.setSnapshotDirty(source: name, true)
                 try publish(name)
             } catch {
-                logger.error("\(name): \(error)")
+                logger.forSource(name).error("\(error)")
             }
         }
     }
@@ -176,7 +176,7 @@ extension SyncEngine {
                 throw .storageFailure(reason: "\(error)")
             }
         }
-        logger.notice("\(entry.source): dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
+        logger.forSource(entry.source).notice("dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
         return entry.source
     }
@@ -228,7 +228,7 @@ extension SyncEngine {
                 // The server may be slow rather than down, and may have the record: no more requests in this push,
                 // but the listing is pulled to look for it (settleLostCreates).
                 blocked.insert(entry.recordID)
-                logger.warning("\(source.name): \(error.message); the push stops, the listing is pulled to look for the record")
+                logger.forSource(source.name).warning("\(error.message); the push stops, the listing is pulled to look for the record")
                 return firstFailure ?? error
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
@@ -236,10 +236,10 @@ extension SyncEngine {
                 failuresInARow += 1
                 // Several records in a row failing alike is the server, not the records: stop asking.
                 guard failuresInARow < SyncEngine.pushFailuresBeforeStopping else {
-                    logger.warning("\(source.name): \(error.message); \(failuresInARow) changes in a row failed, stopping the push")
+                    logger.forSource(source.name).warning("\(error.message); \(failuresInARow) changes in a row failed, stopping the push")
                     throw error
                 }
-                logger.warning("\(source.name): \(error.message); the other records' changes go on")
+                logger.forSource(source.name).warning("\(error.message); the other records' changes go on")
             }
         }
         return firstFailure
@@ -344,7 +344,7 @@ extension SyncEngine {
                 }
             }
             if let newID, newID != entry.recordID {
-                logger.info("\(source.name): the server gave \(entry.recordID) the ID \(newID)")
+                logger.forSource(source.name).info("the server gave \(entry.recordID) the ID \(newID)")
                 do {
                     try store.remapRecordID(source: source.name, from: entry.recordID, to: newID, newIDIsInteger: newIDIsInteger)
                 } catch {
@@ -352,13 +352,13 @@ extension SyncEngine {
                 }
             }
             do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            logger.info("\(source.name): pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
+            logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
         case 303:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
             let message = "HTTP 303 See Other from \(what) to \(head.header("location") ?? "nowhere"): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
             do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
-            logger.warning("\(source.name): \(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
+            logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
         case 404 where listed:
             try awaitListing(entry, source: source, url: itemURL)
         case 404 where entry.operation == .delete:
@@ -427,7 +427,7 @@ extension SyncEngine {
 
     func settled(_ entry: OutboxRecord, source: SourceConfiguration, as reason: String) throws(RefreshFailure) {
         do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-        logger.info("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(reason)")
+        logger.forSource(source.name).info("\(entry.operation.rawValue) of \(entry.recordID) \(reason)")
     }
 
     /// A 404 for a record the listing had: the listing pulled next decides (`settleNotFound`). The change
@@ -435,7 +435,7 @@ extension SyncEngine {
     private func awaitListing(_ entry: OutboxRecord, source: SourceConfiguration, url: String) throws(RefreshFailure) {
         shared.memory.withLock { $0.notFoundAnswers[entry.seq] = url }
         try? store.noteFailure(entry.seq, status: 404, error: "HTTP 404 from \(url); checking the listing")
-        logger.info("\(source.name): HTTP 404 from \(url) for \(entry.recordID), which the listing had; checking the listing")
+        logger.forSource(source.name).info("HTTP 404 from \(url) for \(entry.recordID), which the listing had; checking the listing")
     }
 
     /// After a pull, the changes that met a 404 (`awaitListing`): a record the listing no longer has was
@@ -456,7 +456,7 @@ extension SyncEngine {
                     _ = try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it")
                 }
             } catch {
-                logger.error("\(source.name): Failed to settle the change of \(entry.recordID) after HTTP 404, will retry: \(error)")
+                logger.forSource(source.name).error("Failed to settle the change of \(entry.recordID) after HTTP 404, will retry: \(error)")
             }
         }
         if changed { republish(source.name) }
@@ -468,14 +468,14 @@ extension SyncEngine {
         let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL is likely wrong; "
             + "set ItemURL= (e.g. ItemURL=\(source.itemURL.example)) to the server's URL of one record, then 'syncctl outbox --retry'"
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
-        logger.warning("\(source.name): parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
+        logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
 
     private func park(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8], what: String) throws(RefreshFailure) {
         let snippet = ErrorSnippet.text(answer, limit: 300)
         let message = "HTTP \(status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
-        logger.warning("\(source.name): the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")
+        logger.forSource(source.name).warning("the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")
     }
 
     /// After a pull: a sent change the listing shows is done; one it does not show yet stays as an overlay
@@ -487,10 +487,10 @@ extension SyncEngine {
             for entry in try store.outbox(source: source.name) where entry.state == .sent {
                 let present = try serverRecord(source: source.name, id: entry.recordID) != nil
                 let confirmed = entry.operation == .delete ? !present : present
-                logger.debug("\(source.name): \(entry.operation.rawValue) of \(entry.recordID) \(confirmed ? "confirmed" : "not yet shown") by the listing")
+                logger.forSource(source.name).debug("\(entry.operation.rawValue) of \(entry.recordID) \(confirmed ? "confirmed" : "not yet shown") by the listing")
                 if confirmed || entry.unconfirmed >= 2 {
                     if !confirmed {
-                        logger.warning("\(source.name): the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
+                        logger.forSource(source.name).warning("the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
                     }
                     try store.removeOutboxEntry(entry.seq)
                     changed = true
@@ -499,7 +499,7 @@ extension SyncEngine {
                 }
             }
         } catch {
-            logger.error("\(source.name): Failed to confirm pushed changes, will try at the next refresh: \(failureReason(error))")
+            logger.forSource(source.name).error("Failed to confirm pushed changes, will try at the next refresh: \(failureReason(error))")
         }
         if changed { republish(source.name) }
     }

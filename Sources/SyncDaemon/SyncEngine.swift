@@ -79,7 +79,7 @@ public final class SyncEngine {
             defer { memory.notices[source.name] = unique.isEmpty ? nil : unique }
             return memory.notices[source.name] ?? []
         }
-        for notice in unique where !known.contains(notice) { logger.warning("\(source.name): \(notice)") }
+        for notice in unique where !known.contains(notice) { logger.forSource(source.name).warning("\(notice)") }
     }
 
     /// Closes the libcurl handle and its connections, so that an idle engine keeps no libcurl loaded
@@ -105,21 +105,21 @@ public final class SyncEngine {
         forgotListing = false
         var result = refreshOnce(source, progress: progress, cacheFileChecked: cacheFileChecked)
         if cacheFileChecked, forgotListing, case .failed(let failure) = result, failure.kind != .cancelled {
-            logger.notice("\(source.name): fetching the whole listing again now")
+            logger.forSource(source.name).notice("fetching the whole listing again now")
             result = refreshOnce(source, progress: progress)
         }
         if overtaken {
             // A local change rewrote the cache file while the listing was paging: the listing could not be
             // committed over it; fetched again now, it is.
             overtaken = false
-            logger.info("\(source.name): local changes were written while the listing was fetched; fetching it again")
+            logger.forSource(source.name).info("local changes were written while the listing was fetched; fetching it again")
             result = refreshOnce(source, progress: progress)
         }
         guard recoverDamagedStore() else { return result }
         if case .failed(let failure) = result, failure.kind == .cancelled { return result }
         // A cancel that came during the recovery stands.
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
-        logger.notice("\(source.name): refreshing again into the new state database")
+        logger.forSource(source.name).notice("refreshing again into the new state database")
         return refreshOnce(source, progress: progress)
     }
 
@@ -261,7 +261,7 @@ public final class SyncEngine {
                 return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
             }
             tidyWriteAheadLog()
-            logger.info("\(source.name): not modified (HTTP 304), \(counted(previous.recordCount, "record")) current\(publication.note)")
+            logger.forSource(source.name).info("not modified (HTTP 304), \(counted(previous.recordCount, "record")) current\(publication.note)")
             let result: RefreshResult = publication.rewroteFile
                 ? .updated(ListingOutcome(count: previous.recordCount, unchanged: false)) : .unchanged(count: previous.recordCount)
             return settle(source, result, pushFailure: pushFailure, at: now)
@@ -309,14 +309,14 @@ public final class SyncEngine {
             // process (the next `syncd --once`, a control read) to replay the log when it opens the store.
             tidyWriteAheadLog()
             if outcome.unchanged {
-                logger.info("\(source.name): listing unchanged, \(counted(outcome.count, "record")) current\(publication.note)")
+                logger.forSource(source.name).info("listing unchanged, \(counted(outcome.count, "record")) current\(publication.note)")
                 // A listing an earlier failure kept out of the cache file is news to the apps that read it.
                 guard publication.rewroteFile else {
                     return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
                 }
                 return settle(source, .updated(ListingOutcome(count: outcome.count, unchanged: false)), pushFailure: pushFailure, at: now)
             }
-            logger.info("\(source.name): synced \(counted(outcome.count, "record")) (listing changed)")
+            logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (listing changed)")
             return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
         }
     }
@@ -348,7 +348,7 @@ public final class SyncEngine {
 
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
         if failure.kind == .cancelled {
-            logger.info("\(source.name): refresh cancelled")
+            logger.forSource(source.name).info("refresh cancelled")
             return .failed(failure)
         }
         // A damaged store is about to be replaced (see `refresh`); writing the failure into it would fail too.
@@ -356,7 +356,7 @@ public final class SyncEngine {
         do {
             try store.recordFailure(source: source.name, url: source.url, message: failure.message, at: time)
         } catch {
-            logger.error("\(source.name): Failed to record the failure: \(failureReason(error))")
+            logger.forSource(source.name).error("Failed to record the failure: \(failureReason(error))")
         }
         // The caller logs the failure: it knows what happens next (a retry, or the exit status of --once).
         return .failed(failure)

@@ -44,14 +44,13 @@ public struct Logger: Sendable {
     /// `SYNCD_SOURCE=` and `MESSAGE_ID=`, `location` `CONFIG_FILE=` and `CONFIG_LINE=` (as systemd's own).
     public func log(_ priority: LogPriority, _ message: String, source: String? = nil, messageID: LogMessageID? = nil,
                     location: SourceLocation? = nil) {
-        guard priority <= threshold else { return }
-        let text = Logger.singleLine(message)
-        if journal {
-            let fields = Logger.journalFields(priority: priority, message: text, source: source, messageID: messageID,
-                                              location: location)
+        switch output(priority, message, source: source, messageID: messageID, location: location) {
+        case nil: return
+        case .journal(let fields)?:
             if Logger.sendToJournal(fields) { return }
+            writeLine(Logger.streamLine(priority: priority, message: Logger.singleLine(message), journal: true))
+        case .stream(let line)?: writeLine(line)
         }
-        writeLine(Logger.streamLine(priority: priority, message: text, journal: journal))
     }
 
     /// Logs an error.
@@ -70,6 +69,28 @@ public struct Logger: Sendable {
     public func info(_ message: String, source: String? = nil) { log(.info, message, source: source) }
     /// Logs debugging detail.
     public func debug(_ message: String, source: String? = nil) { log(.debug, message, source: source) }
+
+    /// A logger for the messages about one source: each begins with `NAME: ` and carries `SYNCD_SOURCE=NAME`,
+    /// so `journalctl SYNCD_SOURCE=NAME` tells that source's whole story, at every priority.
+    public func forSource(_ name: String) -> SourceLogger { SourceLogger(logger: self, name: name) }
+
+    /// Where `log` sends a line: the journal's fields, or the stderr line (pure; what `log` does, unit-tested).
+    enum Output: Equatable {
+        case journal([String])
+        case stream(String)
+    }
+
+    /// What `log` would send for these arguments, nil when the priority is above the threshold.
+    func output(_ priority: LogPriority, _ message: String, source: String? = nil, messageID: LogMessageID? = nil,
+                location: SourceLocation? = nil) -> Output? {
+        guard priority <= threshold else { return nil }
+        let text = Logger.singleLine(message)
+        if journal {
+            return .journal(Logger.journalFields(priority: priority, message: text, source: source, messageID: messageID,
+                                                 location: location))
+        }
+        return .stream(Logger.streamLine(priority: priority, message: text, journal: false))
+    }
 
     // MARK: Encoding (pure, unit-tested)
 
@@ -139,4 +160,36 @@ public struct Logger: Sendable {
         guard fstat(2, &info) == 0 else { return false }
         return UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
+}
+
+/// The messages about one source (`Logger.forSource`): the text after `NAME: `, the journal field
+/// `SYNCD_SOURCE=NAME` always set, so no call site can log about a source without it.
+public struct SourceLogger: Sendable {
+    /// The logger lines go to.
+    public let logger: Logger
+    /// The source's name.
+    public let name: String
+
+    /// `NAME: message`, with `SYNCD_SOURCE=NAME`.
+    public func log(_ priority: LogPriority, _ message: String, messageID: LogMessageID? = nil) {
+        logger.log(priority, text(message), source: name, messageID: messageID)
+    }
+
+    /// What `log` would send (tests).
+    func output(_ priority: LogPriority, _ message: String, messageID: LogMessageID? = nil) -> Logger.Output? {
+        logger.output(priority, text(message), source: name, messageID: messageID)
+    }
+
+    private func text(_ message: String) -> String { name + ": " + message }
+
+    /// Logs an error.
+    public func error(_ message: String, messageID: LogMessageID? = nil) { log(.error, message, messageID: messageID) }
+    /// Logs a warning.
+    public func warning(_ message: String, messageID: LogMessageID? = nil) { log(.warning, message, messageID: messageID) }
+    /// Logs a notice.
+    public func notice(_ message: String, messageID: LogMessageID? = nil) { log(.notice, message, messageID: messageID) }
+    /// Logs information.
+    public func info(_ message: String) { log(.info, message) }
+    /// Logs debugging detail.
+    public func debug(_ message: String) { log(.debug, message) }
 }

@@ -12,7 +12,18 @@ final class FakeControlHandler: ControlHandler {
         daemon: DaemonStatus(version: "1.0.0", account: "default", online: true, links: "routable", reachable: true, uptimeSec: 12),
         sources: [SourceStatus(name: "posts", url: "http://localhost:3000/posts", state: .idle, records: 2500, pending: 0,
                                conflicts: 0, lastSuccess: "2026-11-29T10:00:00Z", lastAttempt: "2026-11-29T10:00:00Z",
-                               lastError: nil, stale: false, attempt: 0, nextAttempt: nil)])
+                               lastError: nil, stale: false, attempt: 0, nextAttempt: nil,
+                               cacheFile: "/var/cache/syncd/default/posts.json",
+                               mode: SourceMode(writable: true, pagination: "link", conflictPolicy: "server-wins")),
+                  // Its ListOutbox answer is of the wrong shape.
+                  SourceStatus(name: "damaged", url: "http://localhost:3000/damaged", state: .idle, records: 0, pending: 1,
+                               conflicts: 0, lastSuccess: nil, lastAttempt: nil, lastError: nil, stale: false, attempt: 0,
+                               nextAttempt: nil)])
+
+    /// The one change in posts' outbox: parked.
+    static let parked = OutboxEntry(seq: 3, source: "posts", id: "7", operation: "update", createdAt: "2026-11-29T09:00:00Z",
+                                    state: "parked", attempts: 1, lastStatus: 422,
+                                    lastError: "HTTP 422 from PUT http://localhost:3000/posts/7: title is required")
 
     static let recordCount = 2500
 
@@ -69,6 +80,12 @@ final class FakeControlHandler: ControlHandler {
                 guard reply.progress(event.json) else { return }
                 if count % 64 == 0 { try? await Task.sleep(for: .milliseconds(1)) }
             }
+        case .listOutbox(let source):
+            guard source != "damaged" else {
+                reply.finish(["entries": [["seq": "three"]]])
+                return
+            }
+            reply.finish(["entries": .array(source == nil || source == "posts" ? [.object(FakeControlHandler.parked.json)] : [])])
         case .put(_, let record):
             reply.finish(["id": .string(record["id"].map { $0.stringValue ?? $0.serialized() } ?? "generated")])
         case .reload:

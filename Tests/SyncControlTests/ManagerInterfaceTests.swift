@@ -83,6 +83,33 @@ struct ManagerInterfaceTests {
         #expect(reply == VarlinkReply(parameters: object))
     }
 
+    /// Each source names its cache file and its mode (docs/control-api.md); the interface declares every field,
+    /// a read-only source's `conflictPolicy` is null, and a reply from a daemon older than the fields reads as nil.
+    @Test func sourceStatusCarriesItsCacheFileAndMode() throws {
+        let source = FakeControlHandler.status.sources[0]
+        let object = source.json
+        #expect(object["cacheFile"] == "/var/cache/syncd/default/posts.json")
+        #expect(object["writable"] == true && object["pagination"] == "link" && object["conflictPolicy"] == "server-wins")
+        // After the fields of docs/control-api.md's example, in this order.
+        let added = ["cacheFile", "writable", "pagination", "conflictPolicy"]
+        #expect(object.keys.filter(added.contains) == added)
+        #expect(try #require(object.keys.firstIndex(of: "cacheFile")) > #require(object.keys.firstIndex(of: "nextAttempt")))
+        for key in object.keys { #expect(ManagerInterface.description.contains("  \(key): ")) }
+        #expect(try SourceStatus(json: object) == source)
+        var readOnly = source
+        readOnly.mode = SourceMode(writable: false, pagination: "none", conflictPolicy: nil)
+        #expect(readOnly.json["conflictPolicy"] == .null)
+        #expect(try SourceStatus(json: readOnly.json) == readOnly)
+        var older = object
+        for key in ["cacheFile", "writable", "pagination", "conflictPolicy"] { older[key] = nil }
+        let read = try SourceStatus(json: older)
+        #expect(read.cacheFile == nil && read.mode == nil)
+        // A mode of the wrong type is refused with its field, not shown as some mode.
+        var wrong = object
+        wrong["pagination"] = 3
+        #expect(throws: ReplyShapeError.self) { try SourceStatus(json: wrong, path: "sources[0]") }
+    }
+
     /// A source's state travels as the name of a `SourceStateName`; a reply with another name is refused
     /// with the field that holds it, not shown as if it were a state syncctl knows.
     @Test func sourceStateIsOneOfTheNamedStates() throws {

@@ -81,6 +81,41 @@ struct SyncctlEndToEndTests {
         #expect(reload.stderr.contains("does not support io.syncd.Manager.Reload"))
         await fixture.stop()
     }
+
+    /// `syncctl status SOURCE`: the source in full, its outbox from ListOutbox; a mistyped name and an outbox
+    /// reply of the wrong shape fail with exit status 1 and say why.
+    @Test func statusOfOneSource() async throws {
+        let fixture = try ControlServerFixture()
+        let posts = try await syncctl(fixture, ["status", "posts"])
+        #expect(posts.status == 0 && posts.stderr.isEmpty, "\(posts.stderr)")
+        let lines = posts.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.count == 12)
+        #expect(Array(lines.prefix(3)) == ["● posts — idle", "         URL: http://localhost:3000/posts",
+                                           "     Records: 2,500 cached, 0 pending, 0 parked, 0 conflicts"])
+        // The times are the daemon's, then their age by the real clock.
+        #expect(lines[3].hasPrefix("Last success: 2026-11-29T10:00:00Z (") && lines[3].hasSuffix(" ago)"))
+        #expect(lines[4].hasPrefix("Last attempt: 2026-11-29T10:00:00Z (") && lines[4].hasSuffix(" ago)"))
+        #expect(Array(lines[5...]) == [
+            "       Error: none",
+            "    Next try: at the next periodic refresh",
+            "        Mode: writable (ConflictPolicy=server-wins), Pagination=link",
+            "  Cache file: /var/cache/syncd/default/posts.json",
+            "      Outbox: 1 change (1 parked); 'syncctl outbox posts' lists them",
+            "              parked update of 7 (outbox 3): HTTP 422 from PUT http://localhost:3000/posts/7: title is required",
+            "",
+        ])
+        let json = try await syncctl(fixture, ["status", "posts", "--json"])
+        #expect(try JSONValue(parsing: json.stdout) == .object(FakeControlHandler.status.sources[0].json))
+
+        let mistyped = try await syncctl(fixture, ["status", "post"])
+        #expect(mistyped.status == 1 && mistyped.stdout.isEmpty)
+        #expect(mistyped.stderr == "syncctl: no such source: post; did you mean 'posts'?\n")
+
+        let damaged = try await syncctl(fixture, ["status", "damaged"])
+        #expect(damaged.status == 1 && damaged.stdout.isEmpty)
+        #expect(damaged.stderr == "syncctl: unexpected reply from syncd: field 'entries[0].seq' missing or of the wrong type\n")
+        await fixture.stop()
+    }
 }
 
 @Suite("syncctl packaging")

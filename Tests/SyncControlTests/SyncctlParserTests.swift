@@ -18,6 +18,19 @@ struct SyncctlParserTests {
         #expect(try parseCommandLine(["status", "--json=short"], commands: commands).globals.json == .short)
     }
 
+    @Test func statusTakesAnyNumberOfSources() throws {
+        #expect(try parseCommandLine(["status"], commands: commands).arguments.positionals == [])
+        let one = try parseCommandLine(["status", "posts"], commands: commands)
+        #expect(one.command == "status" && one.arguments.positionals == ["posts"])
+        let several = try parseCommandLine(["status", "posts", "--json", "users", "--", "-odd"], commands: commands)
+        #expect(several.arguments.positionals == ["posts", "users", "-odd"])
+        #expect(several.globals.json == .short)
+        #expect(StatusCommand(arguments: several.arguments).sources == ["posts", "users", "-odd"])
+        // Only the last positional may repeat: the others still take one argument each.
+        #expect(PositionalSpec("SOURCE", optional: true, repeating: true, help: "").synopsis == "[SOURCE...]")
+        #expect(PositionalSpec("SOURCE", help: "").synopsis == "SOURCE")
+    }
+
     @Test func parsesCommandOptions() throws {
         let resolve = try parseCommandLine(["resolve", "posts", "7", "--keep=remote"], commands: commands)
         #expect(resolve.arguments.values["keep"] == "remote")
@@ -33,7 +46,8 @@ struct SyncctlParserTests {
         (["bogus"], "unknown command 'bogus'", nil),
         (["list"], "missing argument SOURCE", "list"),
         (["get", "posts"], "missing argument ID", "get"),
-        (["status", "extra"], "unexpected argument 'extra'", "status"),
+        (["list", "posts", "extra"], "unexpected argument 'extra'", "list"),
+        (["refresh", "posts", "users"], "unexpected argument 'users'", "refresh"),
         (["status", "--wait"], "unknown option '--wait'", "status"),
         (["--frobnicate"], "unknown option '--frobnicate'", nil),
         (["status", "--json=long"], "invalid --json mode 'long' (expected short, pretty or off; --json=help lists them)", "status"),
@@ -66,7 +80,7 @@ struct SyncctlParserTests {
         }
         let resolve = ResolveCommand.configuration.help
         #expect(resolve.hasPrefix("Usage: syncctl resolve SOURCE ID --keep local|remote\n"))
-        #expect(StatusCommand.configuration.usage == "syncctl status [--json]")
+        #expect(StatusCommand.configuration.usage == "syncctl status [SOURCE...] [--json]")
         #expect(RefreshCommand.configuration.usage == "syncctl refresh [SOURCE] [--wait] [--json]")
         let output = CapturedOutput()
         #expect(Syncctl.run(arguments: ["-h"], environment: [:], output: output.terminal, readFile: { _ in [] }) == 0)

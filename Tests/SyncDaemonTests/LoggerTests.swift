@@ -1,5 +1,7 @@
+import Foundation
 import SyncCore
 import Testing
+import SyncDaemon
 @testable import SyncSystem
 
 /// The journal entry syncd sends (sd_journal_sendv) and the stderr line it falls back to.
@@ -39,5 +41,60 @@ struct LoggerTests {
     @Test func oneMessageOneLineWithControlBytesEscaped() {
         #expect(Logger.singleLine("a\nb\r\nc") == "a b c")
         #expect(Logger.singleLine("nul\u{0} esc\u{1B}[2J tab\t") == "nul\\x00 esc\\x1b[2J tab\t")
+    }
+
+    @Test(arguments: [LogPriority.error, .warning, .notice, .info, .debug])
+    func aSourcesMessagesCarryItsFieldAtEveryPriority(priority: LogPriority) {
+        let logger = Logger(journal: true, threshold: .debug).forSource("posts")
+        #expect(logger.output(priority, "synced 3 records (listing changed)") == .journal([
+            "MESSAGE=posts: synced 3 records (listing changed)", "PRIORITY=\(priority.rawValue)", "SYSLOG_IDENTIFIER=syncd",
+            "SYNCD_SOURCE=posts",
+        ]))
+        // On a plain stderr the line is the same text; there are no fields to carry.
+        let plain = Logger(journal: false, threshold: .debug).forSource("posts")
+        let prefix = priority == .error ? "error: " : priority == .warning ? "warning: " : ""
+        #expect(plain.output(priority, "not modified (HTTP 304)") == .stream(prefix + "posts: not modified (HTTP 304)\n"))
+    }
+
+    @Test func aSourcesMessageIDAndEscapedNameGoWithItsField() {
+        let logger = Logger(journal: true, threshold: .info).forSource("po\u{1B}sts")
+        #expect(logger.output(.warning, "refresh failed", messageID: .refreshFailed) == .journal([
+            "MESSAGE=po\\x1bsts: refresh failed", "PRIORITY=4", "SYSLOG_IDENTIFIER=syncd",
+            "MESSAGE_ID=8a704ae683b94d20b280c348ce02a23f", "SYNCD_SOURCE=po\\x1bsts",
+        ]))
+        // Above the threshold nothing is sent.
+        #expect(logger.output(.debug, "refreshing http://h/posts") == nil)
+    }
+
+    /// The temporary cache file a killed run left behind is filed under the source it was written for.
+    @Test(arguments: [(".posts.json.tmp-123-456", "posts"), (".a.json.tmp-.json.tmp-1-2", "a.json.tmp-"),
+                      ("posts.json.tmp-1-2", nil), (".json.tmp-1-2", nil), (".posts.json", nil)] as [(String, String?)])
+    func aLeftoverTemporaryNamesItsSource(name: String, source: String?) {
+        #expect(SnapshotWriter.source(ofTemporary: name) == source)
+    }
+
+    /// Every message about a source goes through `Logger.forSource`: a call that writes `NAME: ` itself (and
+    /// so may lack `SYNCD_SOURCE=`) is found in the daemon's sources here.
+    @Test func noMessageAboutASourceBypassesItsLogger() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources")
+        let pattern = try Regex(#"\b(logger|log)\??\.(error|warning|notice|info|debug|log)\((\.[a-z]+, )?"\\\([^()]*\): "#)
+        var scanned = 0
+        var offenders: [String] = []
+        let files = try #require(FileManager.default.enumerator(atPath: root.path))
+        for case let file as String in files where file.hasSuffix(".swift") {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            scanned += 1
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+            where line.contains(pattern) {
+                offenders.append("\(file):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(scanned > 50)
+        #expect(offenders == [])
+        // The pattern finds what it is meant to find.
+        #expect(#"logger.info("\(source.name): synced")"#.contains(pattern))
+        #expect(#"logger.log(.info, "\(name): new source")"#.contains(pattern))
+        #expect(!#"logger.forSource(source.name).info("synced")"#.contains(pattern))
     }
 }

@@ -49,7 +49,7 @@ struct BoardRig {
 
     /// The reply serialised from scratch, every source's status made now.
     func fresh() -> String {
-        let statuses = sources.map { board.status(of: $0.name, url: $0.url, core: core, now: now, wall: wall) }
+        let statuses = sources.map { board.status(of: $0, core: core, now: now, wall: wall) }
         return JSONValue.object(ManagerStatus(daemon: Self.daemon, sources: statuses).json).serialized()
     }
 

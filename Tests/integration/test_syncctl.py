@@ -411,3 +411,142 @@ def test_logout_says_what_it_erased(running, setup):
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert r.stdout == "Logged out of account default: erased the cache and state of 1 source (2 cached records)\n"
     assert not setup.cache_file("posts").exists()
+
+
+@pytest.fixture
+def two_sources(server, setup, daemons):
+    """posts (read-only, 2 records) and notes (Writable=yes, Pagination=link; the server refuses every create
+    with 422, so a create is parked), both synced."""
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nReachabilityIntervalSec=0\n")
+    server.set_records("posts", POSTS)
+    server.set_records("notes", [{"id": 5, "text": "five"}])
+    setup.add_source("posts", server.url("posts"))
+    setup.add_source("notes", server.url("notes"), Writable="yes", Pagination="link")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    d.wait_log("notes: synced 1 record")
+    wait_for(lambda: _state(setup, "posts") == "idle" and _state(setup, "notes") == "idle", what="both sources idle")
+    return d
+
+
+def _state(setup, name):
+    r = syncctl(setup, "status", "--json")
+    if r.returncode != 0:
+        return None
+    return next((s["state"] for s in json.loads(r.stdout)["sources"] if s["name"] == name), None)
+
+
+def _source_json(setup, name):
+    return next(s for s in json.loads(syncctl(setup, "status", "--json").stdout)["sources"] if s["name"] == name)
+
+
+def _expect_lines(text, expected):
+    """`expected` are the exact lines, except that a `(… ago)` at the end of a line is matched as any age."""
+    lines = text.splitlines()
+    assert len(lines) == len(expected), text
+    for line, want in zip(lines, expected):
+        if want.endswith(" ago)"):
+            head = want[:want.rindex(" (")]
+            assert line.startswith(head + " (") and line.endswith(" ago)"), (line, want)
+            age = line[len(head) + 2:-len(" ago)")]
+            assert age[:-1].isdigit() and age[-1] == "s" or age.endswith("min"), (line, want)
+        else:
+            assert line == want, (line, want)
+
+
+def _detail(setup, server, name, records, mode, outbox):
+    """The expected lines of `syncctl status NAME` for an idle source that synced, times from its status."""
+    source = _source_json(setup, name)
+    return [
+        f"● {name} — idle",
+        f"         URL: {server.url(name)}",
+        f"     Records: {records}",
+        f"Last success: {source['lastSuccess']} (1s ago)",
+        f"Last attempt: {source['lastAttempt']} (1s ago)",
+        "       Error: none",
+        "    Next try: at the next periodic refresh",
+        f"        Mode: {mode}",
+        f"  Cache file: {setup.cache_file(name)}",
+    ] + [f"      Outbox: {outbox[0]}"] + [" " * 14 + line for line in outbox[1:]]
+
+
+def test_status_of_one_source_shows_it_in_full(two_sources, setup, server):
+    posts = _source_json(setup, "posts")
+    r = syncctl(setup, "status", "posts")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    _expect_lines(r.stdout, _detail(setup, server, "posts", "2 cached, 0 pending, 0 parked, 0 conflicts",
+                                    "read-only, Pagination=none", ["empty"]))
+    # The cache file it names is the one that holds the records.
+    assert json.loads(Path(posts["cacheFile"]).read_bytes())["records"] == POSTS
+
+
+def test_status_of_a_writable_source_summarises_its_outbox(two_sources, setup, server):
+    server.fault("notes", kind="status", status=422, method="POST", body="title is required",
+                 contentType="text/plain")
+    r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "notes", "-"],
+                       input='{"text": "new"}', capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    local_id = r.stdout.strip()
+    syncctl(setup, "refresh", "notes", "--wait")
+    wait_for(lambda: _source_json(setup, "notes")["parked"] == 1, what="the create parked")
+    entry = json.loads(syncctl(setup, "outbox", "notes", "--json").stdout)[0]
+    r = syncctl(setup, "status", "notes")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    # The refused create is not in the local view: a parked change waits for a person (syncctl(1), outbox).
+    _expect_lines(r.stdout, _detail(setup, server, "notes", "1 cached, 0 pending, 1 parked, 0 conflicts",
+                                    "writable (ConflictPolicy=server-wins), Pagination=link",
+                                    ["1 change (1 parked); 'syncctl outbox notes' lists them",
+                                     f"parked create of {local_id} (outbox {entry['seq']}): {entry['lastError']}"]))
+    assert entry["lastError"] == f"HTTP 422 from POST {server.url('notes')}: title is required"
+    # Nothing was lost: the refused create stays in the outbox and the cache file.
+    assert [(e["id"], e["state"]) for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [(local_id, "parked")]
+    assert server.records("notes") == [{"id": 5, "text": "five"}]
+
+
+def test_status_of_several_sources_and_json(two_sources, setup):
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    by_name = {s["name"]: s for s in status["sources"]}
+    assert by_name["posts"]["cacheFile"] == str(setup.cache_file("posts"))
+    assert (by_name["notes"]["writable"], by_name["notes"]["pagination"], by_name["notes"]["conflictPolicy"]) == \
+        (True, "link", "server-wins")
+    assert (by_name["posts"]["writable"], by_name["posts"]["pagination"], by_name["posts"]["conflictPolicy"]) == \
+        (False, "none", None)
+    # Each name in turn, in the order given, a blank line between them.
+    both = syncctl(setup, "status", "notes", "posts")
+    assert both.returncode == 0, both.stderr
+    blocks = both.stdout.split("\n\n")
+    assert [b.splitlines()[0] for b in blocks] == ["● notes — idle", "● posts — idle"]
+    assert blocks[0] + "\n" == syncctl(setup, "status", "notes").stdout
+    # --json: the source's object, or an array of them for several names.
+    one = syncctl(setup, "status", "posts", "--json")
+    assert one.returncode == 0 and json.loads(one.stdout)["name"] == "posts"
+    assert set(json.loads(one.stdout)) == set(by_name["posts"])
+    several = syncctl(setup, "status", "--json", "posts", "notes")
+    assert [s["name"] for s in json.loads(several.stdout)] == ["posts", "notes"]
+    # Without a name the overview is unchanged.
+    overview = syncctl(setup, "status").stdout.splitlines()
+    assert overview[0].startswith("● syncd — online (links: ") and "Cache file" not in "\n".join(overview)
+
+
+def test_status_of_an_unknown_source_suggests_the_nearest_name(two_sources, setup):
+    r = syncctl(setup, "status", "postz")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "syncctl: no such source: postz; did you mean 'posts'?\n")
+    r = syncctl(setup, "status", "Notes", "--json")
+    assert (r.returncode, r.stdout, r.stderr) == (1, "", "syncctl: no such source: Notes; did you mean 'notes'?\n")
+    r = syncctl(setup, "status", "weather")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == "syncctl: no such source: weather; 'syncctl status' lists the configured sources\n"
+    # The known ones are shown, every unknown one named, exit 1.
+    r = syncctl(setup, "status", "posts", "postz", "nots")
+    assert r.returncode == 1 and r.stdout.splitlines()[0] == "● posts — idle"
+    assert r.stderr == "syncctl: no such source: postz; did you mean 'posts'?\n" \
+                       "syncctl: no such source: nots; did you mean 'notes'?\n"
+    # Asking changed nothing.
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_status_of_one_source_for_an_unprivileged_user(shared, running, setup):
+    r = syncctl(setup, "status", "posts", user="nobody", bin_dir=shared)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "● posts — idle" and lines[-1] == "      Outbox: empty"

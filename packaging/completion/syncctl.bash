@@ -62,6 +62,9 @@ _syncctl()
         help)
             ((positional == 0)) && COMPREPLY=($(compgen -W "$commands" -- "$cur"))
             ;;
+        status)
+            COMPREPLY=($(compgen -W "$(_syncctl_sources)" -- "$cur"))
+            ;;
         refresh|list|get|delete|outbox|resolve)
             ((positional == 0)) && COMPREPLY=($(compgen -W "$(_syncctl_sources)" -- "$cur"))
             ;;

@@ -34,12 +34,21 @@ public struct PositionalSpec: Sendable, Equatable {
     public let optional: Bool
     /// One-line help.
     public let help: String
+    /// Whether it may be given several times (`SOURCE…`); only the last positional may.
+    public let repeating: Bool
 
     /// Creates a positional.
-    public init(_ name: String, optional: Bool = false, help: String) {
+    public init(_ name: String, optional: Bool = false, repeating: Bool = false, help: String) {
         self.name = name
         self.optional = optional
+        self.repeating = repeating
         self.help = help
+    }
+
+    /// `SOURCE`, `[SOURCE]`, `[SOURCE...]`.
+    var synopsis: String {
+        let text = name + (repeating ? "..." : "")
+        return optional ? "[\(text)]" : text
     }
 }
 
@@ -70,7 +79,7 @@ public struct CommandConfiguration: Sendable {
     /// `syncctl refresh [SOURCE] [--wait] [--json]`: the command's own arguments, as syncctl(1) lists them.
     public var usage: String {
         var parts = ["syncctl", name]
-        for positional in positionals { parts.append(positional.optional ? "[\(positional.name)]" : positional.name) }
+        for positional in positionals { parts.append(positional.synopsis) }
         for option in options { parts.append(option.required ? option.synopsis : "[\(option.synopsis)]") }
         if printsJSON { parts.append("[--json]") }
         return parts.joined(separator: " ")
@@ -231,7 +240,7 @@ public func parseCommandLine(_ arguments: [String], commands: [CommandConfigurat
                 configuration = match
                 continue
             }
-            guard parsed.positionals.count < current.positionals.count else {
+            guard parsed.positionals.count < current.positionals.count || current.positionals.last?.repeating == true else {
                 throw UsageError("unexpected argument '\(argument)'", command: current.name)
             }
             parsed.positionals.append(argument)

@@ -58,13 +58,7 @@ public struct StatusFormatter: Sendable {
 
     /// The lines of one source.
     func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int, numberWidth: Int = 0, wordWidth: Int = 0) -> [String] {
-        let dotColor: DotColor
-        switch source.state {
-        case .error: dotColor = .red
-        case _ where source.stale: dotColor = .red
-        case .idle: dotColor = .green
-        default: dotColor = .yellow
-        }
+        let dotColor = Self.dotColor(of: source)
         let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
         var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state.rawValue, stateWidth))  "
             + "\(padLeft(HumanFormat.count(source.records), numberWidth)) \(pad(Self.recordWord(source.records), wordWidth))  \(synced)"]
@@ -86,6 +80,16 @@ public struct StatusFormatter: Sendable {
         for warning in source.warnings { lines.append("    warning: " + warning) }
         lines.append("    " + source.url)
         return lines
+    }
+
+    /// Red for an error or a stale copy, green when idle, else yellow (syncing, backoff, offline).
+    static func dotColor(of source: SourceStatus) -> DotColor {
+        switch source.state {
+        case .error: return .red
+        case _ where source.stale: return .red
+        case .idle: return .green
+        default: return .yellow
+        }
     }
 
     private static func recordWord(_ count: Int64) -> String { count == 1 ? "record" : "records" }

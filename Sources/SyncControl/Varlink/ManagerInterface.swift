@@ -78,7 +78,15 @@ public enum ManagerInterface {
           # Failed attempts in the current retry cycle.
           attempt: int,
           # When the next retry is due; null if none is scheduled.
-          nextAttempt: ?string
+          nextAttempt: ?string,
+          # The source's cache file (it may not exist before the first refresh).
+          cacheFile: ?string,
+          # Writable= of its .source file: local changes are pushed.
+          writable: ?bool,
+          # Pagination= of its .source file: "none", "link", "body" or "cursor".
+          pagination: ?string,
+          # ConflictPolicy= of a writable source; null for a read-only one.
+          conflictPolicy: ?string
         )
 
         # A .source file the daemon skipped because of a configuration error;

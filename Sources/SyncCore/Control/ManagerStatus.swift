@@ -64,10 +64,15 @@ public struct SourceStatus: Sendable, Equatable {
     public var stale: Bool
     public var attempt: Int64
     public var nextAttempt: String?
+    /// The source's cache file; nil from daemons older than the field.
+    public var cacheFile: String?
+    /// How the source is configured (`Writable=`, `Pagination=`, `ConflictPolicy=`); nil from daemons older than it.
+    public var mode: SourceMode?
 
     /// Creates a status.
     public init(name: String, url: String, state: SourceStateName, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
-                warnings: [String] = [], lastSuccess: String?, lastAttempt: String?, lastError: String?, stale: Bool, attempt: Int64, nextAttempt: String?) {
+                warnings: [String] = [], lastSuccess: String?, lastAttempt: String?, lastError: String?, stale: Bool, attempt: Int64, nextAttempt: String?,
+                cacheFile: String? = nil, mode: SourceMode? = nil) {
         self.name = name
         self.url = url
         self.state = state
@@ -82,15 +87,25 @@ public struct SourceStatus: Sendable, Equatable {
         self.stale = stale
         self.attempt = attempt
         self.nextAttempt = nextAttempt
+        self.cacheFile = cacheFile
+        self.mode = mode
     }
 
-    /// The object, fields in docs/control-api.md order.
+    /// The object, fields in docs/control-api.md order; `cacheFile` and the mode's fields only when known.
     public var json: JSONObject {
-        ["name": .string(name), "url": .string(url), "state": .string(state.rawValue), "records": .integer(records),
-         "pending": .integer(pending), "parked": .integer(parked), "conflicts": .integer(conflicts),
-         "warnings": .array(warnings.map { .string($0) }), "lastSuccess": .string(lastSuccess),
-         "lastAttempt": .string(lastAttempt), "lastError": .string(lastError), "stale": .bool(stale),
-         "attempt": .integer(attempt), "nextAttempt": .string(nextAttempt)]
+        var object: JSONObject = [
+            "name": .string(name), "url": .string(url), "state": .string(state.rawValue), "records": .integer(records),
+            "pending": .integer(pending), "parked": .integer(parked), "conflicts": .integer(conflicts),
+            "warnings": .array(warnings.map { .string($0) }), "lastSuccess": .string(lastSuccess),
+            "lastAttempt": .string(lastAttempt), "lastError": .string(lastError), "stale": .bool(stale),
+            "attempt": .integer(attempt), "nextAttempt": .string(nextAttempt)]
+        if let cacheFile { object["cacheFile"] = .string(cacheFile) }
+        if let mode {
+            object["writable"] = .bool(mode.writable)
+            object["pagination"] = .string(mode.pagination)
+            object["conflictPolicy"] = .string(mode.conflictPolicy)
+        }
+        return object
     }
 
     /// Reads the object.
@@ -114,6 +129,38 @@ public struct SourceStatus: Sendable, Equatable {
         stale = try fields.bool("stale")
         attempt = try fields.integer("attempt")
         nextAttempt = try fields.optionalString("nextAttempt")
+        // Absent from daemons older than the fields.
+        cacheFile = try fields.optionalString("cacheFile")
+        if json["writable"] == nil {
+            mode = nil
+        } else {
+            mode = SourceMode(writable: try fields.bool("writable"), pagination: try fields.string("pagination"),
+                              conflictPolicy: try fields.optionalString("conflictPolicy"))
+        }
+    }
+}
+
+/// What `syncctl status SOURCE` shows as a source's mode: whether local changes are pushed, how the
+/// listing's pages are followed, and how a conflict is settled (the `.source` keys of syncd.conf(5)).
+public struct SourceMode: Sendable, Equatable {
+    /// `Writable=`.
+    public var writable: Bool
+    /// `Pagination=`: `none`, `link`, `body` or `cursor`.
+    public var pagination: String
+    /// `ConflictPolicy=` of a writable source; nil for a read-only one.
+    public var conflictPolicy: String?
+
+    /// Creates a mode.
+    public init(writable: Bool, pagination: String, conflictPolicy: String?) {
+        self.writable = writable
+        self.pagination = pagination
+        self.conflictPolicy = conflictPolicy
+    }
+
+    /// The mode of a configured source.
+    public init(_ source: SourceConfiguration) {
+        self.init(writable: source.writable, pagination: source.pagination.rawValue,
+                  conflictPolicy: source.writable ? source.conflictPolicy.rawValue : nil)
     }
 }
 

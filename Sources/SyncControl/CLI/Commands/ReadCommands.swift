@@ -3,13 +3,22 @@ import SyncCore
 /// `syncctl status`.
 public struct StatusCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
-        name: "status", abstract: "Show the daemon's and every source's state",
-        discussion: "With --json prints the GetStatus object (see syncctl(1) for its fields).",
+        name: "status", abstract: "Show the daemon's and every source's state, or one source in full",
+        discussion: "With --json prints the GetStatus object (see syncctl(1) for its fields). With SOURCE shows that source "
+            + "in full (state, URL, counts, last success and attempt, error, next try, mode, warnings, cache file, outbox), "
+            + "each named source in turn; with --json its object (an array of them for several names). An unknown name "
+            + "is named on standard error with the nearest configured one, and the exit status is 1.",
+        positionals: [PositionalSpec("SOURCE", optional: true, repeating: true, help: "Source name (default: the overview of all)")],
         printsJSON: true)
 
-    public init(arguments: ParsedArguments) {}
+    let sources: [String]
+
+    public init(arguments: ParsedArguments) {
+        sources = arguments.positionals
+    }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
+        if !sources.isEmpty { return try SourceStatusView(names: sources).run(context) }
         if context.globals.json == .short {
             // As received, after checking the reply's frame: no JSON tree of every source (docs/architecture.md,
             // "Status at scale"). Text on several lines (not syncd's) is parsed and printed on one.
