@@ -33,19 +33,32 @@ public struct Directories: Sendable, Equatable {
     }
 
     /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
-    /// an existing directory gets `mode` enforced.
-    public static func create(_ path: String, mode: UInt32, group: UInt32? = nil) throws {
+    /// an existing directory gets `mode` enforced. Before anything is changed or written, the folder and every
+    /// folder above it are checked (`FolderCheck`, docs/syncd.8.md FILES): one that is another user's, or that
+    /// others may write in, is refused with `UnsafeFolder`, also when someone created it first. With
+    /// `followingLinks: false` a symbolic link at `path` fails (the account folders, which syncd makes itself).
+    public static func create(_ path: String, mode: UInt32, group: UInt32? = nil, kind: FolderKind,
+                              followingLinks: Bool = true) throws {
         var info = stat()
         if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
             try makeParents(of: path, mode: mode)
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw SystemError("use \(path) as a directory", code: ENOTDIR)
-            }
         }
-        if info.st_mode & 0o7777 != mode, chmod(path, mode) != 0 {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW)
+        let fd = retryingEINTR { open(path, flags) }
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOTDIR { throw SystemError("use \(path) as a directory", code: ENOTDIR) }
+            // Not readable by syncd: say whose it is when that is the problem.
+            try FolderCheck.inspect(path, kind: kind, mode: mode, followingLinks: followingLinks)
+            throw SystemError("open directory \(path)", code: code)
+        }
+        defer { close(fd) }
+        guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
+        try FolderCheck.check(folder: fd, info: info, path: path, kind: kind.rawValue, mode: mode)
+        if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 {
             throw SystemError("set mode of \(path)")
         }
-        if let group, info.st_gid != group, chown(path, uid_t.max, group) != 0 {
+        if let group, info.st_gid != group, fchown(fd, uid_t.max, group) != 0 {
             throw SystemError("set group of \(path)")
         }
     }

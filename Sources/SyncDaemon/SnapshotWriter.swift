@@ -30,7 +30,7 @@ public struct SnapshotWriter {
 
     /// Creates the folder (mode 0750, group `group`) if it is missing.
     public func prepareDirectory() throws {
-        try Directories.create(directory, mode: 0o750, group: group)
+        try Directories.create(directory, mode: 0o750, group: group, kind: .account, followingLinks: false)
     }
 
     /// Removes temporary files a killed process left behind (`.<source>.json.tmp-*`), except those in `keeping`
