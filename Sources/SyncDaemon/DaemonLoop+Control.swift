@@ -57,7 +57,7 @@ extension DaemonLoop {
         // All or nothing (syncd.conf(5), RELOADING): a new account or directory is applied by a restart only, so
         // such a reload is rejected whole; so is one whose folders syncd must not use.
         if let refusal = reloadRefusal(new) {
-            logger.error("Failed to reload the configuration, keeping the previous one: \(refusal)")
+            logger.error("Reload rejected, keeping the previous configuration: \(refusal)")
             return rejectReload(refusal, whole: refusal)
         }
         for failed in loaded.failedSources { logger.sourceFailed(failed) }
