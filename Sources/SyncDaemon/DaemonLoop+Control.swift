@@ -110,7 +110,7 @@ extension DaemonLoop {
                 try FolderCheck.inspect(folder + "/" + new.daemon.account, kind: .account, mode: mode, followingLinks: false)
             }
         } catch {
-            return error.description
+            return "\(error)"
         }
         func settings(_ daemon: DaemonSettings, _ directories: Directories) -> RestartSettings {
             RestartSettings(account: daemon.account, stateDirectory: directories.state, cacheDirectory: directories.cache,

@@ -34,46 +34,23 @@ public struct Directories: Sendable, Equatable {
 
     /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
     /// an existing directory gets `mode` enforced. Before anything is changed or written, the folder and every
-    /// folder above it are checked (`FolderCheck`, docs/syncd.8.md FILES): one that is another user's, or that
-    /// others may write in, is refused with `UnsafeFolder`, also when someone created it first. With
+    /// folder on the way to it are checked (`FolderCheck`, docs/syncd.8.md FILES): one that is another user's, or
+    /// that others may write in, is refused with `UnsafeFolder`, also when someone created it first. With
     /// `followingLinks: false` a symbolic link at `path` fails (the account folders, which syncd makes itself).
     public static func create(_ path: String, mode: UInt32, group: UInt32? = nil, kind: FolderKind,
                               followingLinks: Bool = true) throws {
-        var info = stat()
-        if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
-            try makeParents(of: path, mode: mode)
-        }
-        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLinks ? 0 : O_NOFOLLOW)
-        let fd = retryingEINTR { open(path, flags) }
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOTDIR { throw SystemError("use \(path) as a directory", code: ENOTDIR) }
-            // Not readable by syncd: say whose it is when that is the problem.
-            try FolderCheck.inspect(path, kind: kind, mode: mode, followingLinks: followingLinks)
-            throw SystemError("open directory \(path)", code: code)
+        guard let fd = try FolderCheck.open(path, kind: kind, mode: mode, creating: true, followingLinks: followingLinks,
+                                            readable: true) else {
+            throw SystemError("create directory \(path)", code: ENOENT)
         }
         defer { close(fd) }
+        var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
-        try FolderCheck.check(folder: fd, info: info, path: path, kind: kind.rawValue, mode: mode)
         if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 {
             throw SystemError("set mode of \(path)")
         }
         if let group, info.st_gid != group, fchown(fd, uid_t.max, group) != 0 {
             throw SystemError("set group of \(path)")
-        }
-    }
-
-    /// `mkdir -p`: every missing component, the last one with `mode`.
-    private static func makeParents(of path: String, mode: UInt32) throws {
-        var components: [Substring] = []
-        for part in path.split(separator: "/") { components.append(part) }
-        var current = path.hasPrefix("/") ? "" : "."
-        for (index, part) in components.enumerated() {
-            current += "/" + part
-            let isLast = index == components.count - 1
-            if mkdir(current, isLast ? mode : 0o755) != 0 && errno != EEXIST {
-                throw SystemError("create directory \(current)")
-            }
         }
     }
 

@@ -108,8 +108,7 @@ struct FolderCheckTests {
         made(top + "/theirs/deeper", mode: 0o755)
         let theirs = try #require(refusal(top + "/theirs/deeper/state"))
         #expect(theirs.parent == top + "/theirs" && theirs.problem == .foreignOwner(uid: Self.nobody))
-        #expect(status(top + "/theirs/deeper/state") != nil)  // made by syncd, then refused: nothing written in it
-        #expect(entries(top + "/theirs/deeper/state").isEmpty)
+        #expect(status(top + "/theirs/deeper/state") == nil)  // refused before anything was made in their folder
     }
 
     @Test func aLinkedDirectoryIsCheckedWhereItPoints() throws {
@@ -119,6 +118,27 @@ struct FolderCheckTests {
         #expect(symlink(top + "/target", top + "/state") == 0)
         #expect(try #require(refusal(top + "/state")).problem == .foreignOwner(uid: Self.nobody))
         #expect(status(top + "/target").map { $0.st_mode & 0o7777 } == 0o700)
+    }
+
+    /// A link another user planted where syncd's folder goes (before syncd made it) is not followed, even to a
+    /// folder of root's that would pass: the folder it points to keeps its mode and gets nothing.
+    @Test func aLinkAnotherUserPlantedIsNotFollowed() throws {
+        let sticky = try temporary()
+        defer { try? DirectoryTree.remove(sticky) }
+        made(sticky + "/roots", mode: 0o755)
+        #expect(symlink(sticky + "/roots", sticky + "/state") == 0 && lchown(sticky + "/state", Self.nobody, Self.nobody) == 0)
+        let found = try #require(refusal(sticky + "/state"))
+        #expect(found.problem == .foreignOwner(uid: Self.nobody) && found.parent == nil && found.path == sticky + "/state")
+        #expect(status(sticky + "/roots").map { $0.st_mode & 0o7777 } == 0o755)
+        #expect(entries(sticky + "/roots").isEmpty)
+        // One on the way to the folder is refused the same way, naming it.
+        let below = try #require(refusal(sticky + "/state/deeper"))
+        #expect(below.parent == sticky + "/state" && below.problem == .foreignOwner(uid: Self.nobody))
+        #expect(entries(sticky + "/roots").isEmpty)
+        // Root's own link is followed.
+        #expect(unlink(sticky + "/state") == 0 && symlink(sticky + "/roots", sticky + "/state") == 0)
+        #expect(refusal(sticky + "/state") == nil)
+        #expect(status(sticky + "/roots").map { $0.st_mode & 0o7777 } == 0o700)
     }
 
     @Test func aStateDatabaseAnotherUserOwnsIsRefusedUnopened() throws {
