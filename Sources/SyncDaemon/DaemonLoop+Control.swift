@@ -54,7 +54,7 @@ extension DaemonLoop {
                                 whole: errors.problems.map(\.description).joined(separator: "; "))
         }
         let old = configuration
-        // All or nothing (syncd.conf(5), RELOADING): a new account or directory is applied by a restart only, so
+        // All or nothing (syncd.conf(5), DESCRIPTION): a new account or directory is applied by a restart only, so
         // such a reload is rejected whole; so is one whose folders syncd must not use.
         if let refusal = reloadRefusal(new) {
             logger.error("Reload rejected, keeping the previous configuration: \(refusal)")

@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncCore
 
-/// Which `[Daemon]` changes only a restart applies: such a reload is rejected whole (syncd.conf(5), RELOADING).
+/// Which `[Daemon]` changes only a restart applies: such a reload is rejected whole (syncd.conf(5), DESCRIPTION).
 @Suite("ReloadDecision")
 struct ReloadDecisionTests {
     static let running = RestartSettings(account: "alice", stateDirectory: "/var/lib/syncd", cacheDirectory: "/var/cache/syncd",

@@ -1,4 +1,4 @@
-"""A reload is all or nothing (syncd.conf(5), RELOADING): changing Account= from alice to bob together with the
+"""A reload is all or nothing (syncd.conf(5), DESCRIPTION): changing Account= from alice to bob together with the
 source's token from alice's to bob's is rejected whole, with the reason in syncctl reload, syncctl status and the
 log; alice's folder never holds bob's records and no request carries bob's token. A restart then applies bob's
 account in bob's folder and leaves alice's as it was."""

@@ -1,4 +1,4 @@
-// Which changes a reload can apply (syncd.conf(5), "RELOADING"). A reload replaces the configuration whole or not
+// Which changes a reload can apply (syncd.conf(5), DESCRIPTION). A reload replaces the configuration whole or not
 // at all: the account and the directories are where every engine, the cache folder other apps watch and the control
 // socket live, and the access policy and the cache files' group are set when they are opened. Switching them in a
 // running daemon would mix accounts (a new source token publishing into the old account's folder), so a reload that
