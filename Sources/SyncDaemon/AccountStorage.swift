@@ -11,11 +11,13 @@ public enum AccountStorage {
     /// other engines can follow).
     public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp,
                                  replaced: () -> Void = {}) throws -> StateStore {
-        try Directories.create(directories.state, mode: 0o700)
+        try Directories.create(directories.state, mode: 0o700, kind: .state)
         let directory = directories.state + "/" + account
         try refuseLink(directory)
-        try Directories.create(directory, mode: 0o700)
+        try Directories.create(directory, mode: 0o700, kind: .account, followingLinks: false)
         let path = directory + "/state.db"
+        var info = stat()
+        if lstat(path, &info) == 0 { try FolderCheck.check(file: info, path: path, kind: "state database", mode: 0o600) }
         do {
             return try StateStore(path: path)
         } catch .corrupt(_, let reason) {
@@ -54,7 +56,7 @@ public enum AccountStorage {
 
     /// Like `snapshots(directories:account:group:)` with the group already looked up (`Directories.usableGroup`).
     static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> SnapshotWriter {
-        try Directories.create(directories.cache, mode: 0o750, group: gid)
+        try Directories.create(directories.cache, mode: 0o750, group: gid, kind: .cache)
         try refuseLink(directories.cache + "/" + account)
         let writer = SnapshotWriter(directory: directories.cache + "/" + account, account: account, group: gid)
         try writer.prepareDirectory()

@@ -43,27 +43,26 @@ extension DaemonLoop {
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
         // A .source file with a problem is left out (and listed as failed); syncd.conf problems refuse the reload.
         let new: Configuration
+        let loaded: LoadedConfiguration
         switch ConfigurationDirectory.loadSkippingFailedSources(directory: run.configurationDirectory) {
-        case .success(let loaded):
-            new = loaded.configuration
-            for failed in loaded.failedSources { logger.sourceFailed(failed) }
-            failedSources = loaded.failedSources
+        case .success(let result):
+            loaded = result
+            new = result.configuration
         case .failure(let errors):
             logger.configurationRejected(errors.problems)
-            // Stays in STATUS= (in front of the summary) and in GetStatus until a reload succeeds:
-            // systemctl status and syncctl status must show it.
-            reloadFailure = errors.problems.first.map(\.description) ?? "invalid configuration"
-            lastStatusLine = statusLine()
-            notifier.ready(status: lastStatusLine)
-            return .failure(.reloadFailed(reason: errors.problems.map(\.description).joined(separator: "; ")))
+            return rejectReload(errors.problems.first.map(\.description) ?? "invalid configuration",
+                                whole: errors.problems.map(\.description).joined(separator: "; "))
         }
         let old = configuration
-        if new.daemon.account != old.daemon.account || new.daemon.stateDirectory != old.daemon.stateDirectory
-            || new.daemon.cacheDirectory != old.daemon.cacheDirectory || new.daemon.controlGroup != old.daemon.controlGroup {
-            logger.warning("Account or directories changed; restart syncd to apply them (keeping \(old.daemon.account))")
+        // All or nothing (syncd.conf(5), DESCRIPTION): a new account or directory is applied by a restart only, so
+        // such a reload is rejected whole; so is one whose folders syncd must not use.
+        if let refusal = reloadRefusal(new) {
+            logger.error("Reload rejected, keeping the previous configuration: \(refusal)")
+            return rejectReload(refusal, whole: refusal)
         }
-        var applied = new
-        applied.daemon = old.daemon
+        for failed in loaded.failedSources { logger.sourceFailed(failed) }
+        failedSources = loaded.failedSources
+        let applied = new
         configuration = applied
         let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.name, $0) })
         var changed: Set<String> = []
@@ -93,6 +92,41 @@ extension DaemonLoop {
         logger.notice("Configuration reloaded: \(counted(applied.sources.count, "source"))"
                       + (failedSources.isEmpty ? "" : ", \(counted(failedSources.count, "source")) not loaded"))
         return .success(())
+    }
+
+    /// Why `new` cannot be swapped in, or nil: a folder it names that syncd must not use (checked first: a restart
+    /// would be refused too), else the `[Daemon]` keys only a restart applies.
+    func reloadRefusal(_ new: Configuration) -> String? {
+        let directories = Directories(
+            state: new.daemon.stateDirectory, cache: new.daemon.cacheDirectory,
+            runtime: new.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        do {
+            for (path, kind, mode) in [(directories.state, FolderKind.state, UInt32(0o700)), (directories.cache, .cache, 0o750),
+                                       (directories.runtime, .runtime, 0o755)] {
+                try FolderCheck.inspect(path, kind: kind, mode: mode, followingLinks: true)
+            }
+            for (folder, mode) in [(directories.state, UInt32(0o700)), (directories.cache, 0o750)] {
+                try FolderCheck.inspect(folder + "/" + new.daemon.account, kind: .account, mode: mode, followingLinks: false)
+            }
+        } catch {
+            return "\(error)"
+        }
+        func settings(_ daemon: DaemonSettings, _ directories: Directories) -> RestartSettings {
+            RestartSettings(account: daemon.account, stateDirectory: directories.state, cacheDirectory: directories.cache,
+                            runtimeDirectory: directories.runtime, controlGroup: daemon.controlGroup)
+        }
+        let changes = ReloadDecision.changesNeedingRestart(from: settings(configuration.daemon, run.directories),
+                                                           to: settings(new.daemon, directories))
+        return ReloadDecision.rejection(changes, userMode: run.userMode)
+    }
+
+    /// A rejected reload: the reason stays in STATUS= (in front of the summary) and in GetStatus until a reload
+    /// succeeds (systemctl status and syncctl status must show it); `whole` is the reply's reason.
+    func rejectReload(_ reason: String, whole: String) -> Result<Void, ManagerError> {
+        reloadFailure = reason
+        lastStatusLine = statusLine()
+        notifier.ready(status: lastStatusLine)
+        return .failure(.reloadFailed(reason: whole))
     }
 
     /// Runs a local change on the local lane (its own engine: it never waits for a refresh's paging, at most

@@ -33,34 +33,24 @@ public struct Directories: Sendable, Equatable {
     }
 
     /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
-    /// an existing directory gets `mode` enforced.
-    public static func create(_ path: String, mode: UInt32, group: UInt32? = nil) throws {
-        var info = stat()
-        if stat(path, &info) != 0 || (info.st_mode & S_IFMT) != S_IFDIR {
-            try makeParents(of: path, mode: mode)
-            guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw SystemError("use \(path) as a directory", code: ENOTDIR)
-            }
+    /// an existing directory gets `mode` enforced. Before anything is changed or written, the folder and every
+    /// folder on the way to it are checked (`FolderCheck`, docs/syncd.8.md FILES): one that is another user's, or
+    /// that others may write in, is refused with `UnsafeFolder`, also when someone created it first. With
+    /// `followingLinks: false` a symbolic link at `path` fails (the account folders, which syncd makes itself).
+    public static func create(_ path: String, mode: UInt32, group: UInt32? = nil, kind: FolderKind,
+                              followingLinks: Bool = true) throws {
+        guard let fd = try FolderCheck.open(path, kind: kind, mode: mode, creating: true, followingLinks: followingLinks,
+                                            readable: true) else {
+            throw SystemError("create directory \(path)", code: ENOENT)
         }
-        if info.st_mode & 0o7777 != mode, chmod(path, mode) != 0 {
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
+        if info.st_mode & 0o7777 != mode, fchmod(fd, mode) != 0 {
             throw SystemError("set mode of \(path)")
         }
-        if let group, info.st_gid != group, chown(path, uid_t.max, group) != 0 {
+        if let group, info.st_gid != group, fchown(fd, uid_t.max, group) != 0 {
             throw SystemError("set group of \(path)")
-        }
-    }
-
-    /// `mkdir -p`: every missing component, the last one with `mode`.
-    private static func makeParents(of path: String, mode: UInt32) throws {
-        var components: [Substring] = []
-        for part in path.split(separator: "/") { components.append(part) }
-        var current = path.hasPrefix("/") ? "" : "."
-        for (index, part) in components.enumerated() {
-            current += "/" + part
-            let isLast = index == components.count - 1
-            if mkdir(current, isLast ? mode : 0o755) != 0 && errno != EEXIST {
-                throw SystemError("create directory \(current)")
-            }
         }
     }
 

@@ -7,6 +7,8 @@ public enum InstanceLockError: Error, Sendable, CustomStringConvertible {
     case held(stateDirectory: String, pid: Int32?, userMode: Bool)
     /// The state directory or the lock file could not be created, opened or locked.
     case system(SystemError)
+    /// The state directory (or a folder above it, or the lock file) is another user's or writable by others.
+    case unsafe(UnsafeFolder)
 
     public var description: String {
         switch self {
@@ -16,6 +18,8 @@ public enum InstanceLockError: Error, Sendable, CustomStringConvertible {
             return "another syncd is already using \(directory)\(holder); stop it first (\(stop))"
         case .system(let error):
             return error.description
+        case .unsafe(let refusal):
+            return refusal.description
         }
     }
 }
@@ -46,7 +50,9 @@ public final class InstanceLock: Sendable {
     /// Throws `.held` when another process has it. The corresponding C calls are `open(2)` and `flock(2)`.
     public static func acquire(stateDirectory: String, userMode: Bool) throws(InstanceLockError) -> InstanceLock {
         do {
-            try Directories.create(stateDirectory, mode: 0o700)
+            try Directories.create(stateDirectory, mode: 0o700, kind: .state)
+        } catch let refusal as UnsafeFolder {
+            throw .unsafe(refusal)
         } catch {
             throw .system(error as? SystemError ?? SystemError("create directory \(stateDirectory)", code: EIO))
         }
@@ -57,6 +63,19 @@ public final class InstanceLock: Sendable {
             fd = try systemCall("open lock file \(path)") { openLockFile(path) }
         } catch {
             throw .system(error)
+        }
+        // A lock file another user owns was not made by syncd (docs/syncd.8.md, FILES): refused before it is used.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let error = SystemError("read the status of \(path)")
+            close(fd)
+            throw .system(error)
+        }
+        do {
+            try FolderCheck.check(file: info, path: path, kind: "lock file", mode: 0o600)
+        } catch {
+            close(fd)
+            throw .unsafe(error)
         }
         guard retryingEINTR({ flock(fd, LOCK_EX | LOCK_NB) }) == 0 else {
             let code = errno
@@ -73,15 +92,9 @@ public final class InstanceLock: Sendable {
         guard retryingEINTR({ pwrite(fd, &text, text.count, 0) }) == text.count, ftruncate(fd, off_t(text.count)) == 0 else {
             throw .system(SystemError("write pid to lock file \(path)"))
         }
-        // The mode is enforced on an existing file too (an older or hand-made one).
+        // The mode is enforced on an existing file too (an older or hand-made one). The file's owner is syncd's
+        // user or root, as the state directory's is (checked above): root never runs on the service user's folders.
         _ = fchmod(fd, 0o600)
-        // Root (say, `sudo syncd --once`) leaves the file to the directory's owner, so the service's
-        // own user can still open it afterwards.
-        var directory = stat(), file = stat()
-        if geteuid() == 0, stat(stateDirectory, &directory) == 0, fstat(fd, &file) == 0,
-           file.st_uid != directory.st_uid || file.st_gid != directory.st_gid {
-            _ = fchown(fd, directory.st_uid, directory.st_gid)
-        }
         return lock
     }
 

@@ -30,7 +30,7 @@ public struct SnapshotWriter {
 
     /// Creates the folder (mode 0750, group `group`) if it is missing.
     public func prepareDirectory() throws {
-        try Directories.create(directory, mode: 0o750, group: group)
+        try Directories.create(directory, mode: 0o750, group: group, kind: .account, followingLinks: false)
     }
 
     /// The source a temporary file that `removeStaleTemporaries` removes was written for (`.<source>.json.tmp-…`),

@@ -131,20 +131,43 @@ struct InstanceLockTests {
 /// Needs root (make test runs it as root; make check leaves it out by name).
 @Suite("InstanceLock as root", .system)
 struct InstanceLockRootTests {
-    /// `sudo syncd --once` must not leave a root-owned lock the service's user cannot open.
-    @Test func rootLeavesTheLockFileToTheStateDirectorysOwner() throws {
+    /// Root does not run on a state directory another user owns, the service's user's included (only syncd's
+    /// effective user and root count, docs/syncd.8.md FILES): nothing is created there, no lock file.
+    @Test func rootRefusesAStateDirectoryAnotherUserOwns() throws {
         let root = try InstanceLockTests.temporaryDirectory()
         let state = root + "/state"
         #expect(mkdir(state, 0o700) == 0)
         #expect(chown(state, 65534, 65534) == 0)  // as if the service's user owned it
         do {
-            let lock = try InstanceLock.acquire(stateDirectory: state, userMode: false)
-            var info = stat()
-            #expect(stat(lock.path, &info) == 0)
-            #expect(info.st_uid == 65534 && info.st_gid == 65534)
-            #expect(info.st_mode & 0o777 == 0o600)
-            withExtendedLifetime(lock) {}
+            _ = try InstanceLock.acquire(stateDirectory: state, userMode: false)
+            Issue.record("acquired a lock in a folder uid 65534 owns")
+        } catch {
+            guard case .unsafe(let refusal) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(refusal.problem == .foreignOwner(uid: 65534) && refusal.path == state && refusal.parent == nil)
+            #expect(error.description.hasPrefix("Failed to use state directory \(state): owned by uid 65534"))
         }
+        var info = stat()
+        #expect(lstat(state + "/syncd.lock", &info) != 0)
+        rmdir(state)
+        rmdir(root)
+    }
+
+    /// A lock file another user owns in syncd's own state directory is refused before it is locked or written.
+    @Test func aLockFileAnotherUserOwnsIsRefused() throws {
+        let root = try InstanceLockTests.temporaryDirectory()
+        let state = root + "/state"
+        #expect(mkdir(state, 0o700) == 0)
+        let fd = open(state + "/syncd.lock", O_CREAT | O_WRONLY, 0o600)
+        #expect(fd >= 0 && write(fd, "12345\n", 6) == 6 && fchown(fd, 65534, 65534) == 0)
+        close(fd)
+        do {
+            _ = try InstanceLock.acquire(stateDirectory: state, userMode: false)
+            Issue.record("locked a lock file uid 65534 owns")
+        } catch {
+            guard case .unsafe(let refusal) = error else { Issue.record("unexpected \(error)"); return }
+            #expect(refusal.kind == "lock file" && refusal.path == state + "/syncd.lock" && refusal.problem == .foreignOwner(uid: 65534))
+        }
+        #expect(InstanceLockTests.contents(state + "/syncd.lock") == "12345\n")  // not written
         unlink(state + "/syncd.lock")
         rmdir(state)
         rmdir(root)

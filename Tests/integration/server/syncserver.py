@@ -11,7 +11,8 @@ The tests steer it through /_control:
   DELETE /_control/faults/<name>
   PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
                                          "nextLink": URL, "delay": seconds, "etagBytes": n,
-                                         "writeDelay": seconds, "serverIds": true, "dropMembers": [names]}
+                                         "writeDelay": seconds, "serverIds": true, "dropMembers": [names],
+                                         "byToken": {TOKEN: [records]}}  (records per bearer token, else 401)
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
 Standard library only.
@@ -214,6 +215,14 @@ class Handler(BaseHTTPRequestHandler):
             records = STATE.collections[name]["records"]
         headers = {}
         q = parse_qs(urlsplit(self.path).query)
+        if "byToken" in options:
+            # Each bearer token gets its own account's records; any other request is refused.
+            auth = self.headers.get("Authorization", "")
+            token = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+            if token not in options["byToken"]:
+                return self._send(401, b'{"detail":"unknown token"}')
+            records = options["byToken"][token]
+            body = json.dumps(records, separators=(",", ":")).encode()
         per = options.get("perPage")
         if per and records is not None:
             page = int(q.get("page", ["1"])[0])

@@ -1,0 +1,56 @@
+import Testing
+@testable import SyncCore
+
+/// Which `[Daemon]` changes only a restart applies: such a reload is rejected whole (syncd.conf(5), DESCRIPTION).
+@Suite("ReloadDecision")
+struct ReloadDecisionTests {
+    static let running = RestartSettings(account: "alice", stateDirectory: "/var/lib/syncd", cacheDirectory: "/var/cache/syncd",
+                                         runtimeDirectory: "/run/syncd", controlGroup: "syncd")
+
+    // Computed: key paths are not Sendable.
+    static var keys: [(String, WritableKeyPath<RestartSettings, String>, String)] {
+        [("Account=", \.account, "bob"), ("StateDirectory=", \.stateDirectory, "/srv/state"),
+         ("CacheDirectory=", \.cacheDirectory, "/srv/cache"), ("RuntimeDirectory=", \.runtimeDirectory, "/run/other"),
+         ("ControlGroup=", \.controlGroup, "staff")]
+    }
+
+    @Test func theSameSettingsNeedNoRestart() {
+        #expect(ReloadDecision.changesNeedingRestart(from: Self.running, to: Self.running).isEmpty)
+        #expect(ReloadDecision.rejection([], userMode: false) == nil)
+    }
+
+    @Test(arguments: 0..<5)
+    func eachKeyAloneNeedsARestart(_ index: Int) {
+        let (key, path, value) = Self.keys[index]
+        var new = Self.running
+        new[keyPath: path] = value
+        let changes = ReloadDecision.changesNeedingRestart(from: Self.running, to: new)
+        #expect(changes == [ReloadDecision.Change(key: key, old: Self.running[keyPath: path], new: value)])
+        #expect(ReloadDecision.rejection(changes, userMode: false)
+                == "\(key) changed from \(Self.running[keyPath: path]) to \(value), which only a restart applies; nothing of the "
+                + "new configuration was applied: restart syncd to apply it (systemctl restart syncd)")
+    }
+
+    @Test func severalChangesAreListedInTheFilesOrder() {
+        var new = Self.running
+        new.controlGroup = "staff"
+        new.account = "bob"
+        new.cacheDirectory = "/srv/cache"
+        let changes = ReloadDecision.changesNeedingRestart(from: Self.running, to: new)
+        #expect(changes.map(\.key) == ["Account=", "CacheDirectory=", "ControlGroup="])
+        #expect(ReloadDecision.rejection(changes, userMode: true)
+                == "Account= changed from alice to bob, CacheDirectory= from /var/cache/syncd to /srv/cache and ControlGroup= "
+                + "from syncd to staff, which only a restart applies; nothing of the new configuration was applied: restart "
+                + "syncd to apply it (systemctl --user restart syncd)")
+        new.account = "alice"
+        #expect(ReloadDecision.rejection(ReloadDecision.changesNeedingRestart(from: Self.running, to: new), userMode: false)?
+            .hasPrefix("CacheDirectory= changed from /var/cache/syncd to /srv/cache and ControlGroup= from syncd to staff, ") == true)
+    }
+
+    @Test func controlCharactersInValuesAreEscaped() {
+        var new = Self.running
+        new.stateDirectory = "/srv/\u{1b}]2;x\u{7}"
+        let text = ReloadDecision.rejection(ReloadDecision.changesNeedingRestart(from: Self.running, to: new), userMode: false)
+        #expect(text?.hasPrefix("StateDirectory= changed from /var/lib/syncd to /srv/\\x1b]2;x\\x07, ") == true)
+    }
+}

@@ -1,0 +1,148 @@
+"""Folders another user made first are never adopted (docs/syncd.8.md, FILES, "Ownership"): with
+StateDirectory=/CacheDirectory=/RuntimeDirectory= below a sticky world-writable folder (as /var/tmp is) where
+"nobody" created the folder first, root's syncd refuses to start, and to reload into such a configuration, with a
+message naming the folder, its owner and the fix, and writes nothing there."""
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import POSTS, wait_for
+from test_syncctl import syncctl
+
+NOBODY = pwd.getpwnam("nobody")
+KINDS = {"state": "state directory", "cache": "cache directory", "run": "runtime directory"}
+
+
+@pytest.fixture
+def sticky():
+    """A folder below /var/tmp with /var/tmp's own mode, 1777; removed afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="syncd-test-sticky-", dir="/var/tmp"))
+    try:
+        os.chmod(folder, 0o1777)
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def as_nobody_mkdir(path):
+    """`nobody` creates the folder first (mkdir is a system binary: nothing to copy)."""
+    subprocess.run(["runuser", "-u", "nobody", "--", "mkdir", "-m", "0777", str(path)], check=True, timeout=30)
+    assert path.stat().st_uid == NOBODY.pw_uid
+
+
+def point_at(setup, sticky):
+    setup.state, setup.cache, setup.runtime = sticky / "state", sticky / "cache", sticky / "run"
+    setup.write_main()
+
+
+def refusal(path, kind):
+    return (f"use {kind} {path}: owned by uid {NOBODY.pw_uid} (nobody), not by root (syncd's user), so that user could "
+            f"change or delete syncd's data; remove it (syncd creates it itself) or, if it holds syncd's own data, "
+            f"chown it (chown -R root {path})")
+
+
+@pytest.mark.parametrize("which", ["state", "cache", "run"])
+def test_the_daemon_refuses_a_folder_nobody_made_first_and_writes_nothing_there(server, setup, daemons, sticky, which):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    point_at(setup, sticky)
+    theirs = sticky / which
+    as_nobody_mkdir(theirs)
+    d = daemons(setup)
+    wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
+    assert d.proc.returncode == 1
+    assert f"Failed to start: {refusal(theirs, KINDS[which])}" in d.output()
+    assert list(theirs.iterdir()) == []                                       # nothing written in nobody's folder
+    assert stat.S_IMODE(theirs.stat().st_mode) == 0o777 and theirs.stat().st_uid == NOBODY.pw_uid  # nor changed
+    assert not server.requests("/posts")
+    # What syncd did create below the sticky folder is its own: nothing else was written, no socket, no store.
+    for name in set(KINDS) - {which}:
+        if (sticky / name).exists():
+            assert (sticky / name).stat().st_uid == 0 and list((sticky / name).iterdir()) == []
+
+
+def test_once_refuses_a_cache_folder_nobody_made_first(server, setup, sticky):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    point_at(setup, sticky)
+    as_nobody_mkdir(sticky / "cache")
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert refusal(sticky / "cache", "cache directory") in r.stderr
+    assert list((sticky / "cache").iterdir()) == []
+    assert not server.requests("/posts")
+
+
+def test_an_account_folder_nobody_owns_is_refused(server, setup, daemons, sticky):
+    """The state directory is root's, but the account folder in it is nobody's (given to them, as a mistake)."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    point_at(setup, sticky)
+    (sticky / "state" / "default").mkdir(parents=True, mode=0o700)
+    os.chmod(sticky / "state", 0o700)
+    os.chown(sticky / "state" / "default", NOBODY.pw_uid, NOBODY.pw_gid)
+    d = daemons(setup)
+    wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
+    assert d.proc.returncode == 1
+    folder = sticky / "state" / "default"
+    assert (f"Failed to start: use account folder {folder}: owned by uid {NOBODY.pw_uid} (nobody), not by root "
+            f"(syncd's user)") in d.output()
+    assert list(folder.iterdir()) == []
+
+
+def test_a_world_writable_folder_is_refused_even_roots(server, setup, daemons, sticky):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    point_at(setup, sticky)
+    (sticky / "cache").mkdir()
+    os.chmod(sticky / "cache", 0o1777)
+    d = daemons(setup)
+    wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
+    assert d.proc.returncode == 1
+    assert (f"Failed to start: use cache directory {sticky}/cache: its mode 1777 lets every user write in it; remove it "
+            f"(syncd creates it itself) or chmod it (chmod 0750 {sticky}/cache)") in d.output()
+    assert list((sticky / "cache").iterdir()) == [] and stat.S_IMODE((sticky / "cache").stat().st_mode) == 0o1777
+
+
+def test_once_the_folder_is_removed_syncd_makes_its_own_there(server, setup, daemons, sticky):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    point_at(setup, sticky)
+    as_nobody_mkdir(sticky / "state")
+    (sticky / "state").rmdir()                                                # what the message says to do
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    info = (sticky / "state").stat()
+    assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o700)
+    assert setup.cache_doc("posts")["records"] == POSTS
+    assert d.stop() == 0
+
+
+def test_a_reload_into_a_folder_nobody_made_is_rejected_and_the_old_configuration_kept(running, server, setup, sticky):
+    state_before = setup.state
+    theirs = sticky / "state"
+    as_nobody_mkdir(theirs)
+    main = setup.config / "syncd.conf"
+    main.write_text(main.read_text().replace(f"StateDirectory={state_before}", f"StateDirectory={theirs}"))
+    r = syncctl(setup, "reload")
+    reason = "Failed to " + refusal(theirs, "state directory")
+    assert r.returncode == 1
+    assert r.stderr == f"syncctl: reload failed, the old configuration stays in force: {reason}\n"
+    assert f"Reload rejected, keeping the previous configuration: {reason}" in running.output()
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert status["daemon"]["reloadRejected"] == reason
+    assert f"reload rejected, previous configuration kept: {reason}" in syncctl(setup, "status").stdout
+    # The old configuration runs on, in its own folders; nothing reaches nobody's.
+    server.set_records("posts", POSTS + [{"id": 3, "title": "Post 3"}])
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    assert [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 3]
+    assert (state_before / "default" / "state.db").exists()
+    assert list(theirs.iterdir()) == []
+    assert running.proc.poll() is None
