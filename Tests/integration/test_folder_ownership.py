@@ -7,7 +7,6 @@ import os
 import pwd
 import shutil
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -31,9 +30,9 @@ def sticky():
         shutil.rmtree(folder)
 
 
-def as_nobody_mkdir(path):
-    """`nobody` creates the folder first (mkdir is a system binary: nothing to copy)."""
-    subprocess.run(["runuser", "-u", "nobody", "--", "mkdir", "-m", "0777", str(path)], check=True, timeout=30)
+def as_nobody_mkdir(another_user, path):
+    """`nobody` creates the folder first (the another_user fixture; mkdir is a system binary)."""
+    another_user.run(["/usr/bin/mkdir", "-m", "0777", path], user="nobody", check=True, timeout=30)
     assert path.stat().st_uid == NOBODY.pw_uid
 
 
@@ -49,12 +48,12 @@ def refusal(path, kind):
 
 
 @pytest.mark.parametrize("which", ["state", "cache", "run"])
-def test_the_daemon_refuses_a_folder_nobody_made_first_and_writes_nothing_there(server, setup, daemons, sticky, which):
+def test_the_daemon_refuses_a_folder_nobody_made_first_and_writes_nothing_there(server, setup, daemons, sticky, which, another_user):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
     point_at(setup, sticky)
     theirs = sticky / which
-    as_nobody_mkdir(theirs)
+    as_nobody_mkdir(another_user, theirs)
     d = daemons(setup)
     wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
     assert d.proc.returncode == 1
@@ -68,11 +67,11 @@ def test_the_daemon_refuses_a_folder_nobody_made_first_and_writes_nothing_there(
             assert (sticky / name).stat().st_uid == 0 and list((sticky / name).iterdir()) == []
 
 
-def test_once_refuses_a_cache_folder_nobody_made_first(server, setup, sticky):
+def test_once_refuses_a_cache_folder_nobody_made_first(server, setup, sticky, another_user):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
     point_at(setup, sticky)
-    as_nobody_mkdir(sticky / "cache")
+    as_nobody_mkdir(another_user, sticky / "cache")
     r = setup.syncd("--once")
     assert r.returncode == 1
     assert refusal(sticky / "cache", "cache directory") in r.stderr
@@ -111,11 +110,11 @@ def test_a_world_writable_folder_is_refused_even_roots(server, setup, daemons, s
     assert list((sticky / "cache").iterdir()) == [] and stat.S_IMODE((sticky / "cache").stat().st_mode) == 0o1777
 
 
-def test_once_the_folder_is_removed_syncd_makes_its_own_there(server, setup, daemons, sticky):
+def test_once_the_folder_is_removed_syncd_makes_its_own_there(server, setup, daemons, sticky, another_user):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
     point_at(setup, sticky)
-    as_nobody_mkdir(sticky / "state")
+    as_nobody_mkdir(another_user, sticky / "state")
     (sticky / "state").rmdir()                                                # what the message says to do
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
@@ -125,10 +124,10 @@ def test_once_the_folder_is_removed_syncd_makes_its_own_there(server, setup, dae
     assert d.stop() == 0
 
 
-def test_a_reload_into_a_folder_nobody_made_is_rejected_and_the_old_configuration_kept(running, server, setup, sticky):
+def test_a_reload_into_a_folder_nobody_made_is_rejected_and_the_old_configuration_kept(running, server, setup, sticky, another_user):
     state_before = setup.state
     theirs = sticky / "state"
-    as_nobody_mkdir(theirs)
+    as_nobody_mkdir(another_user, theirs)
     main = setup.config / "syncd.conf"
     main.write_text(main.read_text().replace(f"StateDirectory={state_before}", f"StateDirectory={theirs}"))
     r = syncctl(setup, "reload")
