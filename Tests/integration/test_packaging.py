@@ -19,7 +19,9 @@ MAN_PAGES = {"syncd.8", "syncctl.1", "syncd.conf.5"}
 # The documents rendered as pages of section 7 by `make man` (packaging/man/md2scdoc).
 SECTION_7 = {"syncd.local-changes.7", "syncd.control.7"}
 # What a manual page must not name: a file of the source tree, which users do not have.
-REPOSITORY_PATH = re.compile(r"\b(?:docs|Sources|Tests|bench|packaging|config)/|\.md\b|\.swift\b|\.py\b")
+# man(1) in a UTF-8 locale (the pages use "…" and "→"), wide enough that no path is hyphenated.
+MAN_ENV = {"MANWIDTH": "200", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+REPOSITORY_PATH = re.compile(r"(?<![\w./~-])(?:docs|Sources|Tests|bench|packaging|config)/|\.md\b|\.swift\b|\.py\b")
 
 
 def run(*cmd, **kwargs):
@@ -153,7 +155,7 @@ def test_make_man_renders_the_section_7_pages_and_refuses_repository_paths(tmp_p
     rendered = {page.name for page in (ROOT / "build/man").iterdir()}
     assert rendered == {page.name[:-3] for page in (ROOT / "docs").glob("*.[158].md")} | SECTION_7, rendered
     for page in SECTION_7:
-        text = run("man", "-l", "--warnings", ROOT / "build/man" / page, env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"})
+        text = run("man", "-l", "--warnings", ROOT / "build/man" / page, env=MAN_ENV)
         assert text.returncode == 0 and text.stderr == "" and not REPOSITORY_PATH.search(text.stdout), text.stderr
     # A document that would name a file of the tree is refused with the path named, and writes no page.
     bad = "# Title\n\nSee `Sources/SyncDaemon/Credentials.swift` and docs/architecture.md.\n"
@@ -213,9 +215,9 @@ def test_install_and_uninstall(tmp_path, release):
 
     # The pages name what this install put where: the example in /etc/syncd/sources.d, the design notes below PREFIX.
     for page in (prefix / "share/man").glob("man*/*"):
-        text = run("man", "-l", page, env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"}).stdout
+        text = run("man", "-l", page, env=MAN_ENV).stdout
         assert text and not REPOSITORY_PATH.search(text), f"{page.name}: {REPOSITORY_PATH.findall(text)}"
-    syncd8 = run("man", "-l", prefix / "share/man/man8/syncd.8", env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin"}).stdout
+    syncd8 = run("man", "-l", prefix / "share/man/man8/syncd.8", env=MAN_ENV).stdout
     assert "# cp /etc/syncd/sources.d/posts.source.example /etc/syncd/sources.d/posts.source" in syncd8
     assert "/usr/local/share/doc/syncd/architecture.txt" in syncd8 and "/usr/share/doc" not in syncd8
 
