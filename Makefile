@@ -23,7 +23,10 @@ PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
 # No $$ORIGIN run path: with the Swift runtime linked in, the release binaries need no library beside them, and
 # installed in /usr/bin the loader would look there first for libsqlite3, libc and libcurl at every start.
-RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath
+# Full RELRO (-z now, with the toolchain's -z relro): every symbol is bound at start and the GOT made read-only
+# before main, as Debian's hardened C daemons are (lintian's hardening-no-bindnow); the cost at start is in
+# docs/benchmarks.md ("Full RELRO").  debian/rules builds with this same target.
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
 # Test-only Python packages live in a virtual environment in the tree (Debian's Python is externally
 # managed, PEP 668); test recipes put it first in PATH so `python3` there has pytest and varlink.
 VENV ?= $(CURDIR)/build/venv
