@@ -20,8 +20,8 @@ public enum Credentials {
     /// start, then only reloaded) fails with what to do, a restart.
     public static func token(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
         if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty, notPassed(name, environment: environment) {
-            throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): systemd did not pass it "
-                                 + "when syncd started; \(restartAdvice(name))")
+            throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): No such file or directory "
+                                 + "(systemd did not pass it when syncd started); \(restartAdvice(name))")
         }
         return try read(name, environment: environment)
     }

@@ -40,8 +40,8 @@ struct CredentialsRestartAdviceTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let environment = ["CREDENTIALS_DIRECTORY": directory]
         let error = failure { () throws(RefreshFailure) in try Credentials.token("api-token", environment: environment) }
-        #expect(error?.message == "Failed to read credential api-token from \(directory): systemd did not pass it when syncd started; "
-                + Self.advice)
+        #expect(error?.message == "Failed to read credential api-token from \(directory): No such file or directory "
+                + "(systemd did not pass it when syncd started); " + Self.advice)
         #expect(error?.message.contains("s3cret") == false)
         #expect(try Credentials.token("other", environment: environment) == "s3cret")
         // --check-config's own wording (a directory given by hand) is unchanged.
