@@ -305,6 +305,9 @@ def test_load_credential_delivers_a_token_after_a_restart_and_a_reload_says_so(p
         main = sd.show("syncd", "MainPID")["MainPID"]
         assert sd.run("ps", "-o", "user=", "-p", main).stdout.strip() == "syncd"
         assert sd.run("stat", "-c", "%U %a", "/etc/syncd/credentials/posts-token").stdout.split() == ["root", "600"]
+        # systemd's copy: on its own read-only file system, readable by the unit's user only.
+        assert sd.run("findmnt", "-n", "-o", "FSTYPE", "/run/credentials/syncd.service").stdout.strip() == "ramfs"
+        assert sd.run("stat", "-c", "%U %a", "/run/credentials/syncd.service/posts-token").stdout.split() == ["syncd", "400"]
 
         def authorized():
             return [r for r in server.requests("/posts") if r["headers"].get("authorization") == f"Bearer {TOKEN}"]
