@@ -110,15 +110,14 @@ extension Credentials {
         return stat(directory + "/" + name, &info) != 0 && errno == ENOENT
     }
 
-    /// After a reload: one warning per source whose `BearerTokenCredential=` is new (the source is new or names
-    /// another credential) and was not passed by systemd, which passes credentials only when it starts the
-    /// service: the reload cannot make it work, a restart can.
-    public static func missingAfterReload(_ sources: [SourceConfiguration], previous: [SourceConfiguration],
+    /// After a reload: one warning per source whose `BearerTokenCredential=` systemd did not pass. systemd passes
+    /// credentials only when it starts the service, so neither a source that names a new one nor a
+    /// `LoadCredential=` added to the unit since (`systemctl edit`, then `systemctl reload`) can work before a
+    /// restart: the reload says so at once, for each source, every time.
+    public static func missingAfterReload(_ sources: [SourceConfiguration],
                                           environment: [String: String]) -> [(source: String, message: String)] {
-        let before = Dictionary(previous.map { ($0.name, $0.bearerTokenCredential) }, uniquingKeysWith: { first, _ in first })
-        return sources.compactMap { source in
-            guard let name = source.bearerTokenCredential, before[source.name] != .some(name),
-                  notPassed(name, environment: environment) else { return nil }
+        sources.compactMap { source in
+            guard let name = source.bearerTokenCredential, notPassed(name, environment: environment) else { return nil }
             return (source.name, "\(source.name): BearerTokenCredential=\(name) was not passed by systemd; \(restartAdvice(name))")
         }
     }

@@ -87,8 +87,8 @@ extension DaemonLoop {
                 logger.info("\(name): removed from the configuration; its cached file stays until logout")
             }
         }
-        // systemd passes credentials only at start: say at once that a token added since needs a restart.
-        for missing in Credentials.missingAfterReload(applied.sources, previous: old.sources, environment: run.environment) {
+        // systemd passes credentials only at start: say at once that a token it did not pass needs a restart.
+        for missing in Credentials.missingAfterReload(applied.sources, environment: run.environment) {
             logger.warning(missing.message, source: missing.source)
         }
         feed(.reloaded(SourcePlan(applied, changed: changed)))

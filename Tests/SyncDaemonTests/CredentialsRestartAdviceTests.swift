@@ -49,19 +49,18 @@ struct CredentialsRestartAdviceTests {
                 == "BearerTokenCredential=api-token: Failed to read credential api-token from \(directory): No such file or directory")
     }
 
-    @Test("after a reload, only a newly named credential that systemd did not pass is reported, with the restart advice")
+    @Test("after a reload, every credential systemd did not pass is reported with the restart advice, the passed ones not")
     func afterReload() throws {
         let directory = try directory(["passed": "t0ken\n"])
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let environment = ["CREDENTIALS_DIRECTORY": directory]
-        let previous = [source("kept", credential: "kept-token"), source("changed", credential: "passed"), source("plain", credential: nil)]
-        let now = [source("kept", credential: "kept-token"), source("changed", credential: "api-token"),
-                   source("plain", credential: nil), source("new", credential: "passed"), source("api", credential: "api-token")]
-        let found = Credentials.missingAfterReload(now, previous: previous, environment: environment)
+        let sources = [source("changed", credential: "api-token"), source("plain", credential: nil),
+                       source("new", credential: "passed"), source("api", credential: "api-token")]
+        let found = Credentials.missingAfterReload(sources, environment: environment)
         #expect(found.map(\.source) == ["changed", "api"])
         #expect(found.first?.message == "changed: BearerTokenCredential=api-token was not passed by systemd; " + Self.advice)
-        // No credentials at all (no LoadCredential= in the unit when it started): every new one is reported.
-        #expect(Credentials.missingAfterReload(now, previous: [], environment: [:]).map(\.source) == ["kept", "changed", "new", "api"])
-        #expect(Credentials.missingAfterReload(now, previous: now, environment: [:]).isEmpty)
+        // No credentials at all (no LoadCredential= in the unit when it started): every one is reported.
+        #expect(Credentials.missingAfterReload(sources, environment: [:]).map(\.source) == ["changed", "new", "api"])
+        #expect(Credentials.missingAfterReload([source("plain", credential: nil)], environment: [:]).isEmpty)
     }
 }
