@@ -10,13 +10,23 @@ USERUNITDIR ?= $(SYSTEMDDIR)/user
 SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/sysusers.d)
 # syncd reads /etc/syncd whatever the prefix, so the examples go there too (they never overwrite a file).
 SYSCONFDIR ?= /etc
+# journalctl reads message catalogs from /usr/lib/systemd/catalog and /usr/local/lib/systemd/catalog.
+CATALOGDIR ?= $(SYSTEMDDIR)/catalog
+# The design notes (docs/architecture.md, installed as architecture.txt); the manual pages name them.
+DOCDIR ?= $(PREFIX)/share/doc/syncd
+# Where the example source is installed: the manual pages name it (the Debian package ships it in
+# /usr/share/doc/syncd/examples and renders the pages with that).
+EXAMPLEDIR ?= $(SYSCONFDIR)/syncd/sources.d
 FUZZ_SECONDS ?= 20
 # Seconds one integration test may take before pytest-timeout fails it with every thread's stack.
 PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
 # No $$ORIGIN run path: with the Swift runtime linked in, the release binaries need no library beside them, and
 # installed in /usr/bin the loader would look there first for libsqlite3, libc and libcurl at every start.
-RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath
+# Full RELRO (-z now, with the toolchain's -z relro): every symbol is bound at start and the GOT made read-only
+# before main, as Debian's hardened C daemons are (lintian's hardening-no-bindnow); the cost at start is in
+# docs/benchmarks.md ("Full RELRO").  debian/rules builds with this same target.
+RELEASE_FLAGS = -c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
 # Test-only Python packages live in a virtual environment in the tree (Debian's Python is externally
 # managed, PEP 668); test recipes put it first in PATH so `python3` there has pytest and varlink.
 VENV ?= $(CURDIR)/build/venv
@@ -94,10 +104,22 @@ bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 	bench/run.sh
 
+# The pages of docs/*.[158].md, and the two documents users need beside them as pages of section 7
+# (packaging/man/md2scdoc refuses a page that would name a file of this repository); @DOCDIR@ and
+# @EXAMPLEDIR@ become the folders this install puts the design notes and the example source in.
+MAN_PATHS = sed -e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|@EXAMPLEDIR@|$(EXAMPLEDIR)|g'
 man:
+	rm -rf build/man
 	mkdir -p build/man
 	for page in docs/*.[158].md; do \
-		name=$$(basename $$page .md); scdoc < $$page > build/man/$$name; \
+		name=$$(basename $$page .md); $(MAN_PATHS) $$page | scdoc > build/man/$$name || exit 1; \
+	done
+	packaging/man/md2scdoc syncd.local-changes 7 "what syncd does with the local changes of a writable source" \
+		< docs/local-changes.md > build/man/syncd.local-changes.scd
+	packaging/man/md2scdoc syncd.control 7 "the control API of syncd (Varlink)" \
+		< docs/control-api.md > build/man/syncd.control.scd
+	for page in build/man/*.scd; do \
+		$(MAN_PATHS) $$page | scdoc > build/man/$$(basename $$page .scd).7 || exit 1; rm $$page; \
 	done
 
 # Without DESTDIR this installs onto the running system: systemd-sysusers then creates the user the
@@ -106,6 +128,7 @@ install: release man
 	$(MAKE) install-files
 	if [ -z "$(DESTDIR)" ] && command -v systemd-sysusers >/dev/null; then \
 		systemd-sysusers $(SYSUSERSDIR)/syncd.conf; \
+		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
 		echo "make install: start syncd with: systemctl enable --now syncd"; \
 	elif [ -z "$(DESTDIR)" ]; then \
@@ -115,10 +138,11 @@ install: release man
 
 # Copies what `make release` and `make man` built (debian/rules uses this without rebuilding).
 install-files:
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(MANDIR)/man8
 	install -m 0755 .build/release/syncd .build/release/syncctl $(DESTDIR)$(BINDIR)/
 # Every page `make man` rendered goes into the man<section> directory its suffix names.
-	for page in build/man/*.[158]; do \
+	for page in build/man/*.[1578]; do \
 		install -m 0644 $$page $(DESTDIR)$(MANDIR)/man$${page##*.}/; \
 	done
 	install -d $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d
@@ -132,6 +156,10 @@ install-files:
 	install -m 0644 packaging/systemd/syncd.sysusers $(DESTDIR)$(SYSUSERSDIR)/syncd.conf
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0644 packaging/completion/syncctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl
+# What journalctl -x adds to each MESSAGE_ID syncd logs; `make install` (or the package's trigger) updates the index.
+	install -d $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
+	install -m 0644 packaging/systemd/syncd.catalog $(DESTDIR)$(CATALOGDIR)/syncd.catalog
+	install -m 0644 docs/architecture.md $(DESTDIR)$(DOCDIR)/architecture.txt
 
 # Without DESTDIR this first stops and disables the system service (enabled by the admin after
 # `make install`).  State, cache, configuration and the user stay; the message says how to remove them.
@@ -141,11 +169,15 @@ uninstall:
 	fi
 	rm -f $(DESTDIR)$(BINDIR)/syncd $(DESTDIR)$(BINDIR)/syncctl
 	rm -f $(DESTDIR)$(MANDIR)/man1/syncctl.1 $(DESTDIR)$(MANDIR)/man5/syncd.conf.5 $(DESTDIR)$(MANDIR)/man8/syncd.8
+	rm -f $(DESTDIR)$(MANDIR)/man7/syncd.local-changes.7 $(DESTDIR)$(MANDIR)/man7/syncd.control.7
+	rm -f $(DESTDIR)$(CATALOGDIR)/syncd.catalog $(DESTDIR)$(DOCDIR)/architecture.txt
+	-rmdir $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(SYSTEMUNITDIR)/syncd.service $(DESTDIR)$(USERUNITDIR)/syncd.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/syncd.conf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl
 	rm -f $(DESTDIR)$(SYSCONFDIR)/syncd/syncd.conf.example $(DESTDIR)$(SYSCONFDIR)/syncd/sources.d/posts.source.example
 	if [ -z "$(DESTDIR)" ]; then \
 		if [ -d /run/systemd/system ]; then systemctl daemon-reload; fi; \
+		if command -v journalctl >/dev/null; then journalctl --update-catalog; fi; \
 		echo "make uninstall: users who enabled their own instance stop it with: systemctl --user disable --now syncd"; \
 		echo "make uninstall: kept /etc/syncd, /var/lib/syncd, /var/cache/syncd and the user syncd;" \
 		     "remove them with: rm -rf /etc/syncd /var/lib/syncd /var/cache/syncd && userdel syncd"; \

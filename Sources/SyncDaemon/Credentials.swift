@@ -7,10 +7,30 @@ public enum Credentials {
     /// Largest accepted credential file.
     static let maxBytes = 64 << 10
 
+    /// What to do about credential `name` that systemd did not pass: systemd hands a service its credentials when
+    /// it starts it, so one added to the unit (or named by a source) after the start needs a restart; a reload
+    /// cannot pass it (syncd(8), EXAMPLES).
+    static func restartAdvice(_ name: String) -> String {
+        "credentials are read when syncd starts: add LoadCredential=\(name):/path/to/token to the unit (systemctl edit syncd), "
+            + "then run 'systemctl restart syncd' ('systemctl --user restart syncd' for a user's own); a reload does not pass new credentials"
+    }
+
+    /// The token a refresh sends: credential `name` as `read` reads it, except that a credential systemd did not
+    /// pass (no `$CREDENTIALS_DIRECTORY`, or no such file in it: added to the unit or named by a source after the
+    /// start, then only reloaded) fails with what to do, a restart.
+    public static func token(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
+        if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty, notPassed(name, environment: environment) {
+            throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): No such file or directory "
+                                 + "(systemd did not pass it when syncd started); \(restartAdvice(name))")
+        }
+        return try read(name, environment: environment)
+    }
+
     /// The content of credential `name`, trailing newlines removed.
     public static func read(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-            throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but $CREDENTIALS_DIRECTORY is not set; pass the token with LoadCredential=\(name):PATH in the unit")
+            throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but systemd passed no credentials "
+                                 + "($CREDENTIALS_DIRECTORY is not set); \(restartAdvice(name))")
         }
         let path = directory + "/" + name
         let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
@@ -79,5 +99,26 @@ extension Credentials {
             }
         }
         return findings
+    }
+}
+
+extension Credentials {
+    /// True when systemd passed no credential `name`: no `$CREDENTIALS_DIRECTORY`, or no such file in it.
+    static func notPassed(_ name: String, environment: [String: String]) -> Bool {
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else { return true }
+        var info = stat()
+        return stat(directory + "/" + name, &info) != 0 && errno == ENOENT
+    }
+
+    /// After a reload: one warning per source whose `BearerTokenCredential=` systemd did not pass. systemd passes
+    /// credentials only when it starts the service, so neither a source that names a new one nor a
+    /// `LoadCredential=` added to the unit since (`systemctl edit`, then `systemctl reload`) can work before a
+    /// restart: the reload says so at once, for each source, every time.
+    public static func missingAfterReload(_ sources: [SourceConfiguration],
+                                          environment: [String: String]) -> [(source: String, message: String)] {
+        sources.compactMap { source in
+            guard let name = source.bearerTokenCredential, notPassed(name, environment: environment) else { return nil }
+            return (source.name, "\(source.name): BearerTokenCredential=\(name) was not passed by systemd; \(restartAdvice(name))")
+        }
     }
 }

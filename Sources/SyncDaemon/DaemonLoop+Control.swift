@@ -85,6 +85,10 @@ extension DaemonLoop {
                 logger.forSource(name).info("removed from the configuration; its cached file stays until logout")
             }
         }
+        // systemd passes credentials only at start: say at once that a token it did not pass needs a restart.
+        for missing in Credentials.missingAfterReload(applied.sources, environment: run.environment) {
+            logger.warning(missing.message, source: missing.source)
+        }
         feed(.reloaded(SourcePlan(applied, changed: changed)))
         reloadFailure = nil
         lastStatusLine = statusLine()

@@ -48,11 +48,23 @@ public struct DaemonRun: Sendable {
             loop = try DaemonLoop(run: self, input: input)
         } catch {
             logger.error("Failed to start: \(failureReason(error))")
-            return 1
+            return DaemonRun.startFailureStatus(error)
         }
         let status = await loop.run(events)
         withExtendedLifetime(lock) {}
         return status
+    }
+}
+
+extension DaemonRun {
+    /// The exit status of a start that failed with `error`: a folder refused as not syncd's own is the
+    /// configuration's fault (it names the folder), so it exits with `StartExitStatus.configurationError`, which the
+    /// units list in `RestartPreventExitStatus=` (a restart would meet the same folder); anything else, 1.
+    static func startFailureStatus(_ error: any Error) -> Int32 {
+        switch error {
+        case is UnsafeFolder, InstanceLockError.unsafe: StartExitStatus.configurationError
+        default: 1
+        }
     }
 }
 

@@ -184,7 +184,7 @@ public final class SyncEngine {
         // The changes queued before the push: each must be delivered, or the refresh retried (requireDelivery).
         let lastQueued = lastQueuedChange(of: source)
         do {
-            token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.read(name, environment: environment) }
+            token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.token(name, environment: environment) }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.

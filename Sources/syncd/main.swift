@@ -73,17 +73,20 @@ var environment: [String: String] = [:]
 for (key, value) in ProcessEnvironment.all() { environment[key] = value }
 let directory = configDirectory ?? ConfigurationDirectory.defaultDirectory(userMode: userMode, environment: environment)
 let logger = Logger(environment: environment)
+// A configuration that cannot be used ends the daemon with EX_CONFIG, which the units do not restart on
+// (RestartPreventExitStatus=); --check-config and --once exit 1 (syncd.8, EXIT STATUS).
+let configurationErrorStatus = StartExitStatus.forConfigurationError(checkConfig ? .checkConfig : once ? .once : .daemon)
 // A directory named with --config-dir must be there: a typo would otherwise run (or check) the defaults.
 // Only the default directory may be missing (syncd.8, OPTIONS).
 if let named = configDirectory {
     var info = stat()
     if stat(named, &info) != 0 && (errno == ENOENT || errno == ENOTDIR) {
         writeStderr("syncd: configuration directory \(named) does not exist\n")
-        exit(1)
+        exit(configurationErrorStatus)
     }
     if stat(named, &info) == 0 && info.st_mode & S_IFMT != S_IFDIR {
         writeStderr("syncd: configuration directory \(named) is not a directory\n")
-        exit(1)
+        exit(configurationErrorStatus)
     }
 }
 
@@ -111,7 +114,7 @@ case .failure(let errors):
         logger.configurationRejected(errors.problems)
         logger.error("Failed to load the configuration from \(directory); fix it (see 'syncd --check-config'), then start syncd again")
     }
-    exit(1)
+    exit(configurationErrorStatus)
 }
 if checkConfig {
     // Valid, but likely not what was meant: say so on stderr (stdout stays the one-line verdict).

@@ -54,6 +54,18 @@ struct FolderCheckTests {
         }
     }
 
+    /// A folder refused at start is the configuration's fault: EX_CONFIG (78), which the units list in
+    /// RestartPreventExitStatus=; any other failure to start is 1, and systemd restarts it.
+    @Test func aRefusedFolderStopsTheStartWithTheConfigurationStatus() throws {
+        let sticky = try temporary()
+        defer { try? DirectoryTree.remove(sticky) }
+        made(sticky + "/state", mode: 0o700, owner: FolderCheckTests.nobody, group: FolderCheckTests.nobody)
+        let refused = try #require(refusal(sticky + "/state"))
+        #expect(DaemonRun.startFailureStatus(refused) == StartExitStatus.configurationError)
+        #expect(DaemonRun.startFailureStatus(InstanceLockError.unsafe(refused)) == 78)
+        #expect(DaemonRun.startFailureStatus(SystemError("create directory /x", code: EACCES)) == 1)
+    }
+
     @Test func syncdMakesItsFolderBelowAStickyWorldWritableOne() throws {
         let sticky = try temporary()
         defer { try? DirectoryTree.remove(sticky) }

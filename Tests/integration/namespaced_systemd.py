@@ -72,6 +72,11 @@ case "$CHECKOUT" in
     *) held= ;;
 esac
 mount -t tmpfs -o mode=0755 tmpfs /run
+# /run is shared within the namespace, as systemd makes every mount on a real boot (it skips that in a
+# container): LoadCredential= prepares each unit's credentials in a helper's own mount namespace and moves
+# them onto /run/credentials/UNIT, which PID 1 and the service only see through /run's propagation.  The
+# host's mounts are private to this namespace (unshare --propagation private), so none of this reaches them.
+mount --make-shared /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 if [ -n "$held" ]; then
     mkdir -p "$CHECKOUT"

@@ -45,11 +45,13 @@ def test_missing_default_directory_means_defaults_and_says_so(tmp_path):
 
 def test_missing_named_directory_is_an_error_for_check_once_and_the_daemon(tmp_path):
     missing = tmp_path / "nothing"
-    for args in (["--check-config"], ["--once"], [], ["--check-config", "--user"]):
+    # The daemon exits with EX_CONFIG, which the units do not restart on; --check-config and --once with 1
+    # (syncd(8), EXIT STATUS).
+    for args, status in ((["--check-config"], 1), (["--once"], 1), ([], 78), (["--check-config", "--user"], 1)):
         r = run("--config-dir", str(missing), *args)
-        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"syncd: configuration directory {missing} does not exist\n"), args
+        assert (r.returncode, r.stdout, r.stderr) == (status, "", f"syncd: configuration directory {missing} does not exist\n"), args
         r = run(f"--config-dir={missing}", *args)
-        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"syncd: configuration directory {missing} does not exist\n"), args
+        assert (r.returncode, r.stdout, r.stderr) == (status, "", f"syncd: configuration directory {missing} does not exist\n"), args
     # Nothing was created on the way (no directory, no state).
     assert list(tmp_path.iterdir()) == []
     afile = tmp_path / "afile"

@@ -178,3 +178,218 @@ def test_make_install_lets_enable_now_start_the_service(server, tmp_path, host_u
         assert sd.exists(CACHE), "make uninstall keeps the cache (it says how to remove it)"
     finally:
         sd.close()
+
+
+def installed_package(package, tmp_path):
+    """A namespaced systemd with the package installed (and its service running without sources)."""
+    sd = NamespacedSystemd(tmp_path / "ns", files={"/var/tmp/syncd-test/syncd.deb": package})
+    try:
+        if sd.run("dpkg-query", "-W", "-f=${Status}", "syncd", check=False).stdout == "install ok installed":
+            sd.run("dpkg", "--purge", "syncd", timeout=120)
+        sd.run("dpkg", "-i", "/var/tmp/syncd-test/syncd.deb", timeout=300)
+        assert sd.show("syncd", "ActiveState")["ActiveState"] == "active", sd.journal("syncd")
+    except BaseException:
+        sd.close()
+        raise
+    return sd
+
+
+def status_text(sd):
+    return sd.run("systemctl", "status", "syncd", "--no-pager", "-l", "-n", "20", check=False).stdout
+
+
+def test_configuration_error_leaves_the_unit_failed_and_a_crash_restarts_it(package, server, tmp_path, host_unchanged):
+    """syncd(8) EXIT STATUS 78: RestartPreventExitStatus= stops the restart loop on a configuration error; a SIGKILL
+    of the main process is still restarted (Restart=on-failure)."""
+    server.set_records("posts", POSTS)
+    sd = installed_package(package, tmp_path)
+    try:
+        sd.write("/etc/syncd/sources.d/posts.source", f"[Source]\nURL={server.url('posts')}\n")
+        good = sd.run("cat", "/etc/syncd/syncd.conf").stdout
+        sd.run("sh", "-c", "printf '[Daemon]\\nAccount=..\\n' >> /etc/syncd/syncd.conf")
+        # The start fails (Type=notify: syncd exits before READY=1), so restart reports it.
+        assert sd.run("systemctl", "restart", "syncd", check=False).returncode != 0
+        wait_for(lambda: sd.run("systemctl", "is-failed", "syncd", check=False).stdout.strip() == "failed",
+                 timeout=60, what=f"syncd.service to be failed\n{status_text(sd)}")
+        state = sd.show("syncd", "ActiveState", "Result", "ExecMainStatus", "NRestarts")
+        assert state == {"ActiveState": "failed", "Result": "exit-code", "ExecMainStatus": "78", "NRestarts": "0"}, state
+        status = status_text(sd)
+        assert 'Account: invalid account ".."' in status, status
+        assert "Failed to load the configuration from /etc/syncd; fix it (see 'syncd --check-config')" in status, status
+        assert "Main PID: " in status and "(code=exited, status=78" in status, status
+        # It stays failed: no restart is scheduled.
+        assert sd.show("syncd", "SubState")["SubState"] == "failed"
+        # The cache of the good configuration is not touched by the refused start.
+        assert not sd.exists(CACHE)
+
+        # Fixed, it starts again; a crash (SIGKILL of the main process) is restarted.
+        sd.write("/etc/syncd/syncd.conf", good)
+        sd.run("systemctl", "restart", "syncd")
+        wait_for(lambda: sd.exists(CACHE), timeout=30, what=f"{CACHE}\n{sd.journal('syncd')}")
+        first = sd.show("syncd", "MainPID", "NRestarts")
+        sd.run("kill", "-KILL", first["MainPID"])
+
+        def restarted():
+            now = sd.show("syncd", "ActiveState", "SubState", "MainPID", "NRestarts")
+            return now if now["ActiveState"] == "active" and now["MainPID"] not in ("0", first["MainPID"]) else None
+        after = wait_for(restarted, timeout=60, what=f"syncd to be restarted after SIGKILL\n{status_text(sd)}")
+        assert (after["SubState"], after["NRestarts"]) == ("running", str(int(first["NRestarts"]) + 1)), after
+        assert json.loads(sd.run("cat", CACHE).stdout)["records"] == POSTS
+    finally:
+        sd.close()
+
+
+REFRESH_FAILED = "8a704ae683b94d20b280c348ce02a23f"
+
+
+def test_journal_catalog_explains_a_failed_refresh(package, server, tmp_path, host_unchanged):
+    """The package's catalog is compiled by systemd's dpkg trigger: journalctl -x shows it for MESSAGE_ID=refreshFailed."""
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=404)
+    sd = installed_package(package, tmp_path)
+    try:
+        assert sd.exists("/usr/lib/systemd/catalog/syncd.catalog")
+        catalog = sd.run("journalctl", "--list-catalog", "--no-pager").stdout
+        for message_id in (REFRESH_FAILED, "9d06ba59b61e4ff89dbe4bc32504e50a", "00411ed163d948e1b0d9ddbd73b6a8ea"):
+            assert message_id in catalog, catalog
+
+        sd.write("/etc/syncd/sources.d/posts.source", f"[Source]\nURL={server.url('posts')}\n")
+        sd.run("systemctl", "reload", "syncd")
+
+        def explained():
+            out = sd.run("journalctl", "-x", "-u", "syncd", f"MESSAGE_ID={REFRESH_FAILED}", "--no-pager", check=False).stdout
+            return out if "A syncd source failed to refresh; its cached copy is kept" in out else None
+        text = wait_for(explained, timeout=30, what=f"the catalog text in journalctl -x\n{sd.journal('syncd')}")
+        assert "posts: " in text and "404" in text, text
+        # The explanation names the source and what to do.
+        assert "syncd could not refresh the source posts" in text, text
+        assert "syncctl refresh posts" in text and "journalctl -u syncd SYNCD_SOURCE=posts" in text, text
+        assert not sd.exists(CACHE), "a 404 writes no cache file"
+    finally:
+        sd.close()
+
+
+TOKEN = "t0ken-for-posts"
+DROP_IN = "/etc/systemd/system/syncd.service.d/token.conf"
+
+
+def test_load_credential_delivers_a_token_after_a_restart_and_a_reload_says_so(package, server, tmp_path, host_unchanged):
+    """syncd(8) EXAMPLES: a token through LoadCredential= of the real systemd reaches the server, read by the unit's
+    syncd user; added with only a reload, the journal and `systemctl status` say that a restart is needed."""
+    server.set_records("posts", POSTS)
+    sd = installed_package(package, tmp_path)
+    try:
+        source = f"[Source]\nURL={server.url('posts')}\n"
+        sd.write("/etc/syncd/sources.d/posts.source", source)
+        sd.run("systemctl", "reload", "syncd")
+        wait_for(lambda: sd.exists(CACHE), timeout=30, what=f"{CACHE}\n{sd.journal('syncd')}")
+        pid = sd.show("syncd", "MainPID")["MainPID"]
+
+        # The source names a token systemd was never told about, and the admin reloads.
+        sd.write("/etc/syncd/sources.d/posts.source", source + "BearerTokenCredential=posts-token\n")
+        server.clear_requests()
+        sd.run("systemctl", "reload", "syncd")
+        advice = "credentials are read when syncd starts: add LoadCredential=posts-token:/path/to/token to the unit " \
+                 "(systemctl edit syncd), then run 'systemctl restart syncd'"
+        warning = f"posts: BearerTokenCredential=posts-token was not passed by systemd; {advice}"
+        failure = f"posts: refresh failed, serving the cached copy: BearerTokenCredential=posts-token is set but " \
+                  f"systemd passed no credentials ($CREDENTIALS_DIRECTORY is not set); {advice}"
+        wait_for(lambda: failure in sd.journal("syncd"), timeout=30, what=f"the refresh's failure\n{sd.journal('syncd')}")
+        assert sd.journal("syncd").count(warning) == 1, sd.journal("syncd")
+
+        # Then adds the token as systemctl edit would (a root-only file, LoadCredential= in a drop-in) and only
+        # reloads: the credential is still not there, and the reload says at once that a restart is needed.
+        sd.run("sh", "-c", f"install -d -m 0700 /etc/syncd/credentials && umask 077 && echo {TOKEN} > /etc/syncd/credentials/posts-token")
+        sd.write(DROP_IN, "[Service]\nLoadCredential=posts-token:/etc/syncd/credentials/posts-token\n")
+        sd.run("systemctl", "daemon-reload")
+        sd.run("systemctl", "reload", "syncd")
+        wait_for(lambda: sd.journal("syncd").count(warning) == 2, timeout=30,
+                 what=f"the reload's restart advice\n{sd.journal('syncd')}")
+        journal = sd.journal("syncd")
+        assert warning in status_text(sd), status_text(sd)
+        by_source = sd.run("journalctl", "-u", "syncd", "SYNCD_SOURCE=posts", "-o", "cat", "--no-pager").stdout
+        assert warning in by_source and failure in by_source, by_source
+        assert TOKEN not in journal
+        # Nothing reached the server without the token, the process is the same, and the cache is kept.
+        assert all("authorization" not in r["headers"] for r in server.requests("/posts"))
+        assert sd.show("syncd", "MainPID")["MainPID"] == pid
+        assert json.loads(sd.run("cat", CACHE).stdout)["records"] == POSTS
+
+        # A restart passes the credential: the syncd user reads it from $CREDENTIALS_DIRECTORY and sends it.
+        sd.run("systemctl", "restart", "syncd")
+        main = sd.show("syncd", "MainPID")["MainPID"]
+        assert sd.run("ps", "-o", "user=", "-p", main).stdout.strip() == "syncd"
+        assert sd.run("stat", "-c", "%U %a", "/etc/syncd/credentials/posts-token").stdout.split() == ["root", "600"]
+        # systemd's copy: on its own read-only file system, readable by the unit's user only.
+        assert sd.run("findmnt", "-n", "-o", "FSTYPE", "/run/credentials/syncd.service").stdout.strip() == "ramfs"
+        assert sd.run("stat", "-c", "%U %a", "/run/credentials/syncd.service/posts-token").stdout.split() == ["syncd", "400"]
+
+        def authorized():
+            return [r for r in server.requests("/posts") if r["headers"].get("authorization") == f"Bearer {TOKEN}"]
+        wait_for(authorized, timeout=30, what=f"the token at the server\n{sd.journal('syncd')}")
+        assert json.loads(sd.run("cat", CACHE).stdout)["records"] == POSTS
+    finally:
+        sd.close()
+
+
+# What a manual page must not name: a file of the source tree, which users do not have.
+REPOSITORY_PATH = re.compile(r"(?<![\w./~-])(?:docs|Sources|Tests|bench|packaging|config)/|\.md\b|\.swift\b|\.py\b")
+# Paths of the package that the pages point users to.
+PACKAGE_PATH = re.compile(r"(/usr/share/doc/syncd/[\w./-]*\w|/usr/lib/systemd/catalog/[\w.-]*\w)")
+
+
+def rendered(page):
+    result = run("man", "-l", "--warnings", page, env={"MANWIDTH": "200", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    assert result.returncode == 0 and result.stderr == "", f"{page}: {result.stderr}"
+    return result.stdout
+
+
+def test_every_packaged_man_page_stands_on_its_own(package, tmp_path):
+    """No page names a file of the repository; every file of the package a page names is in the package
+    (the local-changes rules and the control API are pages of section 7, the design notes a text file)."""
+    root = tmp_path / "root"
+    run("dpkg-deb", "-x", package, root, check=True)
+    pages = sorted((root / "usr/share/man").glob("man*/*.gz"))
+    assert {page.name for page in pages} == {"syncd.8.gz", "syncctl.1.gz", "syncd.conf.5.gz", "syncd.local-changes.7.gz",
+                                             "syncd.control.7.gz"}, pages
+    named = set()
+    for page in pages:
+        text = rendered(page)
+        assert not REPOSITORY_PATH.search(text), f"{page.name}: {REPOSITORY_PATH.findall(text)}"
+        named |= set(PACKAGE_PATH.findall(text))
+        for other in re.findall(r"\b(syncd(?:\.[\w-]+)?|syncctl)\((\d)\)", text):
+            assert (root / f"usr/share/man/man{other[1]}/{other[0]}.{other[1]}.gz").is_file(), f"{page.name}: {other}"
+    assert named == {"/usr/share/doc/syncd/examples/posts.source.example", "/usr/share/doc/syncd/architecture.txt",
+                     "/usr/lib/systemd/catalog/syncd.catalog"}, named
+    for path in named:
+        assert (root / path.lstrip("/")).is_file(), path
+    syncd8 = rendered(root / "usr/share/man/man8/syncd.8.gz")
+    # The example is copied from where the package puts it; the per-user recipe is in syncd(8).
+    assert "# cp /usr/share/doc/syncd/examples/posts.source.example /etc/syncd/sources.d/posts.source" in syncd8
+    assert "$ systemctl --user enable --now syncd" in syncd8 and "$XDG_CONFIG_HOME/syncd/" in syncd8
+    assert "# systemctl restart syncd" in syncd8 and "78" in syncd8
+    assert "DETAILS OF THE CALLS" in rendered(root / "usr/share/man/man7/syncd.control.7.gz")
+    assert "CONFLICTS" in rendered(root / "usr/share/man/man7/syncd.local-changes.7.gz")
+    # The design notes are not compressed: the pages name them by this name.
+    assert (root / "usr/share/doc/syncd/architecture.txt").read_text() == (ROOT / "docs/architecture.md").read_text()
+    assert (root / "usr/lib/systemd/catalog/syncd.catalog").read_text() == \
+        (ROOT / "packaging/systemd/syncd.catalog").read_text()
+
+
+def test_binaries_have_full_relro_and_lintian_reports_no_hardening_tag(package, tmp_path):
+    """Release binaries are linked with -z relro -z now (Makefile RELEASE_FLAGS), as Debian's hardened daemons."""
+    root = tmp_path / "root"
+    run("dpkg-deb", "-x", package, root, check=True)
+    for binary in ("syncd", "syncctl"):
+        dynamic = run("readelf", "-d", "-W", root / "usr/bin" / binary, check=True).stdout
+        assert re.search(r"\(FLAGS\)\s+BIND_NOW", dynamic), dynamic
+        assert re.search(r"\(FLAGS_1\)\s+Flags: NOW", dynamic), dynamic
+        segments = run("readelf", "-l", "-W", root / "usr/bin" / binary, check=True).stdout
+        assert re.search(r"^\s+GNU_RELRO\s", segments, re.MULTILINE), segments
+    # No hardening tag, even at info level; the one that cannot apply to Swift code is overridden with the
+    # reason (packaging/debian/syncd.lintian-overrides), and no-bindnow is gone, not overridden.
+    lintian = run("lintian", "--display-info", "--show-overrides", "--tag-display-limit", "0", package, timeout=600)
+    assert lintian.returncode == 0, lintian.stdout + lintian.stderr
+    hardening = sorted(line for line in lintian.stdout.splitlines() if "hardening-" in line)
+    assert hardening == ["O: syncd: hardening-no-fortify-functions [usr/bin/syncctl]",
+                         "O: syncd: hardening-no-fortify-functions [usr/bin/syncd]"], lintian.stdout

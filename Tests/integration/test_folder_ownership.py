@@ -56,7 +56,7 @@ def test_the_daemon_refuses_a_folder_nobody_made_first_and_writes_nothing_there(
     as_nobody_mkdir(another_user, theirs)
     d = daemons(setup)
     wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
-    assert d.proc.returncode == 1
+    assert d.proc.returncode == 78         # EX_CONFIG: the unit does not restart into it
     assert f"Failed to start: {refusal(theirs, KINDS[which])}" in d.output()
     assert list(theirs.iterdir()) == []                                       # nothing written in nobody's folder
     assert stat.S_IMODE(theirs.stat().st_mode) == 0o777 and theirs.stat().st_uid == NOBODY.pw_uid  # nor changed
@@ -89,7 +89,7 @@ def test_an_account_folder_nobody_owns_is_refused(server, setup, daemons, sticky
     os.chown(sticky / "state" / "default", NOBODY.pw_uid, NOBODY.pw_gid)
     d = daemons(setup)
     wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
-    assert d.proc.returncode == 1
+    assert d.proc.returncode == 78
     folder = sticky / "state" / "default"
     assert (f"Failed to start: use account folder {folder}: owned by uid {NOBODY.pw_uid} (nobody), not by root "
             f"(syncd's user)") in d.output()
@@ -104,7 +104,7 @@ def test_a_world_writable_folder_is_refused_even_roots(server, setup, daemons, s
     os.chmod(sticky / "cache", 0o1777)
     d = daemons(setup)
     wait_for(lambda: d.proc.poll() is not None, timeout=10, what="syncd to exit")
-    assert d.proc.returncode == 1
+    assert d.proc.returncode == 78
     assert (f"Failed to start: use cache directory {sticky}/cache: its mode 1777 lets every user write in it; remove it "
             f"(syncd creates it itself) or chmod it (chmod 0750 {sticky}/cache)") in d.output()
     assert list((sticky / "cache").iterdir()) == [] and stat.S_IMODE((sticky / "cache").stat().st_mode) == 0o1777

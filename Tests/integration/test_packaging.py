@@ -16,6 +16,12 @@ PACKAGING = ROOT / "packaging" / "systemd"
 RELEASE = ROOT / ".build" / "release"
 # The man pages the product ships: one per binary and one for the configuration files.
 MAN_PAGES = {"syncd.8", "syncctl.1", "syncd.conf.5"}
+# The documents rendered as pages of section 7 by `make man` (packaging/man/md2scdoc).
+SECTION_7 = {"syncd.local-changes.7", "syncd.control.7"}
+# What a manual page must not name: a file of the source tree, which users do not have.
+# man(1) in a UTF-8 locale (the pages use "…" and "→"), wide enough that no path is hyphenated.
+MAN_ENV = {"MANWIDTH": "200", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+REPOSITORY_PATH = re.compile(r"(?<![\w./~-])(?:docs|Sources|Tests|bench|packaging|config)/|\.md\b|\.swift\b|\.py\b")
 
 
 def run(*cmd, **kwargs):
@@ -77,6 +83,13 @@ def test_system_unit_keeps_the_settings_the_daemon_relies_on():
     assert settings["RestrictAddressFamilies"] == ["AF_UNIX AF_NETLINK AF_INET AF_INET6"]
     assert settings["CapabilityBoundingSet"] == [""]
     assert "#LoadCredential=" in text
+    # A configuration error at start (syncd(8) EXIT STATUS 78) leaves the unit failed; anything else restarts.
+    assert settings["Restart"] == ["on-failure"] and settings["RestartPreventExitStatus"] == ["78"]
+
+
+def test_user_unit_does_not_restart_into_a_configuration_error():
+    lines = (PACKAGING / "syncd.user.service").read_text().splitlines()
+    assert "Restart=on-failure" in lines and "RestartPreventExitStatus=78" in lines
 
 
 def test_units_verify(tmp_path, release):
@@ -136,6 +149,21 @@ def test_syncd_man_page_lists_exactly_the_options_of_help(release):
     assert from_help and from_page == from_help
 
 
+def test_make_man_renders_the_section_7_pages_and_refuses_repository_paths(tmp_path):
+    result = run("make", "-C", ROOT, "man")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rendered = {page.name for page in (ROOT / "build/man").iterdir()}
+    assert rendered == {page.name[:-3] for page in (ROOT / "docs").glob("*.[158].md")} | SECTION_7, rendered
+    for page in SECTION_7:
+        text = run("man", "-l", "--warnings", ROOT / "build/man" / page, env=MAN_ENV)
+        assert text.returncode == 0 and text.stderr == "" and not REPOSITORY_PATH.search(text.stdout), text.stderr
+    # A document that would name a file of the tree is refused with the path named, and writes no page.
+    bad = "# Title\n\nSee `Sources/SyncDaemon/Credentials.swift` and docs/architecture.md.\n"
+    refused = run(ROOT / "packaging/man/md2scdoc", "syncd.x", "7", "x", input=bad)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr == "md2scdoc: syncd.x(7) would name repository paths: Sources/SyncDaemon/Credentials.swift\n"
+
+
 def installed_files(root):
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
 
@@ -155,6 +183,11 @@ def test_install_and_uninstall(tmp_path, release):
         "share/man/man8/syncd.8": 0o644,
         "share/man/man1/syncctl.1": 0o644,
         "share/man/man5/syncd.conf.5": 0o644,
+        "share/man/man7/syncd.local-changes.7": 0o644,
+        "share/man/man7/syncd.control.7": 0o644,
+        # journalctl reads catalogs from /usr/local/lib/systemd/catalog too.
+        "lib/systemd/catalog/syncd.catalog": 0o644,
+        "share/doc/syncd/architecture.txt": 0o644,
         # syncd reads /etc/syncd whatever the prefix: the examples go where it looks.
         "/etc/syncd/syncd.conf.example": 0o644,
         "/etc/syncd/sources.d/posts.source.example": 0o644,
@@ -179,6 +212,14 @@ def test_install_and_uninstall(tmp_path, release):
         for forbidden in ("/opt/swift", "libswift", "libFoundation", "libdispatch", "libBlocksRuntime"):
             assert forbidden not in ldd.stdout, f"{binary} links {forbidden}:\n{ldd.stdout}"
         assert run(prefix / "bin" / binary, "--help").returncode == 0
+
+    # The pages name what this install put where: the example in /etc/syncd/sources.d, the design notes below PREFIX.
+    for page in (prefix / "share/man").glob("man*/*"):
+        text = run("man", "-l", page, env=MAN_ENV).stdout
+        assert text and not REPOSITORY_PATH.search(text), f"{page.name}: {REPOSITORY_PATH.findall(text)}"
+    syncd8 = run("man", "-l", prefix / "share/man/man8/syncd.8", env=MAN_ENV).stdout
+    assert "# cp /etc/syncd/sources.d/posts.source.example /etc/syncd/sources.d/posts.source" in syncd8
+    assert "/usr/local/share/doc/syncd/architecture.txt" in syncd8 and "/usr/share/doc" not in syncd8
 
     result = run("make", "-C", ROOT, "uninstall", f"DESTDIR={dest}", "PREFIX=/usr/local")
     assert result.returncode == 0, result.stdout + result.stderr
