@@ -1,7 +1,7 @@
 internal import CShim
 import SyncSystem
 
-/// Keeps the daemon's secrets (bearer tokens, credential headers) out of core dumps (docs/syncd.8.md, "SECRETS"):
+/// Keeps the daemon's secrets (bearer tokens, credential headers) out of core dumps (syncd(8), SECURITY, "Core dumps"):
 /// the process is made non-dumpable, so a crash writes no core and no other user may ptrace it or read its
 /// memory through /proc. Its own /proc/self stays readable to it (the memory policy reads smaps), and peer
 /// credentials on the control socket are unaffected. The units also set `LimitCORE=0`.

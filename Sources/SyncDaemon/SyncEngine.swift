@@ -353,7 +353,7 @@ public final class SyncEngine {
         Redaction(source: source, token: shared.memory.withLock { $0.tokens[source.name] })
     }
 
-    /// Every failure of a refresh passes here: redacted (docs/syncd.8.md, "SECRETS"), recorded, returned to be logged.
+    /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
         let failure = failure.redacted(by: redaction(for: source))
         if failure.kind == .cancelled {

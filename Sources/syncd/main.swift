@@ -36,7 +36,7 @@ func writeStderr(_ text: String) {
 // socket get their modes explicitly (0640, 0750, 0666 with peer-credential checks).
 umask(0o077)
 // Tokens live in this process's memory: a crash must not write them to a core file, nor may another user read
-// them through ptrace or /proc (syncd(8), SECRETS).
+// them through ptrace or /proc (syncd(8), SECURITY, "Core dumps").
 do { try CoreDumps.disable() } catch { writeStderr("syncd: warning: \(error); a crash may leave a core dump\n") }
 
 var once = false, checkConfig = false, userMode = false, verbose = false

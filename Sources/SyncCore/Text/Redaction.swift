@@ -1,4 +1,4 @@
-// What keeps a source's secrets out of everything syncd shows (docs/syncd.8.md, "SECRETS"): a server may
+// What keeps a source's secrets out of everything syncd shows (syncd(8), SECURITY, "Secrets"): a server may
 // echo the request (a debug page listing the headers) or name the token in its error ("invalid token …"),
 // and an admin may write a password or an API key into URL=. Every string that came from a server or
 // carries configuration passes through here before a log line, a status field, an error reply or a
