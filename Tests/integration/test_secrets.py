@@ -54,10 +54,12 @@ def with_token(tmp_path):
 ], ids=["500-echoing-headers", "401-naming-the-token", "401-percent-encoded", "401-base64"])
 def test_a_token_the_server_echoes_reaches_no_status_output_or_log(shared, setup, server, daemons, notify, tmp_path, fault, line):
     server.set_records("posts", POSTS)
-    server.fault("posts", **fault)
     setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
     d = daemons(setup, notify=notify, env=with_token(tmp_path))
+    d.wait_log("posts: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", **fault)
+    assert syncctl(setup, "refresh", "posts").returncode == 0
     wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
     # The server did get the token, and its answer does repeat it: the test is about something real.
     sent = server.requests("/posts")[0]["headers"]["authorization"]
@@ -85,8 +87,9 @@ def test_a_token_the_server_echoes_reaches_no_status_output_or_log(shared, setup
     for text in everything:
         for form in forms(TOKEN):
             assert form not in text, text
-    # The daemon's log says what failed, with the server's words redacted.
+    # The daemon's log says what failed, with the server's words redacted; the cached copy stayed.
     assert expected in log and "[redacted]" in log
+    assert setup.cache_doc("posts")["records"] == POSTS
 
 
 def test_a_url_password_and_an_api_key_reach_nothing_nobody_can_read_nor_the_log(shared, setup, server, daemons, notify):
