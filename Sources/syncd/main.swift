@@ -134,7 +134,8 @@ if checkConfig {
     }
     if verbose {
         for source in configuration.sources {
-            for line in source.explanation { print("\(source.name): \(line)") }
+            // URLs as everywhere else: no credential query values (syncd(8), SECURITY, "Secrets").
+            for line in source.explanation { print("\(source.name): \(Redaction.scrubbingURLs(in: line))") }
         }
     }
     print("configuration OK")

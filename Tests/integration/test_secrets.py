@@ -101,6 +101,10 @@ def test_a_url_password_and_an_api_key_reach_nothing_nobody_can_read_nor_the_log
     check = setup.syncd("--check-config")
     assert check.returncode == 1
     assert "credentials (\"user:password@\") are not allowed" in check.stderr and "http://[redacted]@127.0.0.1" in check.stderr
+    (setup.config / "sources.d" / "deploy.source").rename(setup.dir / "deploy.source")
+    verbose = setup.syncd("--check-config", "--verbose")
+    assert verbose.returncode == 0 and f"keyed: listing: GET {server.url('posts')}?api_key=[redacted]&page=1" in verbose.stdout
+    (setup.dir / "deploy.source").rename(setup.config / "sources.d" / "deploy.source")
     d = daemons(setup, notify=notify)
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     wait_for(lambda: source_of(status_json(setup), "keyed")["lastError"], what="the keyed source to fail")
@@ -122,7 +126,7 @@ def test_a_url_password_and_an_api_key_reach_nothing_nobody_can_read_nor_the_log
     d.stop()
     notify.drain()
     log = d.log_path.read_text()
-    for text in [everyone, root, human.stdout, check.stderr, log, *(message for _, message in notify.messages)]:
+    for text in [everyone, root, human.stdout, check.stderr, verbose.stdout, log, *(message for _, message in notify.messages)]:
         assert password not in text and key not in text, text
     assert "deploy" in log and "api_key=[redacted]" in log
 
