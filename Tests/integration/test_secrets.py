@@ -5,6 +5,7 @@ Run against the release binaries too (Makefile, RELEASE_TESTS)."""
 import base64
 import json
 import os
+import re
 import resource
 import secrets
 import shutil
@@ -17,7 +18,9 @@ from urllib.parse import quote
 import pytest
 
 from conftest import BIN, POSTS, ROOT, Setup, copy_for_another_user, wait_for
+from namespaced_systemd import host_unchanged  # noqa: F401 (a fixture)
 from test_syncctl import shared, syncctl  # noqa: F401 (the fixture that lets "nobody" run syncctl)
+from test_systemd import SOCKET, installed_root, systemd  # noqa: F401 (fixtures: the shipped unit under systemd)
 
 TOKEN = "tok-" + secrets.token_hex(16) + "/+="
 
@@ -231,3 +234,32 @@ def test_a_crashed_syncd_leaves_no_core_dump(nobody_folder, server, crash):
             daemon.wait()
     assert cores(work) == [] and cores(nobody_folder) == []
     assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_under_the_shipped_unit_syncd_is_not_dumpable_and_its_control_socket_still_tells_callers_apart(server, systemd):
+    """prctl(PR_SET_DUMPABLE, 0) with the unit's hardening (ProtectProc=invisible, ProcSubset=pid, the system call
+    filter): syncd starts, serves, reads its own /proc/self (the idle memory policy), and the control socket's peer
+    credentials still tell root from nobody."""
+    sd = systemd
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=500, body="the server's own words")
+    sd.run("systemd-sysusers")
+    sd.write("/etc/syncd/sources.d/posts.source", f"[Source]\nURL={server.url('posts')}\n")
+    sd.run("systemctl", "daemon-reload")
+    sd.run("systemctl", "start", "syncd")
+    state = sd.show("syncd", "ActiveState", "MainPID", "LimitCORE")
+    assert state["ActiveState"] == "active" and state["LimitCORE"] == "0", state
+    pid = int(state["MainPID"])
+    uid = sd.run("getent", "passwd", "syncd").stdout.split(":")[2]
+    assert sd.run("stat", "-c", "%u", f"/proc/{pid}/environ").stdout.split() == ["0"]
+    assert re.search(r"^Uid:\s+" + uid + r"\s", sd.run("cat", f"/proc/{pid}/status").stdout, re.MULTILINE)
+    assert re.search(r"^Max core file size\s+0\s+0\s", sd.run("cat", f"/proc/{pid}/limits").stdout, re.MULTILINE)
+    wait_for(lambda: "the server's own words" in sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status").stdout,
+             timeout=30, what="the failure in root's status")
+    # nobody is not privileged: the same status without the server's words.
+    everyone = sd.run("runuser", "-u", "nobody", "--", "/usr/bin/syncctl", "--socket", SOCKET, "status", "--json").stdout
+    assert json.loads(everyone)["sources"][0]["lastError"] == f"HTTP 500 from {server.url('posts')}"
+    assert "the server's own words" not in everyone
+    sd.run("systemctl", "stop", "syncd")
+    stopped = sd.show("syncd", "ActiveState", "Result")
+    assert (stopped["ActiveState"], stopped["Result"]) == ("inactive", "success"), stopped
