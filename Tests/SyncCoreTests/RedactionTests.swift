@@ -60,7 +60,8 @@ struct RedactionTests {
     @Test(arguments: [
         ("api_key", true), ("apikey", true), ("X-Api-Key", true), ("access_token", true), ("Authorization", true),
         ("Cookie", true), ("client_secret", true), ("password", true), ("sig", true), ("page", false), ("limit", false),
-        ("Accept", false), ("cursor", false),
+        ("Accept", false), ("cursor", false), ("author", false), ("authors", false), ("X-Auth-Token", true), ("oauth_nonce", true),
+        ("Proxy-Authorization", true),
     ])
     func credentialNames(_ name: String, _ isCredential: Bool) {
         #expect(Redaction.isCredentialName(name) == isCredential)

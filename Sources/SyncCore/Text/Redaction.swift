@@ -103,8 +103,10 @@ public struct Redaction: Sendable, Equatable {
     /// Whether a header or query parameter of this name carries a credential.
     public static func isCredentialName(_ name: String) -> Bool {
         let lower = String(name.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) })
-        if ["authorization", "proxyauthorization", "cookie", "sig", "key", "code"].contains(lower) { return true }
-        return ["key", "token", "secret", "passw", "pwd", "auth", "session", "signature", "credential"].contains { lower.contains($0) }
+        if ["cookie", "sig", "code"].contains(lower) { return true }
+        // "auth", "oauth_…", "authorization", "x-auth-token", but not "author".
+        if lower.contains("auth") && !(lower.contains("author") && !lower.contains("authoriz")) { return true }
+        return ["key", "token", "secret", "passw", "pwd", "session", "signature", "credential"].contains { lower.contains($0) }
     }
 
     // MARK: Secrets of a URL
