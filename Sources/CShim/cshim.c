@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -56,5 +57,8 @@ long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned
     *in_offset = offset;
     return n;
 }
+
+int cshim_prctl_set_dumpable(int value) { return prctl(PR_SET_DUMPABLE, (unsigned long)value, 0UL, 0UL, 0UL) == 0 ? 0 : -errno; }
+int cshim_prctl_get_dumpable(void) { int r = prctl(PR_GET_DUMPABLE, 0UL, 0UL, 0UL, 0UL); return r >= 0 ? r : -errno; }
 
 int cshim_errno(void) { return errno; }

@@ -21,7 +21,9 @@ struct DaemonControlHandler: ControlHandler {
     func handle(_ request: ManagerRequest, context: ControlCallContext, reply: ReplySink) async {
         switch request {
         case .getStatus:
-            guard let parameters = await ask(refused: nil, { .status($0) }) else {
+            // Callers outside ControlGroup= get no server text and no query values (docs/control-api.md, "Secrets").
+            let audience: Redaction.Audience = context.privileged ? .privileged : .everyone
+            guard let parameters = await ask(refused: nil, { .status(audience, $0) }) else {
                 _ = reply.fail(ManagerError.stopping)
                 return
             }

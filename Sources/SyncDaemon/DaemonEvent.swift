@@ -42,8 +42,8 @@ enum DaemonEvent: Sendable {
 /// A control request and the continuation that answers it. Each continuation is resumed exactly once: by
 /// the loop, by the core's `.reply`, or (once the loop has stopped reading) with `ManagerError.stopping`.
 enum ControlRequest: Sendable {
-    /// `GetStatus`: the reply's parameters, serialised; nil once the daemon is stopping.
-    case status(CheckedContinuation<[UInt8]?, Never>)
+    /// `GetStatus` for a caller of this audience: the reply's parameters, serialised; nil once the daemon is stopping.
+    case status(Redaction.Audience, CheckedContinuation<[UInt8]?, Never>)
     /// Whether a source of this name is configured; nil once the daemon is stopping.
     case sourceExists(String, CheckedContinuation<Bool?, Never>)
     /// `Refresh`: answered by the core; `progress` receives updates while it waits.
@@ -60,7 +60,7 @@ enum ControlRequest: Sendable {
     /// Answers the request with "syncd is stopping" (the loop no longer runs).
     func refuse() {
         switch self {
-        case .status(let continuation): continuation.resume(returning: nil)
+        case .status(_, let continuation): continuation.resume(returning: nil)
         case .sourceExists(_, let continuation): continuation.resume(returning: nil)
         case .refresh(_, _, _, let progress, let continuation):
             progress?.finish()

@@ -5,8 +5,8 @@ import SyncStore
 extension DaemonLoop {
     func handle(_ request: ControlRequest) {
         switch request {
-        case .status(let continuation):
-            continuation.resume(returning: statusReply())
+        case .status(let audience, let continuation):
+            continuation.resume(returning: statusReply(audience: audience))
         case .sourceExists(let name, let continuation):
             continuation.resume(returning: sourcesByName[name] != nil)
         case .refresh(let id, let source, let wait, let progress, let continuation):

@@ -40,22 +40,23 @@ extension ManagerStatus {
 }
 
 extension DaemonLoop {
-    /// Every source's status, for STATUS= and the `ready` summary.
+    /// Every source's status, for STATUS= and the `ready` summary: as everyone sees it, since every local user
+    /// can read STATUS= (`systemctl status`).
     func snapshot() -> ManagerStatus {
         let now = monotonicNow()
         let wall = currentTimestamp()
-        let sources = configuration.sources.map { sourceStatus(of: $0, now: now, wall: wall) }
+        let sources = configuration.sources.map { sourceStatus(of: $0, now: now, wall: wall, audience: .everyone) }
         return ManagerStatus(daemon: daemonStatus(now: now), sources: sources, failed: failedSourceStatuses())
     }
 
     /// The parameters of the `GetStatus` reply, serialised: only the sources whose status changed since the
     /// last call are serialised again (docs/architecture.md, "Status at scale").
-    func statusReply() -> [UInt8] {
+    func statusReply(audience: Redaction.Audience = .privileged) -> [UInt8] {
         let now = monotonicNow()
         let daemon = daemonStatus(now: now)
         let failed = failedSourceStatuses()
         return statusBoard.reply(core: &core, sources: configuration.sources, daemon: daemon, failed: failed, now: now,
-                                 wall: currentTimestamp())
+                                 wall: currentTimestamp(), audience: audience)
     }
 
     /// The `STATUS=` line: the summary, after the reason of a rejected reload while the old configuration is kept.
@@ -72,8 +73,9 @@ extension DaemonLoop {
     }
 
     /// One source's status (`StatusBoard.status(of:)`).
-    func sourceStatus(of source: SourceConfiguration, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
-        statusBoard.status(of: source, core: core, now: now, wall: wall)
+    func sourceStatus(of source: SourceConfiguration, now: MonotonicInstant, wall: Timestamp,
+                      audience: Redaction.Audience = .privileged) -> SourceStatus {
+        statusBoard.status(of: source, core: core, now: now, wall: wall, audience: audience)
     }
 
     func failedSourceStatuses() -> [FailedSourceStatus] {

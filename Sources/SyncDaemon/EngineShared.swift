@@ -27,6 +27,9 @@ public final class EngineShared: Sendable {
         /// With `ClientIDField=`: per source looked at in this run, the warning about records of its listing
         /// that share one client ID, "" when none do (`SyncEngine.checkClientIDs`).
         var sharedClientIDs: [String: String] = [:]
+        /// Each source's bearer token as last read (`BearerTokenCredential=`): what `SyncEngine.redaction(for:)`
+        /// hides in every message about the source, also one made by another engine.
+        var tokens: [String: String] = [:]
     }
 
     let memory = Mutex(Memory())

@@ -45,7 +45,8 @@ extension ListingFetcher {
 
     private func resolve(_ reference: String, against base: String, page: Int, what: String) throws(RefreshFailure) -> String {
         guard let resolved = resolveURL(reference, against: base) else {
-            throw RefreshFailure(.permanent, "page \(page) has an invalid \(what) <\(ErrorSnippet.text(Array(reference.utf8)))>")
+            let excerpt = ErrorSnippet.text(Array(reference.utf8), redaction: Redaction(source: source, token: token))
+            throw RefreshFailure(.permanent, "page \(page) has an invalid \(what)", excerpt: "<\(excerpt)>")
         }
         return resolved
     }

@@ -264,19 +264,23 @@ final class ListingFetcher {
         cacheFileFailure?(error) ?? storeFailure(error, prefix: prefix)
     }
 
+    /// An HTTP error status as a failure: the status line and what to check, then the start of the body,
+    /// redacted, which callers outside ControlGroup= never see (`RefreshFailure.publicMessage`).
     private func failure(forStatus status: Int, head: HTTPResponseHead, body: [UInt8], prefix: String) -> RefreshFailure {
-        let snippet = ErrorSnippet.text(body)
-        let detail = snippet.isEmpty ? "" : ": \(snippet)"
+        let redaction = Redaction(source: source, token: token)
+        let excerpt = ErrorSnippet.text(body, redaction: redaction)
+        let from = redaction.redacting(head.effectiveURL)
         let retryAfter = head.header("retry-after")
         switch status {
         case 401, 403:
-            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(head.effectiveURL): check the credentials (BearerTokenCredential=)\(detail)", status: status)
+            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(from): check the credentials (BearerTokenCredential=)",
+                                  excerpt: excerpt, status: status)
         case 404:
-            return RefreshFailure(.permanent, "\(prefix)HTTP 404 from \(head.effectiveURL): check URL=\(detail)", status: status)
+            return RefreshFailure(.permanent, "\(prefix)HTTP 404 from \(from): check URL=", excerpt: excerpt, status: status)
         case 408, 429, 500...599:
-            return RefreshFailure(.transient, "\(prefix)HTTP \(status) from \(head.effectiveURL)\(detail)", status: status, retryAfter: retryAfter)
+            return RefreshFailure(.transient, "\(prefix)HTTP \(status) from \(from)", excerpt: excerpt, status: status, retryAfter: retryAfter)
         default:
-            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(head.effectiveURL)\(detail)", status: status, retryAfter: retryAfter)
+            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(from)", excerpt: excerpt, status: status, retryAfter: retryAfter)
         }
     }
 }
@@ -291,14 +295,16 @@ func storeFailure(_ error: StoreError, prefix: String = "") -> RefreshFailure {
     }
 }
 
-/// The printable start of an error body, on one line, for messages.
+/// The printable start of an error body, on one line, for messages: `redaction` applied before it is cut
+/// (a secret cut in two is hidden too), control bytes kept for the output to escape (the log, syncctl).
 enum ErrorSnippet {
-    static func text(_ body: [UInt8], limit: Int = 120) -> String {
+    static func text(_ body: [UInt8], limit: Int = 120, redaction: Redaction) -> String {
         var text = String(decoding: body.prefix(limit * 2), as: UTF8.self)
         text = String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.filter { $0 != "\u{FFFD}" })
         while text.contains("  ") { text = text.replacingEvery("  ", with: " ") }
-        text = text.trimmed()
-        return text.count > limit ? String(text.prefix(limit)) + "…" : text
+        text = redaction.redacting(text.trimmed())
+        guard text.count > limit else { return redaction.redactingCut(text) }
+        return redaction.redactingCut(String(text.prefix(limit))) + "…"
     }
 }
 

@@ -20,6 +20,10 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// One line for people: what failed and, where possible, what to do.
     public var message: String
+    /// `message` without what the server wrote (the start of its error body), for those who may not read it:
+    /// callers of `GetStatus` outside ControlGroup= and the STATUS= line (docs/control-api.md, "Secrets");
+    /// nil when `message` quotes nothing of the server's.
+    public var publicMessage: String?
     /// HTTP status, when a server answered.
     public var status: Int?
     /// The server's `Retry-After`, as received.
@@ -42,6 +46,27 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
         self.message = message
         self.status = status
         self.retryAfter = retryAfter
+    }
+
+    /// A failure whose message ends in the server's words, `excerpt` (already redacted): `message` is
+    /// "`summary`: `excerpt`", `publicMessage` the summary alone.
+    public init(_ kind: Kind, _ summary: String, excerpt: String, status: Int? = nil, retryAfter: String? = nil) {
+        self.init(kind, excerpt.isEmpty ? summary : "\(summary): \(excerpt)", status: status, retryAfter: retryAfter)
+        if !excerpt.isEmpty { publicMessage = summary }
+    }
+
+    /// Adds `text` to the end of both messages.
+    public mutating func append(_ text: String) {
+        message += text
+        if publicMessage != nil { publicMessage! += text }
+    }
+
+    /// The failure with `redaction` applied to its messages (the public one for everyone).
+    public func redacted(by redaction: Redaction) -> RefreshFailure {
+        var copy = self
+        copy.message = redaction.redacting(message)
+        copy.publicMessage = redaction.redacting(publicMessage ?? message, for: .everyone)
+        return copy
     }
 
     public var description: String { message }

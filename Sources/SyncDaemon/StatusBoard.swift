@@ -13,13 +13,16 @@ struct StatusBoard {
     private var fragments = SourceStatusFragments()
     /// The folder of the account's cache files (it never changes on reload), for each source's `cacheFile`.
     var cacheDirectory = ""
+    /// The same for callers outside ControlGroup= (`Redaction.Audience.everyone`), made at their first call.
+    private var publicFragments = SourceStatusFragments()
 
     /// How many source objects were serialised since the board was made.
-    var serializedCount: Int { fragments.serializedCount }
+    var serializedCount: Int { fragments.serializedCount + publicFragments.serializedCount }
 
     /// The configured sources, in configuration order (at start and after a reload): every object is made anew.
     mutating func setSources(_ sources: [SourceConfiguration]) {
         fragments.setSources(sources.map(\.name))
+        publicFragments.setSources(sources.map(\.name))
     }
 
     /// The one place that decides which sources' status changed: every input of `status(of:)` marks its
@@ -30,26 +33,33 @@ struct StatusBoard {
         changes.formUnion(states.changes.take())
         changes.formUnion(notices.changes.take())
         fragments.invalidate(changes)
+        publicFragments.invalidate(changes)
     }
 
-    /// The parameters of the `GetStatus` reply, serialised; `sources` is the configuration the board was set to.
+    /// The parameters of the `GetStatus` reply for `audience`, serialised; `sources` is the configuration the
+    /// board was set to.
     mutating func reply(core: inout DaemonStateMachine, sources: [SourceConfiguration], daemon: DaemonStatus,
-                        failed: [FailedSourceStatus], now: MonotonicInstant, wall: Timestamp) -> [UInt8] {
+                        failed: [FailedSourceStatus], now: MonotonicInstant, wall: Timestamp,
+                        audience: Redaction.Audience = .privileged) -> [UInt8] {
         collectChanges(from: &core)
         // Moved out while it is filled, so that making an object may read the rest of the board.
-        var fragments = self.fragments
-        self.fragments = SourceStatusFragments()
+        var fragments = audience == .everyone ? publicFragments : self.fragments
+        if audience == .everyone { publicFragments = SourceStatusFragments() } else { self.fragments = SourceStatusFragments() }
         let joined = fragments.sources { position in
-            status(of: sources[position], core: core, now: now, wall: wall)
+            status(of: sources[position], core: core, now: now, wall: wall, audience: audience)
         }
-        self.fragments = fragments
-        return StatusReplyWriter.reply(daemon: daemon, sources: joined, failed: failed)
+        if audience == .everyone { publicFragments = fragments } else { self.fragments = fragments }
+        return StatusReplyWriter.reply(daemon: daemon.shown(to: audience), sources: joined, failed: failed.map { $0.shown(to: audience) })
     }
 
     /// One source's status: its stored state, what the scheduler plans for it, and whether it is refreshing.
     /// `nextAttempt` is rendered as a wall-clock time when the object is made, and kept while nothing marks
     /// the source.
-    func status(of configuration: SourceConfiguration, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp) -> SourceStatus {
+    ///
+    /// For `.everyone` (docs/control-api.md, "Secrets") the URLs hold no query values and `lastError` quotes
+    /// nothing the server wrote (the status line and the kind of failure only).
+    func status(of configuration: SourceConfiguration, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp,
+                audience: Redaction.Audience = .privileged) -> SourceStatus {
         let source = configuration.name
         let state = states[source] ?? SourceState(name: source)
         let status = core.scheduler.status(of: source)
@@ -61,17 +71,24 @@ struct StatusBoard {
             let seconds = max(0, (instant - now).components.seconds)
             return Timestamp(secondsSinceEpoch: wall.secondsSinceEpoch + seconds).rfc3339
         }
+        let lastError = audience == .everyone && state.lastError != nil
+            ? state.lastErrorPublic ?? SourceState.reasonWithheld : state.lastError
+        let shown = { (text: String) in Redaction.scrubbingURLs(in: text, for: audience) }
         return SourceStatus(
-            name: source, url: configuration.url, state: name, records: Int64(state.cachedRecordCount),
+            name: source, url: shown(configuration.url), state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-            warnings: (notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : []),
-            lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: state.lastError,
+            warnings: ((notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : [])).map(shown),
+            lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: lastError.map(shown),
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
             cacheFile: PrintableText.escaping(cacheDirectory + "/" + source + ".json"), mode: SourceMode(configuration))
     }
 }
 
 extension SourceState {
+    /// `lastError` for callers outside ControlGroup= when an older syncd stored it without keeping the server's
+    /// words apart (until the next refresh of the source).
+    static let reasonWithheld = "the last refresh failed; its reason is shown to root and members of ControlGroup="
+
     /// A listing was held (a refresh succeeded) and was forgotten since: its cache file was lost or damaged and
     /// set aside, and no listing has been stored again yet. `list` and `get` show only local changes meanwhile.
     var holdsNoListingAnyMore: Bool { savedAt == nil && lastSuccess != nil }
@@ -79,4 +96,24 @@ extension SourceState {
     /// The status warning while `holdsNoListingAnyMore`.
     static let listingBeingFetchedAgain = "no listing held: the cache file was lost or damaged and set aside, "
         + "and the listing is being fetched again; until then list and get show only pending local changes"
+}
+
+extension DaemonStatus {
+    /// The status as `audience` sees it: the rejected reload's problem without the URLs' query values for everyone.
+    func shown(to audience: Redaction.Audience) -> DaemonStatus {
+        guard audience == .everyone, let reloadRejected else { return self }
+        var copy = self
+        copy.reloadRejected = Redaction.scrubbingURLs(in: reloadRejected, for: .everyone)
+        return copy
+    }
+}
+
+extension FailedSourceStatus {
+    /// The failed source as `audience` sees it: the problem without the URLs' query values for everyone.
+    func shown(to audience: Redaction.Audience) -> FailedSourceStatus {
+        guard audience == .everyone else { return self }
+        var copy = self
+        copy.problem = Redaction.scrubbingURLs(in: problem, for: .everyone)
+        return copy
+    }
 }

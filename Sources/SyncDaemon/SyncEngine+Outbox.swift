@@ -329,7 +329,9 @@ extension SyncEngine {
             failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent
             throw failure
         }
-        let what = "\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))")
+        // The redirect's target and the body are the server's words: redacted before any message quotes them.
+        let redaction = Redaction(source: source, token: token)
+        let what = redaction.redacting("\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))"))
         // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
         let listed = head.status == 404 && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
         switch head.status {
@@ -355,7 +357,7 @@ extension SyncEngine {
             logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
         case 303:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
-            let message = "HTTP 303 See Other from \(what) to \(head.header("location") ?? "nowhere"): the server did not take the "
+            let message = "HTTP 303 See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
             do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
@@ -374,13 +376,13 @@ extension SyncEngine {
             try pushOne(entry, source: source, token: token, force: true)
         case 408, 429, 500...599:
             // The server's own words, as for a parked 4xx: a 500's body often says what broke.
-            let snippet = ErrorSnippet.text(answer, limit: 300)
-            let message = "HTTP \(head.status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
-            try? store.noteFailure(entry.seq, status: head.status, error: message)
-            throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(message)",
+            let snippet = ErrorSnippet.text(answer, limit: 300, redaction: redaction)
+            let summary = "HTTP \(head.status) from \(what)"
+            try? store.noteFailure(entry.seq, status: head.status, error: summary + (snippet.isEmpty ? "" : ": \(snippet)"))
+            throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(summary)", excerpt: snippet,
                                  status: head.status, retryAfter: head.header("retry-after"))
         default:
-            try park(entry, source: source, status: head.status, answer: answer, what: what)
+            try park(entry, source: source, status: head.status, answer: answer, what: what, redaction: redaction)
         }
     }
 
@@ -471,8 +473,9 @@ extension SyncEngine {
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
 
-    private func park(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8], what: String) throws(RefreshFailure) {
-        let snippet = ErrorSnippet.text(answer, limit: 300)
+    private func park(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8], what: String,
+                      redaction: Redaction) throws(RefreshFailure) {
+        let snippet = ErrorSnippet.text(answer, limit: 300, redaction: redaction)
         let message = "HTTP \(status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")

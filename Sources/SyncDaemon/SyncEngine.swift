@@ -185,6 +185,8 @@ public final class SyncEngine {
         let lastQueued = lastQueuedChange(of: source)
         do {
             token = try source.bearerTokenCredential.map { name throws(RefreshFailure) in try Credentials.token(name, environment: environment) }
+            let read = token
+            shared.memory.withLock { $0.tokens[source.name] = read }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
@@ -326,7 +328,7 @@ public final class SyncEngine {
     private func settle(_ source: SourceConfiguration, _ pulled: RefreshResult, pushFailure: RefreshFailure?, at time: String) -> RefreshResult {
         guard let pushFailure else { return pulled }
         var failure = pushFailure
-        failure.message += " (the listing was pulled; the change stays queued and is retried)"
+        failure.append(" (the listing was pulled; the change stays queued and is retried)")
         if case .updated = pulled { failure.listingReplaced = true }
         return fail(source, failure, at: time)
     }
@@ -346,7 +348,14 @@ public final class SyncEngine {
         }
     }
 
+    /// What hides `source`'s secrets (its token as last read, its headers', its URLs') in what this engine says.
+    func redaction(for source: SourceConfiguration) -> Redaction {
+        Redaction(source: source, token: shared.memory.withLock { $0.tokens[source.name] })
+    }
+
+    /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
+        let failure = failure.redacted(by: redaction(for: source))
         if failure.kind == .cancelled {
             logger.forSource(source.name).info("refresh cancelled")
             return .failed(failure)
@@ -354,7 +363,8 @@ public final class SyncEngine {
         // A damaged store is about to be replaced (see `refresh`); writing the failure into it would fail too.
         if store.damage != nil { return .failed(failure) }
         do {
-            try store.recordFailure(source: source.name, url: source.url, message: failure.message, at: time)
+            try store.recordFailure(source: source.name, url: source.url, message: failure.message,
+                                    publicMessage: failure.publicMessage ?? failure.message, at: time)
         } catch {
             logger.forSource(source.name).error("Failed to record the failure: \(failureReason(error))")
         }

@@ -20,6 +20,9 @@ public struct SourceState: Sendable, Equatable {
     public var lastAttempt: String?
     /// Why the last refresh failed; nil after a success.
     public var lastError: String?
+    /// `lastError` without what the server wrote, for callers who may not read it (docs/control-api.md,
+    /// "Secrets"); nil when written by a syncd that did not keep it apart.
+    public var lastErrorPublic: String?
     /// Number of records in the server's last good listing.
     public var recordCount: Int
     /// Number of records in the local view (the cache file): `recordCount` with local changes applied.
@@ -284,6 +287,8 @@ public final class StateStore {
         ("outbox", "attempt_uptime_ms", "INTEGER"),
         // How often a create whose answer was lost was sent again because a listing did not show it.
         ("outbox", "blind_resends", "INTEGER NOT NULL DEFAULT 0"),
+        // `last_error` without the server's words (SourceState.lastErrorPublic); NULL when written by an older syncd.
+        ("sources", "last_error_public", "TEXT"),
     ]
 
     /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
@@ -369,7 +374,8 @@ public final class StateStore {
             let statement = try database.prepare("""
                 SELECT url, etag, last_modified, saved_at, last_success, last_attempt, last_error,
                        record_count, snapshot_dirty, retry_state,
-                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash, snapshot_records FROM sources WHERE name = ?1
+                       snapshot_size, snapshot_inode, snapshot_ctime_ns, snapshot_hash, snapshot_records, last_error_public
+                FROM sources WHERE name = ?1
                 """)
             try statement.bind(1, source)
             var state = SourceState(name: source)
@@ -391,6 +397,7 @@ public final class StateStore {
                         changeTime: statement.int64(12), hash: UInt64(bitPattern: statement.int64(13)))
                 }
                 if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
+                state.lastErrorPublic = statement.string(15)
             }
             // Records, not changes: one row per record in the outbox's index order, so no temporary
             // table is built (four `count(DISTINCT …)` built four, at every call).
@@ -427,17 +434,19 @@ public final class StateStore {
         }
     }
 
-    /// Records a failed refresh: the data stays, the reason and time are kept.
-    public func recordFailure(source: String, url: String, message: String, at time: String) throws(StoreError) {
+    /// Records a failed refresh: the data stays, the reason and time are kept; `publicMessage` is the reason
+    /// without what the server wrote (`message` itself when it quotes nothing of the server's).
+    public func recordFailure(source: String, url: String, message: String, publicMessage: String? = nil, at time: String) throws(StoreError) {
         try write("record failure of \(source)") {
             let statement = try database.prepare("""
-                INSERT INTO sources (name, url, last_attempt, last_error) VALUES (?1, ?2, ?3, ?4)
-                ON CONFLICT (name) DO UPDATE SET last_attempt = ?3, last_error = ?4
+                INSERT INTO sources (name, url, last_attempt, last_error, last_error_public) VALUES (?1, ?2, ?3, ?4, ?5)
+                ON CONFLICT (name) DO UPDATE SET last_attempt = ?3, last_error = ?4, last_error_public = ?5
                 """)
             try statement.bind(1, source)
             try statement.bind(2, url)
             try statement.bind(3, time)
             try statement.bind(4, message)
+            try statement.bind(5, publicMessage ?? message)
             try statement.step()
         }
     }

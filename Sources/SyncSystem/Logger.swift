@@ -118,11 +118,12 @@ public struct Logger: Sendable {
     }
 
     /// One message, one line: line breaks become spaces (they would split it in the journal), other control
-    /// characters `\xNN` (a NUL would cut it short, an escape sequence repaint a terminal).
+    /// characters `\xNN` (a NUL would cut it short, an escape sequence repaint a terminal). A URL in it loses
+    /// its user information and credential query values (`Redaction`, syncd(8), SECURITY, "Secrets").
     static func singleLine(_ message: String) -> String {
         let joined = message.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" })
             ? String(message.map { $0 == "\n" || $0 == "\r" || $0 == "\r\n" ? " " : $0 }) : message
-        return PrintableText.escaping(joined, keepingTabs: true)
+        return PrintableText.escaping(Redaction.scrubbingURLs(in: joined), keepingTabs: true)
     }
 
     // MARK: Output

@@ -35,6 +35,9 @@ func writeStderr(_ text: String) {
 // Everything syncd creates is private unless it says otherwise: cache files, folders and the control
 // socket get their modes explicitly (0640, 0750, 0666 with peer-credential checks).
 umask(0o077)
+// Tokens live in this process's memory: a crash must not write them to a core file, nor may another user read
+// them through ptrace or /proc (syncd(8), SECURITY, "Core dumps").
+do { try CoreDumps.disable() } catch { writeStderr("syncd: warning: \(error); a crash may leave a core dump\n") }
 
 var once = false, checkConfig = false, userMode = false, verbose = false
 var configDirectory: String?
@@ -134,7 +137,8 @@ if checkConfig {
     }
     if verbose {
         for source in configuration.sources {
-            for line in source.explanation { print("\(source.name): \(line)") }
+            // URLs as everywhere else: no credential query values (syncd(8), SECURITY, "Secrets").
+            for line in source.explanation { print("\(source.name): \(Redaction.scrubbingURLs(in: line))") }
         }
     }
     print("configuration OK")

@@ -110,6 +110,23 @@ struct SourceDetailFormatterTests {
         #expect(colored.hasPrefix("\u{1B}[0;1;31m●\u{1B}[0m posts — error\n"))
     }
 
+    /// Server text reaches the terminal escaped (a window title, a screen clear), in every field of the view.
+    @Test func escapeSequencesFromAServerArePrintedEscaped() {
+        var source = Self.idle
+        source.lastError = "HTTP 500 from GET http://localhost:3000/posts: \u{1B}]2;owned\u{07}\u{1B}[2J"
+        source.warnings = ["next page \u{1B}[31mred"]
+        var parked = Self.entry(4, "parked", error: "HTTP 422: \u{1B}[2J")
+        parked.id = "id\u{1B}[2J"
+        let text = formatter.format(source, outbox: .init(entries: [parked]))
+        #expect(!text.contains("\u{1B}") && !text.contains("\u{07}"))
+        #expect(text.contains("Error: HTTP 500 from GET http://localhost:3000/posts: \\x1b]2;owned\\x07\\x1b[2J"))
+        #expect(text.contains("Warning: next page \\x1b[31mred"))
+        #expect(text.contains("parked update of id\\x1b[2J (outbox 4): HTTP 422: \\x1b[2J"))
+        let failed = formatter.format(FailedSourceStatus(name: "bad", file: "/etc/syncd/sources.d/bad.source",
+                                                         problem: "URL= \u{1B}[2J"))
+        #expect(failed.contains("Problem: URL= \\x1b[2J"))
+    }
+
     @Test func aSourceLeftOutByAConfigurationError() {
         let failed = FailedSourceStatus(name: "bad", file: "/etc/syncd/sources.d/bad.source",
                                         problem: "/etc/syncd/sources.d/bad.source:2: URL: missing")

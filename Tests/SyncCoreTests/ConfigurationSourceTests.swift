@@ -91,7 +91,7 @@ struct ConfigurationSourceTests {
         ("# only comments\n", "posts.source:1: no [Source] section; a .source file describes one source: [Source] and at least URL="),
         ("URL=http://h/\n", "posts.source:1: key \"URL\" outside a section; put it below [Source]"),
         ("[Source]\nURL=ftp://h/x\n", "posts.source:2: URL: unsupported URL scheme \"ftp\"; use http, https or file"),
-        ("[Source]\nURL=https://me:pw@h/x\n", "posts.source:2: URL: invalid URL \"https://me:pw@h/x\": credentials (\"user:password@\") are not allowed in URLs; put a token in a credential and set BearerTokenCredential="),
+        ("[Source]\nURL=https://me:pw@h/x\n", "posts.source:2: URL: invalid URL \"https://[redacted]@h/x\": credentials (\"user:password@\") are not allowed in URLs; put a token in a credential and set BearerTokenCredential="),
         ("[Source]\nURL=http:///x\n", "posts.source:2: URL: invalid URL \"http:///x\": missing host; write http://HOST/PATH"),
         ("[Source]\nURL=http://h/\nName=a b\n", "posts.source:3: Name: invalid source name \"a b\": use 1 to 64 letters, digits, \"_\", \".\" or \"-\""),
         ("[Source]\nURL=http://h/\nName=..\n", "posts.source:3: Name: invalid source name \"..\": use 1 to 64 letters, digits, \"_\", \".\" or \"-\""),

@@ -144,7 +144,7 @@ struct ConfigurationValueTests {
         ("example.com/posts", "invalid URL \"example.com/posts\": missing scheme; write it in full, e.g. http://example.com/items"),
         ("http:///posts", "invalid URL \"http:///posts\": missing host; write http://HOST/PATH"),
         ("http:example.com", "invalid URL \"http:example.com\": missing host; write http://HOST/PATH"),
-        ("https://user:secret@example.com/", "invalid URL \"https://user:secret@example.com/\": credentials (\"user:password@\") are not allowed in URLs; put a token in a credential and set BearerTokenCredential="),
+        ("https://user:secret@example.com/", "invalid URL \"https://[redacted]@example.com/\": credentials (\"user:password@\") are not allowed in URLs; put a token in a credential and set BearerTokenCredential="),
         ("http://example.com:99999/", "invalid URL \"http://example.com:99999/\": invalid port \"99999\"; use a number from 1 to 65535"),
         ("http://example.com:/", "invalid URL \"http://example.com:/\": empty port; remove the \":\" or give a port number"),
         ("http://exa mple.com/", "invalid URL \"http://exa mple.com/\": contains a space or control character; percent-encode it (a space is %20)"),

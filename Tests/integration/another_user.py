@@ -19,8 +19,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-# Folders every user can read on Debian, whatever the checkout's parents are.
-SYSTEM_FOLDERS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/etc/")
+# Folders every user can reach on Debian, whatever the checkout's parents are.
+SYSTEM_FOLDERS = ("/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/", "/etc/", "/proc/", "/dev/")
 RUNUSER = shutil.which("runuser") or "/usr/sbin/runuser"
 SETPRIV = shutil.which("setpriv") or "/usr/bin/setpriv"
 
@@ -66,8 +66,21 @@ class AnotherUser:
     def remove(self):
         shutil.rmtree(self.folder, ignore_errors=True)
 
+    @staticmethod
+    def system_command(argv, user):
+        """`argv` run as `user` with runuser(1), for a system program only (e.g. inside a namespaced systemd, where
+        the package installed /usr/bin/syncctl): nothing needs copying, and anything else is refused."""
+        argv = [str(a) for a in argv]
+        if not _is_system_path(argv[0]):
+            raise ValueError(f"AnotherUser.system_command: {argv[0]} is not a system program; use the another_user "
+                             f"fixture's command(), which copies it to a folder {user} can reach")
+        return [RUNUSER, "-u", user, "--", *argv]
+
     def program(self, path):
-        """The path another user runs for `path`: a system program as it is, anything else copied into the folder."""
+        """The path another user runs for `path`: a system program as it is (a bare name found in PATH), anything
+        else copied into the folder."""
+        if "/" not in str(path):
+            path = shutil.which(str(path)) or path
         path = Path(path)
         if _is_system_path(path):
             return path

@@ -546,7 +546,7 @@ def test_status_of_an_unknown_source_suggests_the_nearest_name(two_sources, setu
 
 
 def test_status_of_one_source_for_an_unprivileged_user(shared, running, setup):
-    r = syncctl(setup, "status", "posts", user="nobody", bin_dir=shared)
+    r = syncctl(setup, "status", "posts", as_user=shared)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == "● posts — idle" and lines[-1] == "      Outbox: empty"

@@ -79,6 +79,10 @@ long cshim_copy_file_range(int in_fd, long long *in_offset, int out_fd, unsigned
 // sync_file_range(2) with SYNC_FILE_RANGE_WRITE (starts writeback, waits for nothing); also _GNU_SOURCE only.
 int cshim_start_writeback(int fd, int64_t offset, int64_t count); // 0, or -errno on failure
 
+// prctl(2) is variadic. PR_SET_DUMPABLE 0: no core dump, no ptrace by other users (the token stays in memory).
+int cshim_prctl_set_dumpable(int value);              // 0, or -errno on failure
+int cshim_prctl_get_dumpable(void);                   // the flag (0, 1 or 2), or -errno on failure
+
 // --- errno is a macro over a thread-local function in glibc. -----------------
 int cshim_errno(void);
 

@@ -3,6 +3,13 @@ import SyncCore
 
 /// Numbers, sizes and times as people read them in `syncctl` output.
 public enum HumanFormat {
+    /// `text` (from syncd: a server's error, a record's ID) safe for a terminal: control bytes but line breaks as
+    /// `\xNN`, as syncd's log writes them, so no escape sequence retitles or clears the terminal.
+    public static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F }) else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { PrintableText.escaping(String($0)) }.joined(separator: "\n")
+    }
+
     /// `12,000`.
     public static func count(_ value: Int64) -> String {
         let digits = String(value.magnitude)

@@ -34,6 +34,8 @@ public struct SourceDetailFormatter: Sendable {
 
     /// The lines of one running source, each ending in a newline.
     public func format(_ source: SourceStatus, outbox: Outbox) -> String {
+        // Every text a server or the configuration wrote, safe for a terminal (HumanFormat.printable).
+        let source = source.printable
         var rows: [(String, String)] = [("URL", source.url)]
         var records = HumanFormat.count(source.records) + " cached"
         records += ", \(HumanFormat.count(source.pending)) pending, \(HumanFormat.count(source.parked)) parked, "
@@ -64,6 +66,7 @@ public struct SourceDetailFormatter: Sendable {
 
     /// The lines of a source left out because its `.source` file has an error.
     public func format(_ failed: FailedSourceStatus) -> String {
+        let failed = failed.printable
         let cross = DotColor.red.cross(enabled: color, unicode: unicode)
         return "\(cross) \(failed.name) \(unicode ? "—" : "-") failed: not loaded because of a configuration error\n"
             + "   File: \(failed.file)\n"
@@ -121,8 +124,8 @@ public struct SourceDetailFormatter: Sendable {
             + "'syncctl outbox \(source.name)' lists them"
         let parked = entries.filter { $0.state == "parked" }
         var lines = parked.prefix(Self.parkedShown).map { entry in
-            "parked \(entry.operation) of \(entry.id) (outbox \(entry.seq)): "
-                + (entry.lastError ?? entry.lastStatus.map { "HTTP \($0)" } ?? "refused")
+            "parked \(entry.operation) of \(HumanFormat.printable(entry.id)) (outbox \(entry.seq)): "
+                + (entry.lastError.map(HumanFormat.printable) ?? entry.lastStatus.map { "HTTP \($0)" } ?? "refused")
         }
         if parked.count > Self.parkedShown { lines.append("… and \(parked.count - Self.parkedShown) more parked") }
         return (summary, lines)

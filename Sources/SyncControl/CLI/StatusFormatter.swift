@@ -21,6 +21,7 @@ public struct StatusFormatter: Sendable {
 
     /// The whole status text.
     public func format(_ status: ManagerStatus) -> String {
+        let status = status.printable
         var lines: [String] = []
         if !noLegend {
             lines.append(header(status.daemon))
@@ -58,6 +59,7 @@ public struct StatusFormatter: Sendable {
 
     /// The lines of one source.
     func block(_ source: SourceStatus, nameWidth: Int, stateWidth: Int, numberWidth: Int = 0, wordWidth: Int = 0) -> [String] {
+        let source = source.printable
         let dotColor = Self.dotColor(of: source)
         let synced = source.lastSuccess.flatMap(Timestamp.init(rfc3339:)).map { "synced " + HumanFormat.relative($0, now: now) } ?? "never synced"
         var lines = ["\(dotColor.dot(enabled: color, unicode: unicode)) \(pad(source.name, nameWidth))  \(pad(source.state.rawValue, stateWidth))  "
@@ -100,5 +102,42 @@ public struct StatusFormatter: Sendable {
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+extension ManagerStatus {
+    /// Every text from syncd (a server's error, the configuration's problems and URLs) safe for a terminal
+    /// (`HumanFormat.printable`), as the fast path (`StatusTable`) decodes them.
+    var printable: ManagerStatus {
+        ManagerStatus(daemon: daemon.printable, sources: sources.map(\.printable), failed: failed.map(\.printable))
+    }
+}
+
+extension DaemonStatus {
+    /// The account and the rejected reload's problem safe for a terminal.
+    var printable: DaemonStatus {
+        DaemonStatus(version: HumanFormat.printable(version), account: HumanFormat.printable(account), online: online,
+                     links: HumanFormat.printable(links), reachable: reachable, uptimeSec: uptimeSec,
+                     reloadRejected: reloadRejected.map(HumanFormat.printable))
+    }
+}
+
+extension FailedSourceStatus {
+    /// The name and the problem safe for a terminal.
+    var printable: FailedSourceStatus {
+        FailedSourceStatus(name: HumanFormat.printable(name), file: HumanFormat.printable(file), problem: HumanFormat.printable(problem))
+    }
+}
+
+extension SourceStatus {
+    /// The texts a server or the configuration wrote (error, warnings, URL) safe for a terminal (`HumanFormat.printable`).
+    var printable: SourceStatus {
+        var copy = self
+        copy.name = HumanFormat.printable(name)
+        copy.url = HumanFormat.printable(url)
+        copy.lastError = lastError.map(HumanFormat.printable)
+        copy.warnings = warnings.map(HumanFormat.printable)
+        copy.cacheFile = cacheFile.map(HumanFormat.printable)
+        return copy
     }
 }

@@ -221,9 +221,10 @@ enum StatusTable {
     private static func string(_ reader: inout JSONSkimmer, _ decoded: inout Decoded) throws(Stop) -> Field {
         let bytes = reader.bytes
         guard reader.peek() == UInt8(ascii: "\""), let range = try? reader.skipString() else { throw Stop() }
-        if bytes[range].allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }) { return .raw(range) }
+        if bytes[range].allSatisfy({ $0 < 0x7F && $0 != UInt8(ascii: "\\") }) { return .raw(range) }
         guard let text = (try? JSONValue(parsing: bytes[(range.lowerBound - 1)...range.upperBound]))?.stringValue else { throw Stop() }
-        decoded.texts.append(text)
+        // Shown on a terminal: control bytes (a server's escape sequences) escaped, as by StatusFormatter.
+        decoded.texts.append(HumanFormat.printable(text))
         return .text(decoded.texts.count - 1)
     }
 

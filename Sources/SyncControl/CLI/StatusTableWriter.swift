@@ -16,6 +16,8 @@ struct StatusTableWriter {
     }
 
     mutating func write(daemon: DaemonStatus, rows: [StatusTable.Row], failed: [FailedSourceStatus]) {
+        // As StatusFormatter shows them (`printable`); the rows' texts are escaped as they are decoded.
+        let daemon = daemon.printable, failed = failed.map(\.printable)
         out.reserveCapacity(rows.count * 160 + 4096)
         if !formatter.noLegend {
             line(formatter.header(daemon))

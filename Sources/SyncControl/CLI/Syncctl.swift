@@ -87,10 +87,11 @@ public enum Syncctl {
             return ExitStatus.usage.rawValue
         } catch let failure as CommandFailure {
             let (message, status) = describe(failure, command: name)
-            output.writeError(message)
+            // The reason may quote a server (a refresh's error): escaped, as on every human line.
+            output.writeError(HumanFormat.printable(message))
             return status.rawValue
         } catch {
-            output.writeError("syncctl: \(error)\n")
+            output.writeError(HumanFormat.printable("syncctl: \(error)\n"))
             return ExitStatus.failure.rawValue
         }
     }

@@ -38,9 +38,10 @@ public struct ConfigurationProblem: Error, Equatable, Sendable, CustomStringConv
     }
 
     /// `FILE:LINE: message`, with control characters escaped (`\x00`): a value quoted in the message
-    /// may hold any byte the file held.
+    /// may hold any byte the file held. A URL quoted in it shows no user information and no credential query
+    /// values (`Redaction`): the problem goes to the log and to every caller of `GetStatus`.
     public var description: String {
-        "\(location): \(PrintableText.escaping(message))"
+        "\(location): \(PrintableText.escaping(Redaction.scrubbingURLs(in: message)))"
     }
 }
 

@@ -21,7 +21,8 @@ struct URLSyntax: Equatable {
     /// - Parameter schemes: the schemes allowed here, in lowercase.
     static func parse(_ text: String, schemes: [String]) throws(ValueError) -> URLSyntax {
         func failure(_ reason: String) -> ValueError {
-            ValueError("invalid URL \"\(text)\": \(reason)")
+            // Quoted without its user information: the password must not reach the log or the status.
+            ValueError("invalid URL \"\(Redaction.scrubbingURLs(in: text))\": \(reason)")
         }
         let schemeList = ConfigurationText.alternatives(schemes)
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {

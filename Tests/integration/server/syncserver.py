@@ -18,6 +18,7 @@ The tests steer it through /_control:
 Standard library only.
 """
 import argparse
+import base64
 import email.utils
 import hashlib
 import json
@@ -26,7 +27,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 
 class State:
@@ -198,6 +199,25 @@ class Handler(BaseHTTPRequestHandler):
         elif kind == "redirect":
             # Redirects to fault["to"] (a path or an absolute URL) with the given status.
             self._send(fault.get("status", 302), b"", {"Location": fault["to"]}, "text/plain")
+        elif kind == "echo":
+            # A server that repeats the request in its error: "echo": "headers" (default) is a debug page listing
+            # the request's headers, Authorization first; "token" a gateway's JSON naming the bearer token, as
+            # sent or "encoding": "percent" / "base64".
+            auth = self.headers.get("Authorization", "")
+            token = auth.split(" ", 1)[1] if " " in auth else auth
+            if fault.get("echo") == "token":
+                if fault.get("encoding") == "percent":
+                    token = quote(token, safe="")
+                elif fault.get("encoding") == "base64":
+                    token = base64.b64encode(token.encode()).decode()
+                body = json.dumps({"detail": f"invalid token {token}"}).encode()
+                content_type = "application/json"
+            else:
+                headers = sorted(self.headers.items(), key=lambda item: item[0].lower() != "authorization")
+                lines = [f"{k}: {v}" for k, v in headers] + [f"{self.command} {self.path} {self.request_version}"]
+                body = ("<pre>" + "\n".join(lines) + "</pre>").encode()
+                content_type = "text/html"
+            self._send(fault.get("status", 500), body, {}, content_type)
         elif kind == "drop":
             self.close_connection = True
         else:

@@ -27,7 +27,7 @@ public struct PutCommand: SyncctlCommand {
             throw .failed("\(error)")
         }
         let reply = try context.call(.put(source: source, record: record))
-        context.output.write((reply["id"]?.stringValue ?? "") + "\n")
+        context.output.write(HumanFormat.printable(reply["id"]?.stringValue ?? "") + "\n")
         warnUnwritten(reply, source: source, context)
     }
 }
@@ -150,7 +150,7 @@ public struct ConflictsCommand: SyncctlCommand {
             let local = text(conflict.local, key), remote = text(conflict.remote, key)
             return [(local == remote ? "  " : "* ") + key, local, remote]
         }
-        return "\(conflict.source) \(conflict.id):\n"
+        return "\(conflict.source) \(HumanFormat.printable(conflict.id)):\n"
             + Table.render(header: ["  FIELD", "LOCAL", "REMOTE"], rows: rows, legend: false, noun: ("field", "fields"))
     }
 }
@@ -184,7 +184,7 @@ public struct ResolveCommand: SyncctlCommand {
 /// Column-aligned tables with a header and a count footer (left out with `--no-legend`).
 enum Table {
     static func render(header: [String], rows: [[String]], legend: Bool, noun: (String, String)) -> String {
-        let all = legend ? [header] + rows : rows
+        let all = (legend ? [header] + rows : rows).map { $0.map(HumanFormat.printable) }
         var widths = [Int](repeating: 0, count: header.count)
         for row in all { for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) } }
         var text = ""

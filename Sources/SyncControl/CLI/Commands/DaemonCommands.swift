@@ -35,7 +35,7 @@ public struct RefreshCommand: SyncctlCommand {
                     outcomes.append(progress)
                 } else if showProgress {
                     // Rewrite the line in place: carriage return, then erase to end of line.
-                    context.output.write("\r\u{1B}[K" + RefreshCommand.progressLine(progress))
+                    context.output.write("\r\u{1B}[K" + HumanFormat.printable(RefreshCommand.progressLine(progress)))
                     drewProgress = true
                 }
             }
@@ -54,7 +54,7 @@ public struct RefreshCommand: SyncctlCommand {
             }
         } else {
             for outcome in outcomes where outcome.error == nil {
-                context.output.write(RefreshCommand.outcomeLine(outcome, requested: source) + "\n")
+                context.output.write(HumanFormat.printable(RefreshCommand.outcomeLine(outcome, requested: source)) + "\n")
             }
         }
         guard failed.isEmpty else {

@@ -106,7 +106,7 @@ public struct ListCommand: SyncctlCommand {
         if context.globals.json != nil {
             return context.printJSON(.array(records))
         }
-        let ids = records.map { ListCommand.id(of: $0) }
+        let ids = records.map { HumanFormat.printable(ListCommand.id(of: $0)) }
         let width = max(2, ids.map(\.count).max() ?? 0)
         var text = context.globals.noLegend ? "" : "ID" + String(repeating: " ", count: width - 2) + "  RECORD\n"
         for (id, record) in zip(ids, records) {
@@ -194,7 +194,7 @@ public struct WatchCommand: SyncctlCommand {
 
     /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`.
     static func line(for event: WatchEvent, now: Timestamp) -> String {
-        "\(HumanFormat.localClock(now)) \(event.source) \(event.event): \(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
+        "\(HumanFormat.localClock(now)) \(HumanFormat.printable(event.source)) \(HumanFormat.printable(event.event)): \(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
             + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
     }
 }

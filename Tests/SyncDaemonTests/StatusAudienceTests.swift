@@ -1,0 +1,89 @@
+import SyncCore
+import SyncStore
+import Testing
+@testable import SyncDaemon
+
+/// What `GetStatus` shows privileged callers and everyone else (docs/control-api.md, "Secrets"), and how a
+/// refresh failure keeps the server's words apart from its summary.
+@Suite("Status audience")
+struct StatusAudienceTests {
+    static let token = "tok-9f8e7d6c5b4a"
+
+    static func rig(url: String) -> BoardRig {
+        var rig = BoardRig(["posts"])
+        rig.sources = [SourceConfiguration(name: "posts", url: url, location: SourceLocation(file: "posts.source", line: 1))]
+        rig.board.setSources(rig.sources)
+        return rig
+    }
+
+    static func source(_ reply: String) throws -> JSONObject {
+        let object = try #require(try JSONValue(parsing: Array(reply.utf8)).objectValue)
+        return try #require(object["sources"]?.arrayValue?.first?.objectValue)
+    }
+
+    @Test func unprivilegedCallersGetNoExcerptAndNoQueryValues() throws {
+        var rig = Self.rig(url: "http://127.0.0.1:9/posts?api_key=K3y-abcdef&page=1")
+        var state = SourceState(name: "posts")
+        state.lastError = "HTTP 500 from http://127.0.0.1:9/posts?api_key=[redacted]&page=1: Traceback: database is locked"
+        state.lastErrorPublic = "HTTP 500 from http://127.0.0.1:9/posts?api_key=[redacted]&page=1"
+        rig.board.states["posts"] = state
+        let everyone = String(decoding: rig.board.reply(core: &rig.core, sources: rig.sources, daemon: BoardRig.daemon, failed: [],
+                                                        now: rig.now, wall: rig.wall, audience: .everyone), as: UTF8.self)
+        let privileged = rig.reply()
+        let shown = try Self.source(everyone)
+        #expect(shown["lastError"]?.stringValue == "HTTP 500 from http://127.0.0.1:9/posts?api_key=[redacted]&page=[redacted]")
+        #expect(shown["url"]?.stringValue == "http://127.0.0.1:9/posts?api_key=[redacted]&page=[redacted]")
+        let full = try Self.source(privileged)
+        #expect(full["lastError"]?.stringValue == state.lastError)
+        #expect(full["url"]?.stringValue == "http://127.0.0.1:9/posts?api_key=[redacted]&page=1")
+        // Each audience keeps its own serialised objects: asking again gives the same bytes.
+        #expect(rig.reply() == privileged)
+        #expect(!everyone.contains("K3y-abcdef") && !privileged.contains("K3y-abcdef"))
+    }
+
+    @Test func aReasonStoredByAnOlderSyncdIsWithheldFromUnprivilegedCallers() throws {
+        var rig = Self.rig(url: "http://127.0.0.1:9/posts")
+        var state = SourceState(name: "posts")
+        state.lastError = "HTTP 401 from http://127.0.0.1:9/posts: check the credentials (BearerTokenCredential=): bad token xyz"
+        rig.board.states["posts"] = state
+        let everyone = String(decoding: rig.board.reply(core: &rig.core, sources: rig.sources, daemon: BoardRig.daemon, failed: [],
+                                                        now: rig.now, wall: rig.wall, audience: .everyone), as: UTF8.self)
+        #expect(try Self.source(everyone)["lastError"]?.stringValue == SourceState.reasonWithheld)
+    }
+
+    @Test func configurationProblemsShowNoQueryValuesToUnprivilegedCallers() throws {
+        var rig = Self.rig(url: "http://127.0.0.1:9/posts")
+        let failed = [FailedSourceStatus(name: "bad", file: "bad.source", problem: "bad.source:2: HTTP to http://h/x?page=7 refused")]
+        var daemon = BoardRig.daemon
+        daemon.reloadRejected = "syncd.conf:3: ReachabilityURL=http://h/?id=99 is wrong"
+        let everyone = String(decoding: rig.board.reply(core: &rig.core, sources: rig.sources, daemon: daemon, failed: failed,
+                                                        now: rig.now, wall: rig.wall, audience: .everyone), as: UTF8.self)
+        #expect(everyone.contains("http://h/x?page=[redacted] refused") && everyone.contains("http://h/?id=[redacted] is wrong"))
+        let privileged = String(decoding: rig.board.reply(core: &rig.core, sources: rig.sources, daemon: daemon, failed: failed,
+                                                          now: rig.now, wall: rig.wall), as: UTF8.self)
+        #expect(privileged.contains("http://h/x?page=7 refused") && privileged.contains("http://h/?id=99 is wrong"))
+    }
+
+    @Test func anErrorBodyExcerptIsRedactedBeforeItIsCut() {
+        let redaction = Redaction(secrets: [Self.token])
+        let body = Array(("{\"detail\": \"invalid token \(Self.token)\"}").utf8)
+        #expect(ErrorSnippet.text(body, redaction: redaction) == "{\"detail\": \"invalid token [redacted]\"}")
+        // Cut after the token is replaced: nothing of it shows.
+        #expect(ErrorSnippet.text(body, limit: 34, redaction: redaction) == "{\"detail\": \"invalid token [redacte…")
+        // The body read (twice the limit, in bytes) ends inside the token: its start is hidden as well.
+        let spaced = Array(("a" + String(repeating: " ", count: 28) + "token \(Self.token)").utf8)
+        #expect(ErrorSnippet.text(spaced, limit: 20, redaction: redaction) == "a token [redacted]")
+    }
+
+    @Test func aFailureKeepsTheServersWordsApartFromItsSummary() {
+        var failure = RefreshFailure(.transient, "HTTP 500 from https://h/x?token=abcd1234", excerpt: "echo: Bearer \(Self.token)",
+                                     status: 500)
+        failure.append(" (the listing was pulled)")
+        let redacted = failure.redacted(by: Redaction(secrets: [Self.token]))
+        #expect(redacted.message == "HTTP 500 from https://h/x?token=[redacted]: echo: Bearer [redacted] (the listing was pulled)")
+        #expect(redacted.publicMessage == "HTTP 500 from https://h/x?token=[redacted] (the listing was pulled)")
+        // Nothing of the server's: everyone sees the message, without query values.
+        let plain = RefreshFailure(.transient, "connection refused to https://h/x?page=2").redacted(by: .none)
+        #expect(plain.publicMessage == "connection refused to https://h/x?page=[redacted]")
+    }
+}

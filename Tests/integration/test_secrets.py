@@ -1,0 +1,259 @@
+"""Secrets stay secret (syncd(8), SECRETS; docs/control-api.md, "Secrets"): a token a server echoes, a password or an
+API key in URL= reach no status, log line, STATUS= or syncctl output, and nothing of the server's reaches a caller
+outside ControlGroup=; a server's escape sequences reach no terminal raw; a crashed syncd leaves no core dump.
+Run against the release binaries too (Makefile, RELEASE_TESTS)."""
+import base64
+import json
+import os
+import re
+import resource
+import secrets
+import signal
+import subprocess
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from another_user import AnotherUser
+from conftest import BIN, POSTS, ROOT, Setup, wait_for
+from namespaced_systemd import host_unchanged  # noqa: F401 (a fixture)
+from test_syncctl import shared, syncctl  # noqa: F401 (the fixture that lets "nobody" run syncctl)
+from test_systemd import SOCKET, installed_root, systemd  # noqa: F401 (fixtures: the shipped unit under systemd)
+
+TOKEN = "tok-" + secrets.token_hex(16) + "/+="
+
+
+def forms(secret):
+    """The secret as written, percent-encoded and base64-encoded: none may show anywhere."""
+    return [secret, quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")]
+
+
+def status_json(setup, as_user=None):
+    r = syncctl(setup, "status", "--json", as_user=as_user)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def source_of(text, name):
+    return next(s for s in json.loads(text)["sources"] if s["name"] == name)
+
+
+def with_token(tmp_path):
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "api-token").write_text(TOKEN + "\n")
+    return {"CREDENTIALS_DIRECTORY": str(credentials)}
+
+
+@pytest.mark.parametrize("fault, line", [
+    ({"kind": "echo", "status": 500, "echo": "headers"}, "HTTP 500 from {url}"),
+    ({"kind": "echo", "status": 401, "echo": "token"}, "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
+    ({"kind": "echo", "status": 401, "echo": "token", "encoding": "percent"},
+     "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
+    ({"kind": "echo", "status": 401, "echo": "token", "encoding": "base64"},
+     "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
+], ids=["500-echoing-headers", "401-naming-the-token", "401-percent-encoded", "401-base64"])
+def test_a_token_the_server_echoes_reaches_no_status_output_or_log(shared, setup, server, daemons, notify, tmp_path, fault, line):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
+    d = daemons(setup, notify=notify, env=with_token(tmp_path))
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", **fault)
+    assert syncctl(setup, "refresh", "posts").returncode == 0
+    wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
+    # The server did get the token, and its answer does repeat it: the test is about something real.
+    sent = server.requests("/posts")[0]["headers"]["authorization"]
+    assert sent == f"Bearer {TOKEN}"
+    echoed = subprocess.run(["curl", "-s", "-H", f"Authorization: {sent}", server.url("posts")], capture_output=True,
+                            text=True, timeout=10).stdout
+    assert any(form in echoed for form in forms(TOKEN)), echoed
+
+    expected = line.format(url=server.url("posts"))
+    root_view = status_json(setup)
+    everyone_view = status_json(setup, as_user=shared)
+    # Root sees the server's words with the token hidden; "nobody" only the status line and the kind of failure.
+    assert source_of(root_view, "posts")["lastError"].startswith(expected + ": ")
+    assert "[redacted]" in source_of(root_view, "posts")["lastError"]
+    assert source_of(everyone_view, "posts")["lastError"] == expected
+    refresh = syncctl(setup, "refresh", "posts", "--wait")
+    assert refresh.returncode == 1 and "[redacted]" in refresh.stderr, refresh.stderr
+    human = [syncctl(setup, "status").stdout, syncctl(setup, "status", as_user=shared).stdout]
+    assert expected in human[1]
+    d.stop()
+    notify.drain()
+    log = d.log_path.read_text()
+    everything = [root_view, everyone_view, refresh.stdout, refresh.stderr, *human, log,
+                  *(message for _, message in notify.messages)]
+    for text in everything:
+        for form in forms(TOKEN):
+            assert form not in text, text
+    # The daemon's log says what failed, with the server's words redacted; the cached copy stayed.
+    assert expected in log and "[redacted]" in log
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_a_url_password_and_an_api_key_reach_nothing_nobody_can_read_nor_the_log(shared, setup, server, daemons, notify):
+    password, key = "PASSW0RD-" + secrets.token_hex(6), "K3Y-" + secrets.token_hex(8)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=500, body=f"unknown api_key {key} for /posts?api_key={key}")
+    setup.add_source("deploy", f"http://deploy:{password}@127.0.0.1:{server.port}/posts")
+    setup.add_source("keyed", server.url("posts") + f"?api_key={key}&page=1")
+    check = setup.syncd("--check-config")
+    assert check.returncode == 1
+    assert "credentials (\"user:password@\") are not allowed" in check.stderr and "http://[redacted]@127.0.0.1" in check.stderr
+    (setup.config / "sources.d" / "deploy.source").rename(setup.dir / "deploy.source")
+    verbose = setup.syncd("--check-config", "--verbose")
+    assert verbose.returncode == 0 and f"keyed: listing: GET {server.url('posts')}?api_key=[redacted]&page=1" in verbose.stdout
+    (setup.dir / "deploy.source").rename(setup.config / "sources.d" / "deploy.source")
+    d = daemons(setup, notify=notify)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: source_of(status_json(setup), "keyed")["lastError"], what="the keyed source to fail")
+    # The key did go to the server (it is how the server knows the caller).
+    assert server.requests("/posts")[0]["path"] == f"/posts?api_key={key}&page=1"
+
+    everyone = status_json(setup, as_user=shared)
+    keyed = source_of(everyone, "keyed")
+    assert keyed["url"] == server.url("posts") + "?api_key=[redacted]&page=[redacted]"
+    assert keyed["lastError"] == f"HTTP 500 from {server.url('posts')}?api_key=[redacted]&page=[redacted]"
+    failed = json.loads(everyone)["failed"]
+    assert [f["name"] for f in failed] == ["deploy"]
+    assert "invalid URL \"http://[redacted]@127.0.0.1" in failed[0]["problem"]
+    root = status_json(setup)
+    assert source_of(root, "keyed")["url"] == server.url("posts") + "?api_key=[redacted]&page=1"
+    assert source_of(root, "keyed")["lastError"].startswith(f"HTTP 500 from {server.url('posts')}?api_key=[redacted]&page=1: ")
+    human = syncctl(setup, "status", as_user=shared)
+    assert human.returncode == 0 and "api_key=[redacted]" in human.stdout
+    d.stop()
+    notify.drain()
+    log = d.log_path.read_text()
+    for text in [everyone, root, human.stdout, check.stderr, verbose.stdout, log, *(message for _, message in notify.messages)]:
+        assert password not in text and key not in text, text
+    assert "deploy" in log and "api_key=[redacted]" in log
+
+
+def test_escape_sequences_from_a_server_are_printed_escaped(setup, server, daemons):
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=500, body="\x1b]2;pwned\x07\x1b[2J boom")
+    setup.add_source("posts", server.url("posts"))
+    daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
+    shown = "\\x1b]2;pwned\\x07\\x1b[2J boom"
+    outputs = {"status": syncctl(setup, "status").stdout}
+    refresh = syncctl(setup, "refresh", "posts", "--wait")
+    assert refresh.returncode == 1
+    outputs["refresh --wait"] = refresh.stderr
+    for what, text in outputs.items():
+        assert shown in text, (what, text)
+        assert "\x1b" not in text and "\x07" not in text, (what, text)
+    # JSON stays JSON: the bytes are there, in JSON's own escapes.
+    raw = status_json(setup)
+    assert "\x1b" not in raw and source_of(raw, "posts")["lastError"].endswith(": \x1b]2;pwned\x07\x1b[2J boom")
+
+    # A record ID with escape sequences: the ID column of `list` shows it escaped.
+    server.clear_fault("posts")
+    server.set_records("posts", [{"id": "a\x1b[2Jb", "title": "x"}, {"id": 2, "title": "y"}])
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    listed = syncctl(setup, "list", "posts")
+    assert listed.returncode == 0
+    assert "\x1b" not in listed.stdout and listed.stdout.splitlines()[1].startswith("a\\x1b[2Jb  ")
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout)[0]["id"] == "a\x1b[2Jb"
+
+
+def test_the_shipped_units_allow_no_core_dumps():
+    for unit in ("syncd.service", "syncd.user.service"):
+        lines = (ROOT / "packaging" / "systemd" / unit).read_text().splitlines()
+        assert "LimitCORE=0" in lines, unit
+
+
+@pytest.fixture
+def nobody_folder(another_user):
+    """The another_user fixture's folder (mode 0755), to hold syncd's configuration, state, cache and runtime folders,
+    so that syncd can run as "nobody" whatever folder the checkout lies in."""
+    (another_user.folder / "work").mkdir()
+    return another_user
+
+
+def run_as_nobody(runner, command, cwd):
+    """Starts `command` as nobody (uid and gid 65534, through setpriv: no PAM session to reset the limit) with an
+    unlimited core size (ulimit -c unlimited), in `cwd`."""
+    def unlimited_cores():
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    # A debug build's Swift runtime would catch the signal to print a backtrace (and wait there when the signal was
+    # sent, not met); the release build has no backtracer. Turned off, both die of the signal as the kernel decides.
+    env = dict(os.environ, SWIFT_BACKTRACE="enable=no")
+    return runner.popen(command, uid=65534, cwd=cwd, env=env, preexec_fn=unlimited_cores,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def cores(folder):
+    return sorted(p.name for p in Path(folder).iterdir() if p.name.startswith("core"))
+
+
+@pytest.mark.parametrize("crash", [signal.SIGSEGV, signal.SIGABRT], ids=["SIGSEGV", "SIGABRT"])
+def test_a_crashed_syncd_leaves_no_core_dump(nobody_folder, server, crash):
+    runner, nobody_folder = nobody_folder, nobody_folder.folder
+    # This kernel writes plain core files into the crashing process's working folder; a syncd crash must not.
+    assert Path("/proc/sys/kernel/core_pattern").read_text().strip() == "core", "the test needs core_pattern=core"
+    setup = Setup(nobody_folder / "instance")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    subprocess.run(["chown", "-R", "nobody:nogroup", str(nobody_folder)], check=True)
+    work = nobody_folder / "work"
+    # The same crash of a dumpable program, run the same way, does leave a core: the check below means something.
+    control = run_as_nobody(runner, ["sleep", "60"], work)
+    wait_for(lambda: Path(f"/proc/{control.pid}/status").read_text().count("\nUid:\t65534") == 1, what="sleep as nobody")
+    control.send_signal(crash)
+    assert control.wait(10) == -crash
+    wait_for(lambda: cores(work), what="the control's core file")
+    for name in cores(work):
+        (work / name).unlink()
+
+    daemon = run_as_nobody(runner, [BIN / "syncd", "--config-dir", setup.config], work)
+    try:
+        wait_for(lambda: setup.cache_file("posts").exists(), timeout=30, what="syncd as nobody to sync")
+        # Non-dumpable: its /proc files belong to root although it runs as nobody, and nobody cannot read them.
+        assert os.stat(f"/proc/{daemon.pid}/environ").st_uid == 0
+        peek = runner.run(["/usr/bin/cat", f"/proc/{daemon.pid}/environ"], uid=65534, capture_output=True, timeout=10)
+        assert peek.returncode != 0 and b"Permission denied" in peek.stderr
+        limits = Path(f"/proc/{daemon.pid}/limits").read_text()
+        assert any(line.startswith("Max core file size") and "unlimited" in line for line in limits.splitlines()), limits
+        daemon.send_signal(crash)
+        assert daemon.wait(10) == -crash
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+    assert cores(work) == [] and cores(nobody_folder) == []
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_under_the_shipped_unit_syncd_is_not_dumpable_and_its_control_socket_still_tells_callers_apart(server, systemd):
+    """prctl(PR_SET_DUMPABLE, 0) with the unit's hardening (ProtectProc=invisible, ProcSubset=pid, the system call
+    filter): syncd starts, serves, reads its own /proc/self (the idle memory policy), and the control socket's peer
+    credentials still tell root from nobody."""
+    sd = systemd
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=500, body="the server's own words")
+    sd.run("systemd-sysusers")
+    sd.write("/etc/syncd/sources.d/posts.source", f"[Source]\nURL={server.url('posts')}\n")
+    sd.run("systemctl", "daemon-reload")
+    sd.run("systemctl", "start", "syncd")
+    state = sd.show("syncd", "ActiveState", "MainPID", "LimitCORE")
+    assert state["ActiveState"] == "active" and state["LimitCORE"] == "0", state
+    pid = int(state["MainPID"])
+    uid = sd.run("getent", "passwd", "syncd").stdout.split(":")[2]
+    assert sd.run("stat", "-c", "%u", f"/proc/{pid}/environ").stdout.split() == ["0"]
+    assert re.search(r"^Uid:\s+" + uid + r"\s", sd.run("cat", f"/proc/{pid}/status").stdout, re.MULTILINE)
+    assert re.search(r"^Max core file size\s+0\s+0\s", sd.run("cat", f"/proc/{pid}/limits").stdout, re.MULTILINE)
+    wait_for(lambda: "the server's own words" in sd.run("/usr/bin/syncctl", "--socket", SOCKET, "status").stdout,
+             timeout=30, what="the failure in root's status")
+    # nobody is not privileged: the same status without the server's words.
+    everyone = sd.run(*AnotherUser.system_command(["/usr/bin/syncctl", "--socket", SOCKET, "status", "--json"], "nobody")).stdout
+    assert json.loads(everyone)["sources"][0]["lastError"] == f"HTTP 500 from {server.url('posts')}"
+    assert "the server's own words" not in everyone
+    sd.run("systemctl", "stop", "syncd")
+    stopped = sd.show("syncd", "ActiveState", "Result")
+    assert (stopped["ActiveState"], stopped["Result"]) == ("inactive", "success"), stopped
