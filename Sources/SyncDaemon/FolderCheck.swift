@@ -34,7 +34,9 @@ enum FolderCheck {
 
     /// Opens the folder at `path`, checked (see the top of this file), for reading (`O_RDONLY`, so its mode can be
     /// set through it) or with `O_PATH` when `readable` is false. With `creating`, missing folders are made (the
-    /// last with `mode`, the others 0755); without, a missing one gives nil. `followingLinks: false` refuses a link
+    /// last with `mode`, which the caller sets exactly; each folder above it that syncd makes gets 0755 exactly,
+    /// whatever the umask, so every user can reach the socket and the cache files below it as syncd(8) FILES says;
+    /// a folder that was there keeps its mode); without, a missing one gives nil. `followingLinks: false` refuses a link
     /// as the last name (ELOOP). Throws `UnsafeFolder` or `SystemError`.
     static func open(_ path: String, kind: FolderKind, mode: UInt32, creating: Bool, followingLinks: Bool,
                      readable: Bool) throws -> Int32? {
@@ -56,13 +58,17 @@ enum FolderCheck {
                 }
                 let entry = shown + "/" + name
                 var info = stat()
+                var made = false  // syncd made this folder just now
                 if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
                     guard errno == ENOENT else { throw SystemError("read the status of \(entry)") }
                     guard creating else {
                         close(fd)
                         return nil
                     }
-                    if mkdirat(fd, name, isLast ? mode : 0o755) != 0 && errno != EEXIST {
+                    // 0700 until its mode is set through a descriptor (below, or by the caller for the last).
+                    if mkdirat(fd, name, isLast ? mode : 0o700) == 0 {
+                        made = true
+                    } else if errno != EEXIST {
                         throw SystemError("create directory \(entry)")
                     }
                     guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw SystemError("read the status of \(entry)") }
@@ -84,7 +90,7 @@ enum FolderCheck {
                     }
                     pending.append(contentsOf: components(of: target).reversed())
                 case S_IFDIR:
-                    let flags = isLast && readable ? O_RDONLY : openPathOnly
+                    let flags = (isLast && readable) || (made && !isLast) ? O_RDONLY : openPathOnly
                     var next = openat(fd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     if next < 0, errno == EACCES, isLast {
                         // Not readable by syncd: say whose it is when that is the problem, else why it cannot be opened.
@@ -101,6 +107,7 @@ enum FolderCheck {
                     }
                     fd = try replace(fd, with: next, path)
                     shown = entry
+                    if made && !isLast, fchmod(fd, 0o755) != 0 { throw SystemError("set mode of \(entry)") }
                 default:
                     throw SystemError("use \(path) as a directory", code: ENOTDIR)
                 }

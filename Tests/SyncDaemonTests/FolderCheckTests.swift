@@ -74,6 +74,24 @@ struct FolderCheckTests {
         #expect(info.st_uid == 0 && info.st_mode & 0o7777 == 0o700)
     }
 
+    /// The folders above syncd's that it makes get 0755 exactly (syncd runs with umask 077, and makes them 0700
+    /// until it sets their mode), so every user can reach the control socket and the cache folder below them; a
+    /// folder that was there keeps its mode.
+    @Test func foldersAboveThatSyncdMakesAre0755AndOthersKeepTheirMode() throws {
+        let top = try temporary(mode: 0o755)
+        defer { try? DirectoryTree.remove(top) }
+        #expect(refusal(top + "/made/deeper/run", mode: 0o755, kind: .runtime) == nil)
+        for (folder, mode) in [("/made", UInt32(0o755)), ("/made/deeper", 0o755), ("/made/deeper/run", 0o755)] {
+            let info = try #require(status(top + folder))
+            #expect(info.st_uid == geteuid() && info.st_mode & 0o7777 == mode, "\(folder)")
+        }
+        made(top + "/kept", mode: 0o711)
+        #expect(refusal(top + "/kept/new/state") == nil)
+        #expect(status(top + "/kept").map { $0.st_mode & 0o7777 } == 0o711)
+        #expect(status(top + "/kept/new").map { $0.st_mode & 0o7777 } == 0o755)
+        #expect(status(top + "/kept/new/state").map { $0.st_mode & 0o7777 } == 0o700)
+    }
+
     @Test func aFolderAnotherUserMadeFirstIsRefusedAndLeftAsItIs() throws {
         let sticky = try temporary()
         defer { try? DirectoryTree.remove(sticky) }

@@ -124,6 +124,32 @@ def test_once_the_folder_is_removed_syncd_makes_its_own_there(server, setup, dae
     assert d.stop() == 0
 
 
+def test_folders_syncd_makes_above_its_own_let_every_user_reach_the_socket_and_the_cache(server, setup, daemons, another_user):
+    """syncd runs with umask 077, yet the missing folder above its state, cache and runtime directories that it
+    makes is 0755 (syncd(8), FILES: every local user may run syncctl status); a folder that was there keeps its mode."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    kept = another_user.folder / "kept"
+    kept.mkdir()
+    os.chmod(kept, 0o711)
+    above = kept / "RL"
+    setup.state, setup.cache, setup.runtime = above / "state", above / "cache", above / "run"
+    setup.write_main()
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    assert (above.stat().st_uid, stat.S_IMODE(above.stat().st_mode)) == (0, 0o755)
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o711
+    assert [stat.S_IMODE((above / name).stat().st_mode) for name in ("state", "cache", "run")] == [0o700, 0o750, 0o755]
+    r = syncctl(setup, "status", as_user=another_user)
+    assert r.returncode == 0, r.stderr
+    assert "posts" in r.stdout
+    r = another_user.run(["/usr/bin/stat", "-c", "%a %U", str(setup.cache)], user="nobody", capture_output=True,
+                         text=True, timeout=30)
+    assert (r.returncode, r.stdout) == (0, "750 root\n"), r.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+    assert d.stop() == 0
+
+
 def test_a_reload_into_a_folder_nobody_made_is_rejected_and_the_old_configuration_kept(running, server, setup, sticky, another_user):
     state_before = setup.state
     theirs = sticky / "state"
