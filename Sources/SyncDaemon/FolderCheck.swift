@@ -79,7 +79,8 @@ enum FolderCheck {
                     var link = ownership(info)
                     link.mode = 0  // a link's own mode means nothing
                     if let problem = FolderOwnership.problem(with: link, for: identity) {
-                        throw refusal(kind: kind.rawValue, path: path, parent: isLast ? nil : entry, problem: problem, mode: mode)
+                        throw refusal(kind: kind.rawValue, path: path, parent: isLast ? nil : entry, problem: problem, mode: mode,
+                                      entry: .link)
                     }
                     links += 1
                     guard links <= Self.maxLinks else { throw SystemError("resolve \(path)", code: ELOOP) }
@@ -134,7 +135,7 @@ enum FolderCheck {
         var own = ownership(info)
         own.mode &= ~0o022
         if let problem = FolderOwnership.problem(with: own, for: identity) {
-            throw refusal(kind: kind, path: path, parent: nil, problem: problem, mode: mode)
+            throw refusal(kind: kind, path: path, parent: nil, problem: problem, mode: mode, entry: .file)
         }
     }
 
@@ -188,18 +189,23 @@ enum FolderCheck {
         FileOwnership(uid: info.st_uid, gid: info.st_gid, mode: info.st_mode & 0o7777)
     }
 
-    private static func refusal(kind: String, path: String, parent: String?, problem: OwnershipProblem, mode: UInt32) -> UnsafeFolder {
+    private static func refusal(kind: String, path: String, parent: String?, problem: OwnershipProblem, mode: UInt32,
+                                entry: UnsafeFolder.Entry = .folder) -> UnsafeFolder {
         let identity = self.identity
-        var users: [UInt32: String] = [:], groups: [UInt32: String] = [:]
-        for uid in [identity.uid] + (problem.uid.map { [$0] } ?? []) { users[uid] = userName(uid) }
+        var users: [UInt32: String] = [:], groups: [UInt32: String] = [:], homes: [UInt32: String] = [:]
+        for uid in [identity.uid] + (problem.uid.map { [$0] } ?? []) {
+            users[uid] = user(uid, \.pw_name)
+            homes[uid] = user(uid, \.pw_dir)
+        }
         if case .writableByGroup(let gid, _) = problem { groups[gid] = groupName(gid) }
         return UnsafeFolder(kind: kind, path: path, parent: parent, problem: problem, mode: mode, identity: identity,
-                            userNames: users, groupNames: groups)
+                            userNames: users, groupNames: groups, entry: entry, homes: homes)
     }
 
-    private static func userName(_ uid: UInt32) -> String? {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return nil }
-        return String(cString: name)
+    /// A field of the user's passwd entry (name, home folder).
+    private static func user(_ uid: UInt32, _ field: KeyPath<passwd, UnsafeMutablePointer<CChar>?>) -> String? {
+        guard let entry = getpwuid(uid), let value = entry.pointee[keyPath: field] else { return nil }
+        return String(cString: value)
     }
 
     private static func groupName(_ gid: UInt32) -> String? {

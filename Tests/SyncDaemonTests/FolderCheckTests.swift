@@ -114,7 +114,10 @@ struct FolderCheckTests {
         made(parent + "/cache", mode: mode)
         let found = try #require(refusal(parent + "/cache", mode: 0o750, kind: .cache))
         #expect(found.problem == .writableByEveryone(mode: mode))
-        #expect(found.reason.hasSuffix("or chmod it (chmod 0750 \(parent)/cache)"))
+        // A sticky one is shared (as /tmp is): a folder of syncd's own below it, never a chmod of it.
+        #expect(found.reason.hasSuffix(mode == 0o1777
+            ? "not one of syncd's own; set CacheDirectory= to a folder of syncd's own below it (CacheDirectory=\(parent)/cache/syncd-cache): syncd creates it"
+            : "if only syncd keeps files there, chmod it (chmod 0750 \(parent)/cache), else set CacheDirectory= to a folder of syncd's own elsewhere"))
         #expect(status(parent + "/cache").map { $0.st_mode & 0o7777 } == mode)
     }
 
@@ -159,11 +162,14 @@ struct FolderCheckTests {
         #expect(symlink(sticky + "/roots", sticky + "/state") == 0 && lchown(sticky + "/state", Self.nobody, Self.nobody) == 0)
         let found = try #require(refusal(sticky + "/state"))
         #expect(found.problem == .foreignOwner(uid: Self.nobody) && found.parent == nil && found.path == sticky + "/state")
+        #expect(found.entry == .link && found.reason == "use state directory \(sticky)/state: it is a symbolic link owned by uid "
+                + "65534 (nobody), not by root (syncd's user), so that user could point it elsewhere; remove the link (rm "
+                + "\(sticky)/state): syncd creates the folder itself")
         #expect(status(sticky + "/roots").map { $0.st_mode & 0o7777 } == 0o755)
         #expect(entries(sticky + "/roots").isEmpty)
         // One on the way to the folder is refused the same way, naming it.
         let below = try #require(refusal(sticky + "/state/deeper"))
-        #expect(below.parent == sticky + "/state" && below.problem == .foreignOwner(uid: Self.nobody))
+        #expect(below.parent == sticky + "/state" && below.problem == .foreignOwner(uid: Self.nobody) && below.entry == .link)
         #expect(entries(sticky + "/roots").isEmpty)
         // Root's own link is followed.
         #expect(unlink(sticky + "/state") == 0 && symlink(sticky + "/roots", sticky + "/state") == 0)
@@ -186,6 +192,7 @@ struct FolderCheckTests {
             Issue.record("opened a database uid 65534 owns")
         } catch let refusal as UnsafeFolder {
             #expect(refusal.kind == "state database" && refusal.problem == .foreignOwner(uid: Self.nobody))
+            #expect(refusal.entry == .file && refusal.reason.hasSuffix("; if it is syncd's, chown it (chown root \(top)/state/alice/state.db)"))
         }
         #expect(entries(top + "/state/alice") == ["state.db"])  // not moved aside, no -wal or -shm
         #expect(status(top + "/state/alice/state.db")?.st_size == 6)
