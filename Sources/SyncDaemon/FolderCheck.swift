@@ -98,7 +98,7 @@ enum FolderCheck {
                         next = openat(fd, name, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                         if next >= 0 {
                             defer { close(next) }
-                            try checkOwn(next, path: path, kind: kind, mode: mode)
+                            try checkOwn(next, path: path, at: entry, kind: kind, mode: mode)
                             throw SystemError("open directory \(path)", code: EACCES)
                         }
                     }
@@ -113,7 +113,7 @@ enum FolderCheck {
                     throw SystemError("use \(path) as a directory", code: ENOTDIR)
                 }
             }
-            try checkOwn(fd, path: path, kind: kind, mode: mode)
+            try checkOwn(fd, path: path, at: shown.isEmpty ? "/" : shown, kind: kind, mode: mode)
             return fd
         } catch {
             close(fd)
@@ -139,11 +139,14 @@ enum FolderCheck {
         }
     }
 
-    private static func checkOwn(_ fd: Int32, path: String, kind: FolderKind, mode: UInt32) throws {
+    /// `at`: where `path` led, links resolved (the folder a chmod or chown must name).
+    private static func checkOwn(_ fd: Int32, path: String, at resolved: String, kind: FolderKind, mode: UInt32) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
         if let problem = FolderOwnership.problem(with: ownership(info), for: identity) {
-            throw refusal(kind: kind.rawValue, path: path, parent: nil, problem: problem, mode: mode)
+            var refused = refusal(kind: kind.rawValue, path: path, parent: nil, problem: problem, mode: mode)
+            if resolved != FolderPath.normalized(path) { refused.target = resolved }
+            throw refused
         }
     }
 

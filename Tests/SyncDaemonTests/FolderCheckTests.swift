@@ -149,8 +149,21 @@ struct FolderCheckTests {
         defer { try? DirectoryTree.remove(top) }
         made(top + "/target", mode: 0o700, owner: Self.nobody)
         #expect(symlink(top + "/target", top + "/state") == 0)
-        #expect(try #require(refusal(top + "/state")).problem == .foreignOwner(uid: Self.nobody))
+        let found = try #require(refusal(top + "/state"))
+        #expect(found.problem == .foreignOwner(uid: Self.nobody) && found.target == top + "/target" && found.entry == .folder)
+        // The advice names the folder the link leads to: chown -R given the link would change the link alone.
+        #expect(found.reason.hasPrefix("use state directory \(top)/state (which leads to \(top)/target): owned by uid 65534"))
+        #expect(found.reason.hasSuffix("chown it (chown -R root \(top)/target)"))
         #expect(status(top + "/target").map { $0.st_mode & 0o7777 } == 0o700)
+        // Root's link to a shared sticky folder: a folder of syncd's own below where it leads, never a chmod.
+        made(top + "/shared", mode: 0o1777)
+        #expect(symlink(top + "/shared", top + "/cache") == 0)
+        let shared = try #require(refusal(top + "/cache", mode: 0o750, kind: .cache))
+        #expect(shared.target == top + "/shared" && shared.reason.hasSuffix(
+            "set CacheDirectory= to a folder of syncd's own below it (CacheDirectory=\(top)/shared/syncd-cache): syncd creates it"))
+        #expect(status(top + "/shared").map { $0.st_mode & 0o7777 } == 0o1777)
+        // Spelled with a trailing slash, the folder itself is no link.
+        #expect(try #require(refusal(top + "/shared/", mode: 0o750, kind: .cache)).target == nil)
     }
 
     /// A link another user planted where syncd's folder goes (before syncd made it) is not followed, even to a

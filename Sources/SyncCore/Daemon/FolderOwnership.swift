@@ -125,6 +125,9 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
     public var entry: Entry
     /// Home folders of the uids involved (the owner's), where the system knows them.
     public var homes: [UInt32: String]
+    /// The folder `path` leads to through symbolic links (of root's or syncd's user), when it is not `path`: the
+    /// folder at fault, which the advice names (chown -R does not follow a link given to it, chmod does).
+    public var target: String?
 
     /// Creates the refusal.
     public init(kind: String, path: String, parent: String? = nil, problem: OwnershipProblem, mode: UInt32,
@@ -143,7 +146,8 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
     }
 
     public var reason: String {
-        "use \(kind) \(shown(path)): " + (parent.map(parentReason) ?? ownReason)
+        "use \(kind) \(shown(path))" + (target.map { " (which leads to \(shown($0)))" } ?? "") + ": "
+            + (parent.map(parentReason) ?? ownReason)
     }
 
     public var description: String { "Failed to \(reason)" }
@@ -165,22 +169,25 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
         return parts.count == 3 && parts[0] == "run" && parts[1] == "user"
     }
 
+    /// The folder the advice names: where `path` leads.
+    private var folder: String { target ?? path }
+
     private var ownReason: String {
         let key = Self.keys[kind]
         switch (entry, problem) {
         case (.link, .foreignOwner(let uid)):
             return "it is a symbolic link owned by \(user(uid)), not by \(syncdUser), so that user could point it elsewhere; "
-                + "remove the link (rm \(shown(path))): syncd creates the folder itself"
+                + "remove the link (rm \(shown(folder))): syncd creates the folder itself"
         case (.file, .foreignOwner(let uid)):
             return "owned by \(user(uid)), not by \(syncdUser), so that user could change or delete syncd's data; if it "
-                + "is syncd's, chown it (chown \(syncdUserName) \(shown(path)))"
+                + "is syncd's, chown it (chown \(syncdUserName) \(shown(folder)))"
         case (_, .foreignOwner(let uid)):
             let owned = "owned by \(user(uid)), not by \(syncdUser)"
             if let key, let whose = othersFolder(uid) {
                 return "\(owned): it is \(whose), not one of syncd's own; set \(key) to a folder of syncd's own elsewhere"
             }
-            let remove = "remove it if it is empty (rmdir \(shown(path))): syncd creates it itself"
-            let chown = "if it holds syncd's own data, chown it (chown -R \(syncdUserName) \(shown(path)))"
+            let remove = "remove it if it is empty (rmdir \(shown(folder))): syncd creates it itself"
+            let chown = "if it holds syncd's own data, chown it (chown -R \(syncdUserName) \(shown(folder)))"
             return "\(owned), so that user could change or delete syncd's data; "
                 + (key.map { "if syncd did not make it, \(remove), or set \($0) to another folder; \(chown)" }
                     ?? "if it holds nothing, \(remove); \(chown)")
@@ -193,14 +200,14 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
 
     /// After "its mode … lets … write in it": name a folder of syncd's own for a shared or system one, else chmod it.
     private func advice(mode: UInt32, key: String?) -> String {
-        let chmod = "chmod it (chmod \(octal(self.mode)) \(shown(path)))"
+        let chmod = "chmod it (chmod \(octal(self.mode)) \(shown(folder)))"
         guard let key else { return "; \(chmod)" }
         let everyone = mode & 0o002 != 0
         let sticky = mode & 0o1000 != 0
-        if Self.isSystemFolder(path) || (everyone && sticky) {
-            let what = Self.isSystemFolder(path) ? "a system folder" : "a folder every user shares, as /tmp is"
+        if Self.isSystemFolder(folder) || (everyone && sticky) {
+            let what = Self.isSystemFolder(folder) ? "a system folder" : "a folder every user shares, as /tmp is"
             // Below a sticky folder syncd's own passes (FolderOwnership); below one that is not, it would not.
-            let below = FolderPath.normalized(path) == "/" ? "" : FolderPath.normalized(path)
+            let below = FolderPath.normalized(folder) == "/" ? "" : FolderPath.normalized(folder)
             let place = sticky ? "below it (\(key)\(shown(below))/\(Self.ownNames[kind] ?? "syncd")): syncd creates it" : "elsewhere"
             return ": it is \(what), not one of syncd's own; set \(key) to a folder of syncd's own \(place)"
         }
@@ -238,9 +245,9 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
 
     /// What `path` is when it is not syncd's to change: a system folder, or (in) the owner's home folder.
     private func othersFolder(_ uid: UInt32) -> String? {
-        if Self.isSystemFolder(path) { return "a system folder" }
+        if Self.isSystemFolder(folder) { return "a system folder" }
         guard let home = homes[uid].map(FolderPath.normalized), home != "/" else { return nil }
-        let normal = FolderPath.normalized(path)
+        let normal = FolderPath.normalized(folder)
         if normal == home { return "the home folder of \(user(uid))" }
         return normal.hasPrefix(home + "/") ? "in the home folder of \(user(uid))" : nil
     }

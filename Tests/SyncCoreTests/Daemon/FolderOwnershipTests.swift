@@ -178,6 +178,22 @@ struct FolderOwnershipTests {
                 + "choose a state directory below folders that only root or syncd's user can change")
     }
 
+    /// Reached through a link (root's), the advice names the folder it leads to: a system folder there is one.
+    @Test func theFolderALinkLeadsToIsTheOneAdvisedOn() {
+        var refusal = UnsafeFolder(kind: "cache directory", path: "/srv/mine", problem: .writableByEveryone(mode: 0o1777), mode: 0o750,
+                                   identity: Self.root)
+        refusal.target = "/var/tmp"
+        #expect(refusal.reason == "use cache directory /srv/mine (which leads to /var/tmp): its mode 1777 lets every user "
+                + "write in it: it is a system folder, not one of syncd's own; set CacheDirectory= to a folder of syncd's "
+                + "own below it (CacheDirectory=/var/tmp/syncd-cache): syncd creates it")
+        refusal.problem = .foreignOwner(uid: 65534)
+        refusal.target = "/srv/theirs"
+        #expect(refusal.reason == "use cache directory /srv/mine (which leads to /srv/theirs): owned by uid 65534, not by root "
+                + "(syncd's user), so that user could change or delete syncd's data; if syncd did not make it, remove it if "
+                + "it is empty (rmdir /srv/theirs): syncd creates it itself, or set CacheDirectory= to another folder; if it "
+                + "holds syncd's own data, chown it (chown -R 0 /srv/theirs)")
+    }
+
     @Test(arguments: [("/tmp", true), ("/var/tmp/", true), ("/var//tmp", true), ("/dev/shm", true), ("/", true),
                       ("/run/user/1000", true), ("/run/user/1000/syncd", false), ("/var/tmp/x", false), ("/srv/c", false)])
     func systemFolders(_ path: String, _ system: Bool) {
