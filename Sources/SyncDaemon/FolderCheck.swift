@@ -143,7 +143,10 @@ enum FolderCheck {
     private static func checkOwn(_ fd: Int32, path: String, at resolved: String, kind: FolderKind, mode: UInt32) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
-        if let problem = FolderOwnership.problem(with: ownership(info), for: identity) {
+        // A system folder is never one of syncd's own (checked before the caller sets its mode).
+        let problem = FolderOwnership.problem(with: ownership(info), for: identity)
+            ?? (kind == .account ? nil : FolderOwnership.problem(withOwnFolderAt: resolved))
+        if let problem {
             var refused = refusal(kind: kind.rawValue, path: path, parent: nil, problem: problem, mode: mode)
             if resolved != FolderPath.normalized(path) { refused.target = resolved }
             throw refused

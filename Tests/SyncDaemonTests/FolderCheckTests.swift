@@ -190,6 +190,25 @@ struct FolderCheckTests {
         #expect(status(sticky + "/roots").map { $0.st_mode & 0o7777 } == 0o700)
     }
 
+    /// A system folder (root's, 0755: it passes as to owner and mode) is never taken as syncd's own, also through a
+    /// link. Checked with `inspect`, which changes nothing, so a regression cannot chmod the host's /usr.
+    @Test func aSystemFolderIsRefusedAndNotChanged() throws {
+        let top = try temporary(mode: 0o755)
+        defer { try? DirectoryTree.remove(top) }
+        #expect(symlink("/usr", top + "/state") == 0)
+        let before = try #require(status("/usr"))
+        for (path, target) in [("/usr/", String?.none), (top + "/state", "/usr")] {
+            do {
+                try FolderCheck.inspect(path, kind: .state, mode: 0o700, followingLinks: true)
+                Issue.record("\(path) passed")
+            } catch let refusal as UnsafeFolder {
+                #expect(refusal.problem == .systemFolder && refusal.target == target)
+                #expect(refusal.reason.hasSuffix("; set StateDirectory= to a folder of syncd's own below it (StateDirectory=/usr/syncd-state): syncd creates it"))
+            }
+        }
+        #expect(status("/usr").map { ($0.st_mode, $0.st_uid) } ?? (0, 1) == (before.st_mode, before.st_uid))
+    }
+
     @Test func aStateDatabaseAnotherUserOwnsIsRefusedUnopened() throws {
         let top = try temporary(mode: 0o755)
         defer { try? DirectoryTree.remove(top) }

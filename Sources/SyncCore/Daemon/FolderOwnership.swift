@@ -58,6 +58,9 @@ public enum OwnershipProblem: Sendable, Equatable {
     case writableByEveryone(mode: UInt32)
     /// A group that is not syncd's may write in it (its gid and the mode shown).
     case writableByGroup(gid: UInt32, mode: UInt32)
+    /// A system folder (`UnsafeFolder.systemFolders`: /var/lib, /etc, /run, …) named as the state, cache or runtime
+    /// directory: whoever owns it, syncd would set its mode (0700, 0750, 0755) on it.
+    case systemFolder
 }
 
 /// The decision (see the rules at the top of this file).
@@ -77,6 +80,12 @@ public enum FolderOwnership {
         if parent.mode & 0o002 != 0 { return .writableByEveryone(mode: parent.mode) }
         if parent.mode & 0o020 != 0, parent.gid != identity.gid { return .writableByGroup(gid: parent.gid, mode: parent.mode) }
         return nil
+    }
+
+    /// The problem with `path`, where the state, cache or runtime directory leads (links resolved), once its owner
+    /// and mode passed: a system folder is never syncd's own, since syncd sets its folders' modes.
+    public static func problem(withOwnFolderAt path: String) -> OwnershipProblem? {
+        UnsafeFolder.isSystemFolder(path) ? .systemFolder : nil
     }
 
     private static func foreignOwner(_ entry: FileOwnership, _ identity: ProcessIdentity) -> OwnershipProblem? {
@@ -172,6 +181,9 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
     /// The folder the advice names: where `path` leads.
     private var folder: String { target ?? path }
 
+    /// `folder` as the start of a path below it, shown.
+    private var below: String { shown(FolderPath.normalized(folder) == "/" ? "" : FolderPath.normalized(folder)) }
+
     private var ownReason: String {
         let key = Self.keys[kind]
         switch (entry, problem) {
@@ -191,6 +203,10 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
             return "\(owned), so that user could change or delete syncd's data; "
                 + (key.map { "if syncd did not make it, \(remove), or set \($0) to another folder; \(chown)" }
                     ?? "if it holds nothing, \(remove); \(chown)")
+        case (_, .systemFolder):
+            // It passed as a folder of syncd's own, so one below it passes as well.
+            return "it is a system folder, not one of syncd's own, and syncd would set its mode to \(octal(mode))"
+                + (key.map { "; set \($0) to a folder of syncd's own below it (\($0)\(below)/\(Self.ownNames[kind] ?? "syncd")): syncd creates it" } ?? "")
         case (_, .writableByEveryone(let mode)):
             return "its mode \(octal(mode)) lets every user write in it" + advice(mode: mode, key: key)
         case (_, .writableByGroup(let gid, let mode)):
@@ -207,8 +223,7 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
         if Self.isSystemFolder(folder) || (everyone && sticky) {
             let what = Self.isSystemFolder(folder) ? "a system folder" : "a folder every user shares, as /tmp is"
             // Below a sticky folder syncd's own passes (FolderOwnership); below one that is not, it would not.
-            let below = FolderPath.normalized(folder) == "/" ? "" : FolderPath.normalized(folder)
-            let place = sticky ? "below it (\(key)\(shown(below))/\(Self.ownNames[kind] ?? "syncd")): syncd creates it" : "elsewhere"
+            let place = sticky ? "below it (\(key)\(below)/\(Self.ownNames[kind] ?? "syncd")): syncd creates it" : "elsewhere"
             return ": it is \(what), not one of syncd's own; set \(key) to a folder of syncd's own \(place)"
         }
         return "; if only syncd keeps files there, \(chmod), else set \(key) to a folder of syncd's own elsewhere"
@@ -232,6 +247,8 @@ public struct UnsafeFolder: FailureReason, Sendable, Equatable {
             return "\(above) has mode \(octal(mode)): every user could replace it; \(change("not writable by others", "chmod o-w"))"
         case (_, .writableByGroup(let gid, let mode)):
             return "\(above) has mode \(octal(mode)): \(group(gid)) could replace it; \(change("not writable by its group", "chmod g-w"))"
+        case (_, .systemFolder):
+            return "\(above) is a system folder; \(choose)"  // not a parent's problem (FolderOwnership)
         }
     }
 

@@ -194,6 +194,20 @@ struct FolderOwnershipTests {
                 + "holds syncd's own data, chown it (chown -R 0 /srv/theirs)")
     }
 
+    /// A system folder root owns passes as to its owner and mode, yet syncd would set its mode (StateDirectory=/var/lib
+    /// would make /var/lib 0700): refused, with a folder of syncd's own below it.
+    @Test func aSystemFolderIsNeverSyncdsOwn() {
+        #expect(FolderOwnership.problem(withOwnFolderAt: "/var/lib/") == .systemFolder)
+        #expect(FolderOwnership.problem(withOwnFolderAt: "/var/lib/syncd") == nil)
+        #expect(reason("state directory", "/var/lib/", .systemFolder)
+                == "use state directory /var/lib/: it is a system folder, not one of syncd's own, and syncd would set its "
+                + "mode to 0700; set StateDirectory= to a folder of syncd's own below it (StateDirectory=/var/lib/syncd-state): "
+                + "syncd creates it")
+        #expect(reason("runtime directory", "/", .systemFolder, mode: 0o755)
+                == "use runtime directory /: it is a system folder, not one of syncd's own, and syncd would set its mode to "
+                + "0755; set RuntimeDirectory= to a folder of syncd's own below it (RuntimeDirectory=/syncd-run): syncd creates it")
+    }
+
     @Test(arguments: [("/tmp", true), ("/var/tmp/", true), ("/var//tmp", true), ("/dev/shm", true), ("/", true),
                       ("/run/user/1000", true), ("/run/user/1000/syncd", false), ("/var/tmp/x", false), ("/srv/c", false)])
     func systemFolders(_ path: String, _ system: Bool) {
