@@ -99,7 +99,8 @@ public enum FolderOwnership {
 /// The advice must never do harm where syncd is wrong about what the folder is for: it never says to chmod or
 /// chown a system folder (/tmp, /var/tmp, /dev/shm, /var/lib, …), a folder every user shares (sticky and writable by
 /// every user) or another user's home folder, but to name a folder of syncd's own (below it, where that would pass);
-/// it never says to chown a symbolic link (chown -R follows it) but to remove the link; it says to remove a folder
+/// it never says to chown a symbolic link (chown without -R changes what it points to, chown -R the link alone) but
+/// to remove the link, and of a folder reached through a link it names where the link leads; it says to remove a folder
 /// only with rmdir(1), which removes nothing but an empty folder; a chmod or chown of a folder it is not sure is
 /// syncd's comes with the condition under which it is right.
 public struct UnsafeFolder: FailureReason, Sendable, Equatable {
