@@ -34,12 +34,13 @@ enum FolderCheck {
 
     /// Opens the folder at `path`, checked (see the top of this file), for reading (`O_RDONLY`, so its mode can be
     /// set through it) or with `O_PATH` when `readable` is false. With `creating`, missing folders are made (the
-    /// last with `mode`, which the caller sets exactly; each folder above it that syncd makes gets 0755 exactly,
-    /// whatever the umask, so every user can reach the socket and the cache files below it as syncd(8) FILES says;
-    /// a folder that was there keeps its mode); without, a missing one gives nil. `followingLinks: false` refuses a link
+    /// last with `mode`, which the caller sets exactly; each folder above it that syncd makes gets `parentMode`
+    /// exactly, whatever the umask: 0755, so every user can reach the socket and the cache files below it as
+    /// syncd(8) FILES says (`Directories.parentMode`); a folder that was there keeps its mode); without, a missing one
+    /// gives nil. `followingLinks: false` refuses a link
     /// as the last name (ELOOP). Throws `UnsafeFolder` or `SystemError`.
     static func open(_ path: String, kind: FolderKind, mode: UInt32, creating: Bool, followingLinks: Bool,
-                     readable: Bool) throws -> Int32? {
+                     readable: Bool, parentMode: UInt32 = 0o755) throws -> Int32? {
         let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
         var pending = Array(components(of: absolute).reversed())
         var fd = try openRoot()
@@ -108,7 +109,7 @@ enum FolderCheck {
                     }
                     fd = try replace(fd, with: next, path)
                     shown = entry
-                    if made && !isLast, fchmod(fd, 0o755) != 0 { throw SystemError("set mode of \(entry)") }
+                    if made && !isLast, fchmod(fd, parentMode) != 0 { throw SystemError("set mode of \(entry)") }
                 default:
                     throw SystemError("use \(path) as a directory", code: ENOTDIR)
                 }

@@ -90,6 +90,15 @@ struct FolderCheckTests {
         #expect(status(top + "/kept").map { $0.st_mode & 0o7777 } == 0o711)
         #expect(status(top + "/kept/new").map { $0.st_mode & 0o7777 } == 0o755)
         #expect(status(top + "/kept/new/state").map { $0.st_mode & 0o7777 } == 0o700)
+        // A user's instance (--user): 0700, as the XDG Base Directory Specification asks below $HOME.
+        let user = Directories(state: nil, cache: nil, runtime: nil, userMode: true, environment: ["HOME": top + "/home"])
+        #expect(user.parentMode == 0o700)
+        #expect(Directories(state: nil, cache: nil, runtime: nil, userMode: false, environment: [:]).parentMode == 0o755)
+        try Directories.create(user.state, mode: 0o700, kind: .state, parents: user.parentMode)
+        #expect(user.state == top + "/home/.local/state/syncd")
+        for folder in ["/home", "/home/.local", "/home/.local/state"] {
+            #expect(status(top + folder).map { $0.st_mode & 0o7777 } == 0o700, "\(folder)")
+        }
     }
 
     @Test func aFolderAnotherUserMadeFirstIsRefusedAndLeftAsItIs() throws {
