@@ -48,7 +48,7 @@ struct HumanTextTests {
         let table = ListCommand.table(records, legend: false)
         #expect(table.split(separator: "\n").count == 2)
         #expect(table == "c\\x0aFAKE LINE  {\"id\":\"c\\nFAKE LINE\",\"t\":\"x\"}\n"
-                + "\\xc2\\x9b2J       {\"id\":\"\\u009B2J\",\"t\":\"\\u009B2J\"}\n")
+                + "\\xc2\\x9b2J      {\"id\":\"\\u009B2J\",\"t\":\"\\u009B2J\"}\n")
         #expect(!table.unicodeScalars.contains { $0.value == 0x9B })
     }
 

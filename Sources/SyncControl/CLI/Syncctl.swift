@@ -135,7 +135,8 @@ public enum Syncctl {
             switch error {
             case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
             case .noSuchSource(let source): return "no such source: \(source); 'syncctl status' lists the configured sources"
-            case .noSuchRecord(let source, let id): return "no record with ID \(id) in source \(source)"
+            // The ID on one line whatever it holds (the message's own lines are kept: `printableLines`).
+            case .noSuchRecord(let source, let id): return "no record with ID \(HumanFormat.printable(id)) in source \(HumanFormat.printable(source))"
             case .notWritable(let source): return "source \(source) is read-only (it is not configured with Writable=yes)"
             case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
             case .invalidParameter(let parameter, let reason) where command == "resolve" && parameter == "id":
