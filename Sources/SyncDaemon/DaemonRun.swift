@@ -102,7 +102,7 @@ final class DaemonLoop {
     /// The stamp of each source's state in `states` (`StampedState`): older reports do not replace it.
     var stateStamps: [String: Int] = [:]
     /// Each source's warnings from its latest listing (kept in `statusBoard`, like `states`).
-    var notices: SourceTable<[String]> {
+    var notices: SourceTable<[SourceNotice]> {
         get { statusBoard.notices }
         _modify { yield &statusBoard.notices }
     }
