@@ -137,8 +137,10 @@ extension SyncEngine {
             return true
         case .park(let ids):
             let how = source.clientIDField.map { "with \($0)=\(entry.recordID)" } ?? "with every field it sent"
-            let message = "the answer to its POST was lost and the listing has several new records \(how) "
-                + "(\(ids.joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'"
+            // The IDs are the server's words: redacted as every other text of the server (syncd(8), SECURITY).
+            let message = redaction(for: source).redacting(
+                "the answer to its POST was lost and the listing has several new records \(how) "
+                + "(\(ids.joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'")
             try store.park(entry.seq, status: 0, error: message)
             logger.forSource(source.name).warning("parked the create of \(entry.recordID): \(message)")
             return true
