@@ -325,7 +325,8 @@ extension SyncEngine {
         } catch {
             // A request that cannot have reached the server is not a lost answer (OutboxRecord.answerWasLost).
             try? store.noteFailure(entry.seq, status: nil, error: (error.requestNeverSent ? OutboxRecord.notSentMark : "") + "\(error)")
-            var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
+            var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)",
+                                         publicMessage: "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error.publicDescription)")
             failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent
             throw failure
         }
