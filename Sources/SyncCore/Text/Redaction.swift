@@ -23,7 +23,12 @@
 // - A value that should be a URL but does not parse (`https//user:pw@host`, a password with a "/") is
 //   quoted in configuration problems by `quotingMalformedURL`: when it holds an "@", everything from the
 //   start of its authority (after the scheme and its ":" and "/") up to the last "@" becomes
-//   `[redacted]`; credential query values are hidden as in any URL.
+//   `[redacted]`; credential query values are hidden as in any URL. (Not the whole value hidden: the
+//   admin needs to see which URL is wrong.) A mistyped `Header=` line, a line without "=" and a key with
+//   a space are quoted only by the name they start with (`ConfigurationText.quotedLeadingName`), an
+//   invalid `BearerTokenCredential=` name not at all: these problems reach every local user.
+// - Outside this type: failure messages for everyone name no URL the server gave (a redirect's target, a
+//   next-page link; `HTTPError.publicDescription`) and no credential name (`Credentials`).
 
 /// Hides secrets in text shown to people or other programs.
 public struct Redaction: Sendable, Equatable {
