@@ -177,6 +177,28 @@ def test_a_redirect_to_a_url_holding_the_token_reaches_nobody_and_root_only_reda
     assert setup.cache_doc("posts")["records"] == POSTS
 
 
+def test_an_error_after_a_redirect_names_only_the_origin_to_nobody(shared, setup, server, daemons, tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
+    d = daemons(setup, env=with_token(tmp_path))
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    # A redirect on the same origin, to a path holding the token, which answers 404.
+    server.fault("posts", kind="echo", echo="redirect", to=server.url("missing") + "/")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1
+    root = source_of(status_json(setup), "posts")["lastError"]
+    everyone_view = status_json(setup, as_user=shared)
+    everyone = source_of(everyone_view, "posts")["lastError"]
+    assert root.startswith(f"HTTP 404 from {server.url('missing')}/[redacted]: check URL="), root
+    assert everyone == (f"HTTP 404 from http://127.0.0.1:{server.port} (a URL the server redirected or linked to): check URL="), everyone
+    d.stop()
+    for text in [root, everyone_view, d.log_path.read_text()]:
+        for form in forms(TOKEN):
+            assert form not in text, text
+    assert "missing" not in everyone_view
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
 MISTYPED = {
     # The reviewer's values: a missing colon, one slash, a password with "/" (read as a port), a space.
     "b2": "[Source]\nURL=https//deploy:PwSecret222@example.com/posts\n",
