@@ -199,6 +199,24 @@ def test_an_error_after_a_redirect_names_only_the_origin_to_nobody(shared, setup
     assert setup.cache_doc("posts")["records"] == POSTS
 
 
+def test_each_cookie_value_is_a_secret_of_its_own(setup, server, daemons):
+    cookie = "CookieVal" + secrets.token_hex(5)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=401, body=f"invalid session {cookie}")
+    setup.add_source("posts", server.url("posts"), Header=f"Cookie: theme=dark; sid={cookie}")
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    refresh = syncctl(setup, "refresh", "posts", "--wait")
+    assert refresh.returncode == 1 and "invalid session [redacted]" in refresh.stderr, refresh.stderr
+    # The cookie did go to the server.
+    assert server.requests("/posts")[-1]["headers"]["cookie"] == f"theme=dark; sid={cookie}"
+    root = status_json(setup)
+    assert source_of(root, "posts")["lastError"].endswith(": invalid session [redacted]")
+    d.stop()
+    for text in [root, refresh.stderr, d.log_path.read_text()]:
+        assert cookie not in text, text
+
+
 MISTYPED = {
     # The reviewer's values: a missing colon, one slash, a password with "/" (read as a port), a space.
     "b2": "[Source]\nURL=https//deploy:PwSecret222@example.com/posts\n",
