@@ -217,6 +217,28 @@ def test_each_cookie_value_is_a_secret_of_its_own(setup, server, daemons):
         assert cookie not in text, text
 
 
+def test_matrix_parameters_fragments_and_pass_are_hidden(shared, setup, server, daemons):
+    matrix, password, fragment = ("Matrix" + secrets.token_hex(5), "Pass" + secrets.token_hex(5), "Frag" + secrets.token_hex(5))
+    server.set_records("posts", POSTS)
+    url = server.url("posts") + f";api_key={matrix};v=2?pass={password}&page=1#access_token={fragment}"
+    setup.add_source("posts", url)
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
+    # The matrix parameter and the query did go to the server (the fragment never does).
+    assert server.requests()[0]["path"] == f"/posts;api_key={matrix};v=2?pass={password}&page=1"
+    everyone = status_json(setup, as_user=shared)
+    root = status_json(setup)
+    hidden = server.url("posts") + ";api_key=[redacted];v=[redacted]?pass=[redacted]&page=[redacted]#[redacted]"
+    assert source_of(everyone, "posts")["url"] == hidden
+    assert source_of(root, "posts")["url"] == (server.url("posts") + ";api_key=[redacted];v=2?pass=[redacted]&page=1"
+                                               "#access_token=[redacted]")
+    human = syncctl(setup, "status", as_user=shared)
+    d.stop()
+    for text in [everyone, root, human.stdout, d.log_path.read_text()]:
+        assert matrix not in text and password not in text and fragment not in text, text
+
+
 MISTYPED = {
     # The reviewer's values: a missing colon, one slash, a password with "/" (read as a port), a space.
     "b2": "[Source]\nURL=https//deploy:PwSecret222@example.com/posts\n",
