@@ -11,7 +11,7 @@ public enum AccountStorage {
     /// other engines can follow).
     public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp,
                                  replaced: () -> Void = {}) throws -> StateStore {
-        try Directories.create(directories.state, mode: 0o700, kind: .state)
+        try Directories.create(directories.state, mode: 0o700, kind: .state, parents: directories.parentMode)
         let directory = directories.state + "/" + account
         try refuseLink(directory)
         try Directories.create(directory, mode: 0o700, kind: .account, followingLinks: false)
@@ -56,7 +56,7 @@ public enum AccountStorage {
 
     /// Like `snapshots(directories:account:group:)` with the group already looked up (`Directories.usableGroup`).
     static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> SnapshotWriter {
-        try Directories.create(directories.cache, mode: 0o750, group: gid, kind: .cache)
+        try Directories.create(directories.cache, mode: 0o750, group: gid, kind: .cache, parents: directories.parentMode)
         try refuseLink(directories.cache + "/" + account)
         let writer = SnapshotWriter(directory: directories.cache + "/" + account, account: account, group: gid)
         try writer.prepareDirectory()

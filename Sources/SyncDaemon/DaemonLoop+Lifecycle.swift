@@ -17,7 +17,7 @@ extension DaemonLoop {
             state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
             runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
         do {
-            try Directories.create(directories.runtime, mode: 0o755, kind: .runtime)
+            try Directories.create(directories.runtime, mode: 0o755, kind: .runtime, parents: directories.parentMode)
             let handler = DaemonControlHandler(
                 input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db",
                 cacheFolder: CacheFolder(directory: directories.cache + "/" + configuration.daemon.account,

@@ -39,10 +39,11 @@ public struct DaemonRun: Sendable {
             // Before anything is written: the three directories are syncd's own, not another user's (docs/syncd.8.md,
             // FILES, "Ownership"). A refusal is a configuration error (the configuration names a folder syncd must
             // not use): it exits the way a rejected syncd.conf does.
-            try Directories.create(directories.state, mode: 0o700, kind: .state)
+            try Directories.create(directories.state, mode: 0o700, kind: .state, parents: directories.parentMode)
             try Directories.create(directories.cache, mode: 0o750,
-                                   group: Directories.usableGroup(named: configuration.daemon.controlGroup), kind: .cache)
-            try Directories.create(directories.runtime, mode: 0o755, kind: .runtime)
+                                   group: Directories.usableGroup(named: configuration.daemon.controlGroup), kind: .cache,
+                                   parents: directories.parentMode)
+            try Directories.create(directories.runtime, mode: 0o755, kind: .runtime, parents: directories.parentMode)
             // Before anything opens the store or the control socket: one daemon per state directory.
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             loop = try DaemonLoop(run: self, input: input)
@@ -101,7 +102,7 @@ final class DaemonLoop {
     /// The stamp of each source's state in `states` (`StampedState`): older reports do not replace it.
     var stateStamps: [String: Int] = [:]
     /// Each source's warnings from its latest listing (kept in `statusBoard`, like `states`).
-    var notices: SourceTable<[String]> {
+    var notices: SourceTable<[SourceNotice]> {
         get { statusBoard.notices }
         _modify { yield &statusBoard.notices }
     }

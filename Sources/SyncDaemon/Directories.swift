@@ -9,6 +9,8 @@ public struct Directories: Sendable, Equatable {
     public var cache: String
     /// `RuntimeDirectory`: the control socket.
     public var runtime: String
+    /// The mode of the folders above these three that syncd creates (`parentMode(userMode:)`).
+    public var parentMode: UInt32
 
     /// Resolves the directories: configuration first, then systemd's `$STATE_DIRECTORY` etc., then the defaults
     /// (`/var/lib/syncd`, `/var/cache/syncd`, `/run/syncd`; user mode: `$XDG_STATE_HOME/syncd`,
@@ -30,17 +32,23 @@ public struct Directories: Sendable, Equatable {
             ?? (userMode ? xdg("XDG_CACHE_HOME", home + "/.cache") : "/var/cache/syncd")
         self.runtime = runtime ?? systemd("RUNTIME_DIRECTORY")
             ?? (userMode ? xdg("XDG_RUNTIME_DIR", "/run/user/\(uid)") : "/run/syncd")
+        self.parentMode = Self.parentMode(userMode: userMode)
     }
 
-    /// Creates `path` (and missing parents, 0755 for parents) with `mode` and optionally `group`;
+    /// The mode of a missing folder above the state, cache or runtime directory that syncd creates: 0755, so every
+    /// user can reach the control socket and the cache folder (syncd(8), FILES); with `--user` 0700, as the XDG Base
+    /// Directory Specification asks of the folders below `$HOME` it names (no other user reaches a user's instance).
+    public static func parentMode(userMode: Bool) -> UInt32 { userMode ? 0o700 : 0o755 }
+
+    /// Creates `path` (and missing parents, with `parents` exactly) with `mode` and optionally `group`;
     /// an existing directory gets `mode` enforced. Before anything is changed or written, the folder and every
     /// folder on the way to it are checked (`FolderCheck`, docs/syncd.8.md FILES): one that is another user's, or
     /// that others may write in, is refused with `UnsafeFolder`, also when someone created it first. With
     /// `followingLinks: false` a symbolic link at `path` fails (the account folders, which syncd makes itself).
     public static func create(_ path: String, mode: UInt32, group: UInt32? = nil, kind: FolderKind,
-                              followingLinks: Bool = true) throws {
+                              followingLinks: Bool = true, parents: UInt32 = 0o755) throws {
         guard let fd = try FolderCheck.open(path, kind: kind, mode: mode, creating: true, followingLinks: followingLinks,
-                                            readable: true) else {
+                                            readable: true, parentMode: parents) else {
             throw SystemError("create directory \(path)", code: ENOENT)
         }
         defer { close(fd) }

@@ -23,10 +23,10 @@ public final class EngineShared: Sendable {
         /// answered; the next listing decides (`settleNotFound`).
         var notFoundAnswers: [Int64: String] = [:]
         /// The warnings of each source's latest listing that did not fail it.
-        var notices: [String: [String]] = [:]
+        var notices: [String: [SourceNotice]] = [:]
         /// With `ClientIDField=`: per source looked at in this run, the warning about records of its listing
-        /// that share one client ID, "" when none do (`SyncEngine.checkClientIDs`).
-        var sharedClientIDs: [String: String] = [:]
+        /// that share one client ID, none when none do (`SyncEngine.checkClientIDs`).
+        var sharedClientIDs: [String: [SourceNotice]] = [:]
         /// Each source's bearer token as last read (`BearerTokenCredential=`): what `SyncEngine.redaction(for:)`
         /// hides in every message about the source, also one made by another engine.
         var tokens: [String: String] = [:]

@@ -34,10 +34,13 @@ enum FolderCheck {
 
     /// Opens the folder at `path`, checked (see the top of this file), for reading (`O_RDONLY`, so its mode can be
     /// set through it) or with `O_PATH` when `readable` is false. With `creating`, missing folders are made (the
-    /// last with `mode`, the others 0755); without, a missing one gives nil. `followingLinks: false` refuses a link
+    /// last with `mode`, which the caller sets exactly; each folder above it that syncd makes gets `parentMode`
+    /// exactly, whatever the umask: 0755, so every user can reach the socket and the cache files below it as
+    /// syncd(8) FILES says (`Directories.parentMode`); a folder that was there keeps its mode); without, a missing one
+    /// gives nil. `followingLinks: false` refuses a link
     /// as the last name (ELOOP). Throws `UnsafeFolder` or `SystemError`.
     static func open(_ path: String, kind: FolderKind, mode: UInt32, creating: Bool, followingLinks: Bool,
-                     readable: Bool) throws -> Int32? {
+                     readable: Bool, parentMode: UInt32 = 0o755) throws -> Int32? {
         let absolute = path.hasPrefix("/") ? path : currentDirectory() + "/" + path
         var pending = Array(components(of: absolute).reversed())
         var fd = try openRoot()
@@ -56,13 +59,17 @@ enum FolderCheck {
                 }
                 let entry = shown + "/" + name
                 var info = stat()
+                var made = false  // syncd made this folder just now
                 if fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) != 0 {
                     guard errno == ENOENT else { throw SystemError("read the status of \(entry)") }
                     guard creating else {
                         close(fd)
                         return nil
                     }
-                    if mkdirat(fd, name, isLast ? mode : 0o755) != 0 && errno != EEXIST {
+                    // 0700 until its mode is set through a descriptor (below, or by the caller for the last).
+                    if mkdirat(fd, name, isLast ? mode : 0o700) == 0 {
+                        made = true
+                    } else if errno != EEXIST {
                         throw SystemError("create directory \(entry)")
                     }
                     guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw SystemError("read the status of \(entry)") }
@@ -73,7 +80,8 @@ enum FolderCheck {
                     var link = ownership(info)
                     link.mode = 0  // a link's own mode means nothing
                     if let problem = FolderOwnership.problem(with: link, for: identity) {
-                        throw refusal(kind: kind.rawValue, path: path, parent: isLast ? nil : entry, problem: problem, mode: mode)
+                        throw refusal(kind: kind.rawValue, path: path, parent: isLast ? nil : entry, problem: problem, mode: mode,
+                                      entry: .link)
                     }
                     links += 1
                     guard links <= Self.maxLinks else { throw SystemError("resolve \(path)", code: ELOOP) }
@@ -84,14 +92,14 @@ enum FolderCheck {
                     }
                     pending.append(contentsOf: components(of: target).reversed())
                 case S_IFDIR:
-                    let flags = isLast && readable ? O_RDONLY : openPathOnly
+                    let flags = (isLast && readable) || (made && !isLast) ? O_RDONLY : openPathOnly
                     var next = openat(fd, name, flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                     if next < 0, errno == EACCES, isLast {
                         // Not readable by syncd: say whose it is when that is the problem, else why it cannot be opened.
                         next = openat(fd, name, openPathOnly | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                         if next >= 0 {
                             defer { close(next) }
-                            try checkOwn(next, path: path, kind: kind, mode: mode)
+                            try checkOwn(next, path: path, at: entry, kind: kind, mode: mode)
                             throw SystemError("open directory \(path)", code: EACCES)
                         }
                     }
@@ -101,11 +109,12 @@ enum FolderCheck {
                     }
                     fd = try replace(fd, with: next, path)
                     shown = entry
+                    if made && !isLast, fchmod(fd, parentMode) != 0 { throw SystemError("set mode of \(entry)") }
                 default:
                     throw SystemError("use \(path) as a directory", code: ENOTDIR)
                 }
             }
-            try checkOwn(fd, path: path, kind: kind, mode: mode)
+            try checkOwn(fd, path: path, at: shown.isEmpty ? "/" : shown, kind: kind, mode: mode)
             return fd
         } catch {
             close(fd)
@@ -127,15 +136,21 @@ enum FolderCheck {
         var own = ownership(info)
         own.mode &= ~0o022
         if let problem = FolderOwnership.problem(with: own, for: identity) {
-            throw refusal(kind: kind, path: path, parent: nil, problem: problem, mode: mode)
+            throw refusal(kind: kind, path: path, parent: nil, problem: problem, mode: mode, entry: .file)
         }
     }
 
-    private static func checkOwn(_ fd: Int32, path: String, kind: FolderKind, mode: UInt32) throws {
+    /// `at`: where `path` led, links resolved (the folder a chmod or chown must name).
+    private static func checkOwn(_ fd: Int32, path: String, at resolved: String, kind: FolderKind, mode: UInt32) throws {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw SystemError("read the status of \(path)") }
-        if let problem = FolderOwnership.problem(with: ownership(info), for: identity) {
-            throw refusal(kind: kind.rawValue, path: path, parent: nil, problem: problem, mode: mode)
+        // A system folder is never one of syncd's own (checked before the caller sets its mode).
+        let problem = FolderOwnership.problem(with: ownership(info), for: identity)
+            ?? (kind == .account ? nil : FolderOwnership.problem(withOwnFolderAt: resolved))
+        if let problem {
+            var refused = refusal(kind: kind.rawValue, path: path, parent: nil, problem: problem, mode: mode)
+            if resolved != FolderPath.normalized(path) { refused.target = resolved }
+            throw refused
         }
     }
 
@@ -181,18 +196,23 @@ enum FolderCheck {
         FileOwnership(uid: info.st_uid, gid: info.st_gid, mode: info.st_mode & 0o7777)
     }
 
-    private static func refusal(kind: String, path: String, parent: String?, problem: OwnershipProblem, mode: UInt32) -> UnsafeFolder {
+    private static func refusal(kind: String, path: String, parent: String?, problem: OwnershipProblem, mode: UInt32,
+                                entry: UnsafeFolder.Entry = .folder) -> UnsafeFolder {
         let identity = self.identity
-        var users: [UInt32: String] = [:], groups: [UInt32: String] = [:]
-        for uid in [identity.uid] + (problem.uid.map { [$0] } ?? []) { users[uid] = userName(uid) }
+        var users: [UInt32: String] = [:], groups: [UInt32: String] = [:], homes: [UInt32: String] = [:]
+        for uid in [identity.uid] + (problem.uid.map { [$0] } ?? []) {
+            users[uid] = user(uid, \.pw_name)
+            homes[uid] = user(uid, \.pw_dir)
+        }
         if case .writableByGroup(let gid, _) = problem { groups[gid] = groupName(gid) }
         return UnsafeFolder(kind: kind, path: path, parent: parent, problem: problem, mode: mode, identity: identity,
-                            userNames: users, groupNames: groups)
+                            userNames: users, groupNames: groups, entry: entry, homes: homes)
     }
 
-    private static func userName(_ uid: UInt32) -> String? {
-        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return nil }
-        return String(cString: name)
+    /// A field of the user's passwd entry (name, home folder).
+    private static func user(_ uid: UInt32, _ field: KeyPath<passwd, UnsafeMutablePointer<CChar>?>) -> String? {
+        guard let entry = getpwuid(uid), let value = entry.pointee[keyPath: field] else { return nil }
+        return String(cString: value)
     }
 
     private static func groupName(_ gid: UInt32) -> String? {

@@ -50,7 +50,7 @@ public final class InstanceLock: Sendable {
     /// Throws `.held` when another process has it. The corresponding C calls are `open(2)` and `flock(2)`.
     public static func acquire(stateDirectory: String, userMode: Bool) throws(InstanceLockError) -> InstanceLock {
         do {
-            try Directories.create(stateDirectory, mode: 0o700, kind: .state)
+            try Directories.create(stateDirectory, mode: 0o700, kind: .state, parents: Directories.parentMode(userMode: userMode))
         } catch let refusal as UnsafeFolder {
             throw .unsafe(refusal)
         } catch {

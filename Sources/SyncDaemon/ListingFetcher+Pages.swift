@@ -59,8 +59,8 @@ extension ListingFetcher {
     private func noteUnfollowedPages(head: HTTPResponseHead, document: JSONValue?) {
         if LinkHeader.nextTarget(in: head.headerValues("link")) != nil {
             incomplete = true
-            notices.append("the response has a Link: rel=\"next\" header but Pagination=none, so only its first page is kept; "
-                           + "set Pagination=link")
+            notices.append(SourceNotice(ownWords: "the response has a Link: rel=\"next\" header but Pagination=none, "
+                                        + "so only its first page is kept; set Pagination=link"))
             return
         }
         guard let document else { return }
@@ -71,8 +71,9 @@ extension ListingFetcher {
             default:
                 let pointer = "/" + path.joined(separator: "/")
                 incomplete = true
-                notices.append("the response has a next page at \(pointer) but Pagination=none, so only its first page is kept; "
-                               + "set Pagination=body and NextPath=\(pointer)")
+                // `pointer` is one of `commonNextPaths`, syncd's words: the server's reference is not quoted.
+                notices.append(SourceNotice(ownWords: "the response has a next page at \(pointer) but Pagination=none, "
+                                            + "so only its first page is kept; set Pagination=body and NextPath=\(pointer)"))
                 return
             }
         }

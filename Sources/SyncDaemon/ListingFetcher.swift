@@ -29,7 +29,7 @@ final class ListingFetcher {
     static let truncationCheckLimit = 1 << 20
     /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
     /// large to keep); the engine logs each once per source and shows it in the status.
-    var notices: [String] = []
+    var notices: [SourceNotice] = []
     /// The listing has a next page this source's `Pagination=` does not follow: a record missing from it may
     /// still be on the server (a lost create is then never taken for absent).
     var incomplete = false
@@ -203,8 +203,8 @@ final class ListingFetcher {
             _ = try scanner.finish()
             try pipeline?.finish()
             for name in head.oversizedHeaders where name == "etag" || name == "last-modified" {
-                notices.append("the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
-                               + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional")
+                notices.append(SourceNotice(ownWords: "the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
+                               + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional"))
             }
             guard keepLimit > 0 else { return .page(head, document: nil) }
             if !keptAll, source.pagination == .body || source.pagination == .cursor {

@@ -9,7 +9,7 @@ struct StatusBoard {
     /// Stored state of every source, refreshed after each refresh and local change.
     var states = SourceTable<SourceState>()
     /// Each source's warnings from its latest listing (an unfollowed next page, an oversized validator).
-    var notices = SourceTable<[String]>()
+    var notices = SourceTable<[SourceNotice]>()
     private var fragments = SourceStatusFragments()
     /// The folder of the account's cache files (it never changes on reload), for each source's `cacheFile`.
     var cacheDirectory = ""
@@ -56,8 +56,9 @@ struct StatusBoard {
     /// `nextAttempt` is rendered as a wall-clock time when the object is made, and kept while nothing marks
     /// the source.
     ///
-    /// For `.everyone` (docs/control-api.md, "Secrets") the URLs hold no query values and `lastError` quotes
-    /// nothing the server wrote (the status line and the kind of failure only).
+    /// For `.everyone` (docs/control-api.md, "Secrets") the URLs hold no query values, and `lastError` (the
+    /// status line and the kind of failure only) and `warnings` (`SourceNotice.publicText`) quote nothing the
+    /// server wrote.
     func status(of configuration: SourceConfiguration, core: DaemonStateMachine, now: MonotonicInstant, wall: Timestamp,
                 audience: Redaction.Audience = .privileged) -> SourceStatus {
         let source = configuration.name
@@ -77,7 +78,8 @@ struct StatusBoard {
         return SourceStatus(
             name: source, url: shown(configuration.url), state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
-            warnings: ((notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : [])).map(shown),
+            warnings: ((notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : []))
+                .map { shown($0.shown(to: audience)) },
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: lastError.map(shown),
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
             cacheFile: PrintableText.escaping(cacheDirectory + "/" + source + ".json"), mode: SourceMode(configuration))
@@ -94,8 +96,8 @@ extension SourceState {
     var holdsNoListingAnyMore: Bool { savedAt == nil && lastSuccess != nil }
 
     /// The status warning while `holdsNoListingAnyMore`.
-    static let listingBeingFetchedAgain = "no listing held: the cache file was lost or damaged and set aside, "
-        + "and the listing is being fetched again; until then list and get show only pending local changes"
+    static let listingBeingFetchedAgain = SourceNotice(ownWords: "no listing held: the cache file was lost or damaged and set "
+        + "aside, and the listing is being fetched again; until then list and get show only pending local changes")
 }
 
 extension DaemonStatus {

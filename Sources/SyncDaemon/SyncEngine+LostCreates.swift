@@ -154,16 +154,17 @@ extension SyncEngine {
         guard source.clientIDField != nil else { return }
         let known = shared.memory.withLock { $0.sharedClientIDs[source.name] }
         guard newListing || known == nil else { return }
-        let notice = duplicateClientIDNotice(source) ?? ""
+        // Redacted like every notice: the client IDs are the server's (a record may carry the token).
+        let notice = duplicateClientIDNotice(source).map { [$0.redacted(by: redaction(for: source))] } ?? []
         shared.memory.withLock { $0.sharedClientIDs[source.name] = notice }
-        if !notice.isEmpty && notice != known { logger.forSource(source.name).warning("\(notice)") }
+        if let first = notice.first, notice != known { logger.forSource(source.name).warning(first.text) }
     }
 
     /// With `ClientIDField=`, the warning that records of the listing now stored share one client ID (a create
     /// the server took twice: its first request committed only after syncd had sent it again, or someone else
     /// sent it); nil when none do, or the source has no such field. Parses every record, and once more those
-    /// whose client ID may repeat (`ClientIDDuplicates`).
-    func duplicateClientIDNotice(_ source: SourceConfiguration) -> String? {
+    /// whose client ID may repeat (`ClientIDDuplicates`). Not redacted yet.
+    func duplicateClientIDNotice(_ source: SourceConfiguration) -> SourceNotice? {
         guard let field = source.clientIDField else { return nil }
         var search = ClientIDDuplicates(field: field)
         do {
@@ -178,6 +179,7 @@ extension SyncEngine {
             logger.forSource(source.name).error("Failed to look for records that share one \(field): \(error)")
             return nil
         }
-        return search.notice
+        guard let notice = search.notice, let publicNotice = search.publicNotice else { return nil }
+        return SourceNotice(notice, publicText: publicNotice)
     }
 }

@@ -64,22 +64,25 @@ public final class SyncEngine {
 
     /// The warnings of each source's latest listing that did not fail it (an unfollowed next page, an
     /// oversized validator): logged once per source until they change.
-    public var notices: [String: [String]] {
+    /// Each is redacted (`redaction(for:)`) when noted.
+    public var notices: [String: [SourceNotice]] {
         shared.memory.withLock { memory in
             memory.sharedClientIDs.reduce(into: memory.notices) { notices, shared in
-                if !shared.value.isEmpty { notices[shared.key, default: []].append(shared.value) }
+                if !shared.value.isEmpty { notices[shared.key, default: []] += shared.value }
             }
         }
     }
 
-    /// Logs `current` once per source (a warning repeated at every refresh would drown the journal).
-    func note(_ current: [String], of source: SourceConfiguration) {
-        let unique = current.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    /// Keeps `current` as the source's notices, redacted (syncd(8), SECURITY, "Secrets"), and logs each once
+    /// per source (a warning repeated at every refresh would drown the journal).
+    func note(_ current: [SourceNotice], of source: SourceConfiguration) {
+        let redaction = redaction(for: source)
+        let unique = current.map { $0.redacted(by: redaction) }.reduce(into: [SourceNotice]()) { if !$0.contains($1) { $0.append($1) } }
         let known = shared.memory.withLock { memory in
             defer { memory.notices[source.name] = unique.isEmpty ? nil : unique }
             return memory.notices[source.name] ?? []
         }
-        for notice in unique where !known.contains(notice) { logger.forSource(source.name).warning("\(notice)") }
+        for notice in unique where !known.contains(notice) { logger.forSource(source.name).warning(notice.text) }
     }
 
     /// Closes the libcurl handle and its connections, so that an idle engine keeps no libcurl loaded
@@ -178,7 +181,7 @@ public final class SyncEngine {
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<String>?
         var listedAt = BootClock.uptime()
-        var notices: [String] = []
+        var notices: [SourceNotice] = []
         var pages = 1
         var token: String?
         // The changes queued before the push: each must be delivered, or the refresh retried (requireDelivery).

@@ -37,7 +37,7 @@ public struct SourceState: Sendable, Equatable {
     /// Records with a change the server refused (parked, not superseded): waiting for a person.
     public var parkedCount = 0
     /// Warnings of the latest listing that did not fail it (filled by the daemon, not stored).
-    public var notices: [String] = []
+    public var notices: [SourceNotice] = []
     /// Records with local changes not yet delivered (queued or parked): what logging out would lose.
     /// Pushed changes still waiting for a listing to confirm them count in `pendingCount` only.
     public var unpushedCount = 0

@@ -97,9 +97,23 @@ struct PrintableTextTests {
         #expect(PrintableText.escaping("plain ünïcode") == "plain ünïcode")
     }
 
+    /// C1 controls (U+0080–U+009F) act like ESC sequences on a terminal: U+009B is CSI, U+009D OSC, U+009C ST.
+    /// Each is written as its UTF-8 bytes, so it reads apart from an invalid byte `\x9b`.
+    @Test(arguments: [
+        ("\u{9B}2J", "\\xc2\\x9b2J"),
+        ("\u{9D}0;owned\u{9C}", "\\xc2\\x9d0;owned\\xc2\\x9c"),
+        ("\u{80}..\u{9F}", "\\xc2\\x80..\\xc2\\x9f"),
+        ("\u{A0}nbsp é", "\u{A0}nbsp é"),   // U+00A0 is printable: kept
+    ])
+    func escapesC1ControlCharacters(_ text: String, _ shown: String) {
+        #expect(PrintableText.escaping(text) == shown)
+    }
+
     @Test func escapesInvalidUTF8() {
         #expect(PrintableText.escapingInvalidUTF8(Array("ok.source".utf8)) == nil)
         #expect(PrintableText.escapingInvalidUTF8([0x61, 0xFF, 0x62] + Array("é".utf8) + [0xC3]) == "a\\xffbé\\xc3")
+        // An invalid lone 0x9B and a valid U+009B (C2 9B) read apart.
+        #expect(PrintableText.escapingInvalidUTF8([0x9B, 0x20, 0xC2, 0x9B]) == "\\x9b \\xc2\\x9b")
     }
 }
 

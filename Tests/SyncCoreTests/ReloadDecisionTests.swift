@@ -47,6 +47,45 @@ struct ReloadDecisionTests {
             .hasPrefix("CacheDirectory= changed from /var/cache/syncd to /srv/cache and ControlGroup= from syncd to staff, ") == true)
     }
 
+    /// The kernel reads these as /x/state: the same folder, so a reload that only spells it so applies.
+    @Test(arguments: ["/x/state/", "/x/./state", "/x//state", "//x/state//", "/x/state/.", "/./x/.//state/./"])
+    func aDirectorySpelledAnotherWayIsTheSameFolder(_ spelled: String) {
+        var old = Self.running
+        (old.stateDirectory, old.cacheDirectory, old.runtimeDirectory) = ("/x/state", "/x/cache", "/x/run")
+        var new = old
+        new.stateDirectory = spelled
+        new.cacheDirectory = spelled.replacingOccurrences(of: "state", with: "cache")
+        new.runtimeDirectory = spelled.replacingOccurrences(of: "state", with: "run")
+        #expect(ReloadDecision.changesNeedingRestart(from: old, to: new).isEmpty)
+        #expect(ReloadDecision.changesNeedingRestart(from: new, to: old).isEmpty)
+        // Another folder, spelled the same loose way, is still a change, shown as written.
+        new.stateDirectory = spelled.replacingOccurrences(of: "state", with: "state2")
+        #expect(ReloadDecision.changesNeedingRestart(from: old, to: new)
+                == [ReloadDecision.Change(key: "StateDirectory=", old: "/x/state", new: new.stateDirectory)])
+    }
+
+    /// ".." and links are not resolved: "/x/link/.." is the folder above the link's target, which only a lookup says.
+    @Test func dotDotIsNotResolvedLexically() {
+        var old = Self.running
+        old.stateDirectory = "/x/state"
+        var new = old
+        new.stateDirectory = "/x/link/../state"
+        #expect(ReloadDecision.changesNeedingRestart(from: old, to: new).map(\.key) == ["StateDirectory="])
+    }
+
+    @Test func folderPathNormalisation() {
+        #expect(FolderPath.normalized("/") == "/" && FolderPath.normalized("//") == "/" && FolderPath.normalized("/.") == "/")
+        #expect(FolderPath.normalized("/var/tmp/") == "/var/tmp" && FolderPath.normalized("/a/../b") == "/a/../b")
+        #expect(FolderPath.normalized("a//b/") == "a/b" && FolderPath.normalized("./") == ".")
+    }
+
+    /// Only directories are paths: an account or group spelled with a slash is another value.
+    @Test func otherKeysAreComparedAsWritten() {
+        var new = Self.running
+        new.account = "alice/"
+        #expect(ReloadDecision.changesNeedingRestart(from: Self.running, to: new).map(\.key) == ["Account="])
+    }
+
     @Test func controlCharactersInValuesAreEscaped() {
         var new = Self.running
         new.stateDirectory = "/srv/\u{1b}]2;x\u{7}"

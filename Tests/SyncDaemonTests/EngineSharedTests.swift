@@ -55,6 +55,17 @@ struct EngineSharedTests {
         #expect(local.notices.isEmpty)
     }
 
+    @Test("a notice is kept with the source's token redacted, in both of its forms")
+    func noticesAreRedacted() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let shared = EngineShared()
+        let lane = try engine(shared)
+        shared.memory.withLock { $0.tokens["posts"] = "tkn_S3cr3t/Ab+Cd=Ef9xyz" }
+        lane.note([SourceNotice("carry cid=\"c-tkn_S3cr3t/Ab+Cd=Ef9xyz\" (1, 2)", publicText: "carry c-tkn_S3cr3t/Ab+Cd=Ef9xyz")],
+                  of: source)
+        #expect(lane.notices["posts"] == [SourceNotice("carry cid=\"c-[redacted]\" (1, 2)", publicText: "carry c-[redacted]")])
+    }
+
     @Test("a source's lock is reentrant, and another source's lock is free meanwhile")
     func sourceLocks() {
         let shared = EngineShared()

@@ -41,6 +41,9 @@ struct LoggerTests {
     @Test func oneMessageOneLineWithControlBytesEscaped() {
         #expect(Logger.singleLine("a\nb\r\nc") == "a b c")
         #expect(Logger.singleLine("nul\u{0} esc\u{1B}[2J tab\t") == "nul\\x00 esc\\x1b[2J tab\t")
+        // C1: CSI, OSC … ST, as a server may send them in an error body or a record ID.
+        #expect(Logger.singleLine("HTTP 500: \u{9B}2J \u{9D}0;owned\u{9C} c\nFAKE LINE")
+                == "HTTP 500: \\xc2\\x9b2J \\xc2\\x9d0;owned\\xc2\\x9c c FAKE LINE")
     }
 
     @Test(arguments: [LogPriority.error, .warning, .notice, .info, .debug])

@@ -87,3 +87,32 @@ struct StatusAudienceTests {
         #expect(plain.publicMessage == "connection refused to https://h/x?page=[redacted]")
     }
 }
+
+/// Warnings (`SourceNotice`) pass the source's redaction when noted, and callers outside ControlGroup= read the
+/// form that quotes nothing the server wrote (docs/control-api.md, "Secrets").
+@Suite("Status audience: warnings")
+struct WarningAudienceTests {
+    static let token = "tkn_S3cr3t/Ab+Cd=Ef9xyz"
+
+    @Test func aWarningIsRedactedAndEveryoneReadsItsPublicForm() throws {
+        var rig = StatusAudienceTests.rig(url: "http://127.0.0.1:9/dup?page=2")
+        let notice = SourceNotice("2 records carry cid=\"c-\(Self.token)\" (1, 2), see http://127.0.0.1:9/dup?page=2",
+                                  publicText: "2 records carry one cid= value, see http://127.0.0.1:9/dup?page=2")
+        rig.board.notices["posts"] = [notice.redacted(by: Redaction(secrets: [Self.token]))]
+        let everyone = String(decoding: rig.board.reply(core: &rig.core, sources: rig.sources, daemon: BoardRig.daemon, failed: [],
+                                                        now: rig.now, wall: rig.wall, audience: .everyone), as: UTF8.self)
+        let privileged = rig.reply()
+        #expect(try StatusAudienceTests.source(everyone)["warnings"]
+                == ["2 records carry one cid= value, see http://127.0.0.1:9/dup?page=[redacted]"])
+        #expect(try StatusAudienceTests.source(privileged)["warnings"]
+                == ["2 records carry cid=\"c-[redacted]\" (1, 2), see http://127.0.0.1:9/dup?page=2"])
+        #expect(!everyone.contains("S3cr3t") && !privileged.contains("S3cr3t"))
+    }
+
+    @Test func aWarningInSyncdsOwnWordsIsTheSameForEveryone() {
+        let notice = SourceNotice(ownWords: "the server's ETag is longer than 8192 bytes")
+        #expect(notice.shown(to: .everyone) == notice.shown(to: .privileged))
+        let literal: SourceNotice = "set Pagination=link"
+        #expect(literal == SourceNotice(ownWords: "set Pagination=link"))
+    }
+}

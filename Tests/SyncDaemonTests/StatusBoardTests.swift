@@ -181,7 +181,7 @@ struct StatusBoardTests {
                 rig.board.states[name]?.lastError = random.below(2) == 0 ? nil : "Failed to fetch \(name): HTTP 503"
                 rig.board.states[name]?.lastSuccess = Timestamp(secondsSinceEpoch: BoardRig.epoch + Int64(random.below(1000))).rfc3339
             case 8:
-                rig.board.notices[name] = random.below(2) == 0 ? nil : ["warning \(random.below(5))"]
+                rig.board.notices[name] = random.below(2) == 0 ? nil : [SourceNotice(ownWords: "warning \(random.below(5))")]
             case 9:
                 request += 1
                 running += started(rig.send(.probeFinished(reachable: random.below(2) == 0)))

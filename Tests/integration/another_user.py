@@ -42,8 +42,35 @@ def copy_program(binary, folder):
     return copy
 
 
+# The checkout: nothing in it may be handed to another user as it is.
+CHECKOUT = Path(__file__).resolve().parents[2]
+# What separates the words of an argument that may be a shell command line (`sh -c "…"`) or an option (`--x=/p`).
+WORD_BREAKS = re.compile(r"""[\s'"`;&|()<>=,:]+""")
+
+
 def _is_system_path(path):
-    return str(path).startswith(SYSTEM_FOLDERS)
+    return os.path.normpath(str(path)).startswith(SYSTEM_FOLDERS)
+
+
+def _paths_in(argument):
+    """The absolute paths named in `argument`: itself, and each word of it (a shell command line, an option)."""
+    words = [argument] + WORD_BREAKS.split(argument)
+    return [os.path.normpath(w) for w in words if w.startswith("/")]
+
+
+def _in_checkout(path):
+    path = Path(path)
+    return path == CHECKOUT or CHECKOUT in path.parents
+
+
+def _refuse_checkout_paths(argv, who):
+    for argument in argv:
+        for path in _paths_in(argument):
+            if _in_checkout(path):
+                raise ValueError(
+                    f"{who}: {path} lies in the checkout, which another user may not reach (it can be below a 0700 "
+                    f"directory): run it through the another_user fixture, which copies programs and files to a "
+                    f"folder that user can reach")
 
 
 class AnotherUser:
@@ -74,7 +101,8 @@ class AnotherUser:
         if not _is_system_path(argv[0]):
             raise ValueError(f"AnotherUser.system_command: {argv[0]} is not a system program; use the another_user "
                              f"fixture's command(), which copies it to a folder {user} can reach")
-        return [RUNUSER, "-u", user, "--", *argv]
+        _refuse_checkout_paths(argv[1:], "AnotherUser.system_command")
+        return [RUNUSER, "-u", user, "--", os.path.normpath(argv[0]), *argv[1:]]
 
     def program(self, path):
         """The path another user runs for `path`: a system program as it is (a bare name found in PATH), anything
@@ -83,7 +111,7 @@ class AnotherUser:
             path = shutil.which(str(path)) or path
         path = Path(path)
         if _is_system_path(path):
-            return path
+            return Path(os.path.normpath(path))
         if path not in self._copies:
             self._copies[path] = copy_program(path, self.folder)
         return self._copies[path]
@@ -97,7 +125,7 @@ class AnotherUser:
 
     def reachable(self, path):
         """True for paths another user may be given: the system's, and this folder's."""
-        path = Path(os.path.abspath(path))
+        path = Path(os.path.normpath(os.path.abspath(path)))
         return _is_system_path(path) or path == self.folder or self.folder in path.parents
 
     def command(self, argv, user=None, uid=None):
@@ -106,9 +134,8 @@ class AnotherUser:
             raise ValueError("AnotherUser.command: give exactly one of user= or uid=")
         argv = [str(a) for a in argv]
         program = str(self.program(argv[0]))
-        for argument in argv[1:]:
-            value = argument.split("=", 1)[-1]
-            if value.startswith("/") and os.path.exists(value) and not self.reachable(value):
+        for value in (path for argument in argv[1:] for path in _paths_in(argument)):
+            if (_in_checkout(value) or os.path.exists(value)) and not self.reachable(value):
                 raise ValueError(
                     f"AnotherUser.command: {value} lies outside {self.folder} and the system's folders, so "
                     f"another user may not reach it (the checkout or pytest's folders can be below a 0700 "

@@ -170,9 +170,13 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
     r = syncctl(setup, "list", "posts", "--json")
     assert r.returncode == 0 and json.loads(r.stdout) == [{"id": 12, "title": "Offline note"}], r.stdout
     assert r.stderr == NO_LISTING + "only its pending local changes are listed (see 'syncctl status')\n", r.stderr
-    # Once the listing is back, no warning, and nothing was lost.
-    wait_for(lambda: json.loads(syncctl(setup, "list", "posts", "--json").stdout or "[]") ==
-             POSTS + [{"id": 12, "title": "Offline note"}], what="the listing and the local change listed", timeout=20)
+    # Once the listing is back and the cache file holds the local change too (the file is rewritten a moment after
+    # the store settles the listing: until then `list` says a record is not yet written), no warning, nothing lost.
+    def settled():
+        r = syncctl(setup, "list", "posts", "--json")
+        return r.stderr == "" and json.loads(r.stdout or "[]") == POSTS + [{"id": 12, "title": "Offline note"}]
+    wait_for(settled, what="the listing and the local change listed, and written to the cache file", timeout=20)
+    assert [r["id"] for r in setup.cache_doc("posts")["records"]] == [r["id"] for r in POSTS] + [12]
     r = syncctl(setup, "list", "posts")
     assert r.returncode == 0 and r.stderr == "", r.stderr
     assert status_warnings(setup) == []

@@ -102,3 +102,34 @@ def test_a_good_reload_after_the_rejected_one_clears_the_reason(server, daemons,
     assert json.loads((setup.cache / "alice" / "posts.json").read_bytes())["records"] == ALICE
     assert set(tokens(server)) == {"Bearer alice-secret"}
     assert d.stop() == 0
+
+
+def test_directories_spelled_another_way_are_the_same_folders_and_another_folder_is_still_rejected(running, server, setup):
+    """syncd.conf(5): a reload compares the directories as syncd resolves them: /x/state/, /x/./state and /x//state
+    are /x/state, so such a reload applies (here with a new source); another folder still needs a restart."""
+    state, cache, runtime = setup.state, setup.cache, setup.runtime
+    server.set_records("more", [{"id": "m1"}])
+    setup.add_source("more", server.url("more"))
+    main = setup.config / "syncd.conf"
+    main.write_text(f"[Daemon]\nAccount={setup.account}\nStateDirectory={state}/\n"
+                    f"CacheDirectory={cache.parent}/./{cache.name}\nRuntimeDirectory={runtime.parent}//{runtime.name}/\n")
+    r = syncctl(setup, "reload")
+    assert r.returncode == 0, r.stderr
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert status["daemon"].get("reloadRejected") is None
+    assert sorted(source["name"] for source in status["sources"]) == ["more", "posts"]
+    assert syncctl(setup, "refresh", "more", "--wait").returncode == 0
+    assert setup.cache_doc("more")["records"] == [{"id": "m1"}]
+    # Another folder, spelled with a trailing slash too: rejected whole, the new source's removal not applied.
+    (setup.config / "sources.d" / "more.source").unlink()
+    main.write_text(main.read_text().replace(f"StateDirectory={state}/", f"StateDirectory={state}2/"))
+    r = syncctl(setup, "reload")
+    reason = (f"StateDirectory= changed from {state} to {state}2/, which only a restart applies; nothing of the new "
+              f"configuration was applied: restart syncd to apply it (systemctl restart syncd)")
+    assert r.returncode == 1
+    assert r.stderr == f"syncctl: reload failed, the old configuration stays in force: {reason}\n"
+    status = json.loads(syncctl(setup, "status", "--json").stdout)
+    assert status["daemon"]["reloadRejected"] == reason
+    assert sorted(source["name"] for source in status["sources"]) == ["more", "posts"]
+    assert not (state.parent / f"{state.name}2").exists()
+    assert running.proc.poll() is None

@@ -18,6 +18,7 @@ import pytest
 from another_user import AnotherUser
 from conftest import BIN, POSTS, ROOT, Setup, wait_for
 from namespaced_systemd import host_unchanged  # noqa: F401 (a fixture)
+from test_outbox import V1, V2, put, start, writable
 from test_syncctl import shared, syncctl  # noqa: F401 (the fixture that lets "nobody" run syncctl)
 from test_systemd import SOCKET, installed_root, systemd  # noqa: F401 (fixtures: the shipped unit under systemd)
 
@@ -333,32 +334,101 @@ def test_a_token_pasted_as_the_credential_name_reaches_no_caller_outside_control
 
 
 def test_escape_sequences_from_a_server_are_printed_escaped(setup, server, daemons):
+    # C0 (ESC, BEL) and C1 controls: U+009B is CSI to a terminal, U+009D OSC, U+009C ST (bytes C2 9B, C2 9D, C2 9C).
     server.set_records("posts", POSTS)
-    server.fault("posts", kind="status", status=500, body="\x1b]2;pwned\x07\x1b[2J boom")
+    server.fault("posts", kind="status", status=500, body="\x1b]2;pwned\x07\x1b[2J boom \x9b2J \x9d0;x\x9c")
     setup.add_source("posts", server.url("posts"))
-    daemons(setup)
+    d = daemons(setup)
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
-    shown = "\\x1b]2;pwned\\x07\\x1b[2J boom"
-    outputs = {"status": syncctl(setup, "status").stdout}
+    shown = "\\x1b]2;pwned\\x07\\x1b[2J boom \\xc2\\x9b2J \\xc2\\x9d0;x\\xc2\\x9c"
+    outputs = {"status": syncctl(setup, "status").stdout, "status posts": syncctl(setup, "status", "posts").stdout}
     refresh = syncctl(setup, "refresh", "posts", "--wait")
     assert refresh.returncode == 1
     outputs["refresh --wait"] = refresh.stderr
     for what, text in outputs.items():
         assert shown in text, (what, text)
-        assert "\x1b" not in text and "\x07" not in text, (what, text)
-    # JSON stays JSON: the bytes are there, in JSON's own escapes.
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", text), (what, text)
+    # JSON stays JSON: the characters are there, C0 in JSON's own escapes, C1 as JSON leaves them.
     raw = status_json(setup)
-    assert "\x1b" not in raw and source_of(raw, "posts")["lastError"].endswith(": \x1b]2;pwned\x07\x1b[2J boom")
+    assert "\x1b" not in raw and source_of(raw, "posts")["lastError"].endswith(": \x1b]2;pwned\x07\x1b[2J boom \x9b2J \x9d0;x\x9c")
+    # The log escapes them as syncctl does.
+    d.wait_log(shown)
 
-    # A record ID with escape sequences: the ID column of `list` shows it escaped.
+    # Record IDs and members with escape sequences and a line break: list, get and the cache file.
     server.clear_fault("posts")
-    server.set_records("posts", [{"id": "a\x1b[2Jb", "title": "x"}, {"id": 2, "title": "y"}])
+    records = [{"id": "a\x1b[2Jb", "title": "x"}, {"id": 2, "title": "y"}, {"id": "c\nFAKE LINE", "title": "z"},
+               {"id": "c\x9b2J", "title": "\x9b2J \x9d0;x\x9c"}]
+    server.set_records("posts", records)
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     listed = syncctl(setup, "list", "posts")
     assert listed.returncode == 0
-    assert "\x1b" not in listed.stdout and listed.stdout.splitlines()[1].startswith("a\\x1b[2Jb  ")
-    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout)[0]["id"] == "a\x1b[2Jb"
+    lines = listed.stdout.splitlines()
+    assert len(lines) == 1 + len(records) + 2                   # header, one line per record, blank, count
+    assert lines[1].startswith("a\\x1b[2Jb  ")
+    assert lines[3].startswith("c\\x0aFAKE LINE  ") and not any(l.startswith("FAKE LINE") for l in lines)
+    assert lines[4].startswith("c\\xc2\\x9b2J") and "\\u009B2J \\u009D0;x\\u009C" in lines[4]
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", listed.stdout), listed.stdout
+    assert json.loads(syncctl(setup, "list", "posts", "--json").stdout) == records
+    got = syncctl(setup, "get", "posts", "c\x9b2J")
+    assert got.returncode == 0 and not re.search("[\x7f-\x9f]", got.stdout), got.stdout
+    assert "\\u009B2J" in got.stdout and json.loads(got.stdout) == records[3]      # the same JSON value
+    # --json is for programs: as JSON writes it, the C1 characters raw.
+    assert syncctl(setup, "get", "posts", "c\x9b2J", "--json").stdout == json.dumps(records[3], ensure_ascii=False,
+                                                                                       separators=(",", ":")) + "\n"
+    missing = syncctl(setup, "get", "posts", "x\x9b2J\nFAKE")
+    assert missing.returncode == 1 and "\\xc2\\x9b2J\\x0aFAKE" in missing.stderr, missing.stderr
+    assert len(missing.stderr.splitlines()) == 1
+    # The cache file keeps the server's values as they were: nothing escaped there.
+    assert setup.cache_doc("posts")["records"] == records
+    assert b"\\x" not in setup.cache_file("posts").read_bytes()
+
+
+def test_escape_sequences_in_a_conflicting_record_are_printed_escaped(setup, server, daemons):
+    writable(setup, server, policy="manual")
+    start(setup, daemons)
+    server.fault("posts", kind="status", status=503)
+    assert put(setup, {"id": 1, "title": "local \x9b2J", "version": V1}).returncode == 0
+    server.set_records("posts", [{"id": 1, "title": "server \x9d0;x\x9c", "version": V2}, dict(POSTS[1], version=V1)])
+    server.clear_fault("posts")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+    side_by_side = syncctl(setup, "conflicts")
+    assert side_by_side.returncode == 0
+    assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f]", side_by_side.stdout), side_by_side.stdout
+    title_row = next(l for l in side_by_side.stdout.splitlines() if "title" in l)
+    assert '"local \\u009B2J"' in title_row and '"server \\u009D0;x\\u009C"' in title_row
+    conflicts = json.loads(syncctl(setup, "conflicts", "--json").stdout)
+    assert conflicts[0]["local"]["title"] == "local \x9b2J" and conflicts[0]["remote"]["title"] == "server \x9d0;x\x9c"
+
+
+def test_a_warning_quoting_the_server_is_redacted_and_names_no_value_for_nobody(shared, setup, server, daemons, tmp_path):
+    # The duplicate ClientIDField= warning quotes a record member: here one that carries the token.
+    value = "c-" + TOKEN + "\x9b2J"
+    records = [{"id": "1", "cid": value}, {"id": "2", "cid": value}]
+    server.set_records("dup", records)
+    setup.add_source("dup", server.url("dup"), BearerTokenCredential="api-token", Writable="yes", ClientIDField="cid")
+    d = daemons(setup, env=with_token(tmp_path))
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    assert syncctl(setup, "refresh", "dup", "--wait").returncode == 0
+    privileged = ('the server took one create more than once: 2 records carry cid="c-[redacted]\x9b2J" (1, 2); '
+                  "syncd keeps every record the server lists: remove the extra ones on the server")
+    public = ("the server took one create more than once: 2 records carry one cid= value; "
+              "syncd keeps every record the server lists: remove the extra ones on the server "
+              "(root and members of ControlGroup= see which records)")
+    root_view = status_json(setup)
+    everyone_view = status_json(setup, as_user=shared)
+    assert source_of(root_view, "dup")["warnings"] == [privileged]
+    assert source_of(everyone_view, "dup")["warnings"] == [public]
+    human = {"root": syncctl(setup, "status", "dup").stdout, "nobody": syncctl(setup, "status", "dup", as_user=shared).stdout}
+    assert privileged.replace("\x9b", "\\xc2\\x9b") in human["root"]
+    assert public in human["nobody"] and '"1"' not in human["nobody"] and "(1, 2)" not in human["nobody"]
+    d.stop()
+    log = d.log_path.read_text()
+    assert "dup: " + privileged.replace("\x9b", "\\xc2\\x9b") in log
+    for text in [root_view, everyone_view, *human.values(), log]:
+        for form in forms(TOKEN):
+            assert form not in text, text
+    assert setup.cache_doc("dup")["records"] == records                # nothing dropped, the values as served
 
 
 def test_the_shipped_units_allow_no_core_dumps():

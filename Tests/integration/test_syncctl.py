@@ -259,8 +259,11 @@ class Watch:
     """A running `syncctl watch`; its lines arrive through a thread so a missing one fails in 10 s, not hangs."""
 
     def __init__(self, setup, *args):
+        # SIGINT as a terminal sends it (stop() interrupts the watch): a test run started in the background of a
+        # non-interactive shell inherits SIGINT ignored (bash does that to asynchronous commands), so it is reset here.
         self.proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "watch",
-                                      *args], stdout=subprocess.PIPE, text=True, env=dict(os.environ, NO_COLOR="1"))
+                                      *args], stdout=subprocess.PIPE, text=True, env=dict(os.environ, NO_COLOR="1"),
+                                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.lines = queue.Queue()
         threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
 

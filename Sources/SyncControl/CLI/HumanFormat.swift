@@ -3,11 +3,35 @@ import SyncCore
 
 /// Numbers, sizes and times as people read them in `syncctl` output.
 public enum HumanFormat {
-    /// `text` (from syncd: a server's error, a record's ID) safe for a terminal: control bytes but line breaks as
-    /// `\xNN`, as syncd's log writes them, so no escape sequence retitles or clears the terminal.
+    /// `text` (from syncd: a server's error, a record's ID, a table cell) safe for a terminal on one line: every
+    /// control character — C0 (a line break too), DEL and C1 (U+0080–U+009F: U+009B is CSI to a terminal) — as
+    /// `\xNN`, as syncd's log writes them (`PrintableText.escaping`), so no escape sequence retitles or clears the
+    /// terminal and no ID with a line break splits a table into a made-up line.
     public static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\n") || $0.value == 0x7F }) else { return text }
-        return text.split(separator: "\n", omittingEmptySubsequences: false).map { PrintableText.escaping(String($0)) }.joined(separator: "\n")
+        PrintableText.escaping(text)
+    }
+
+    /// A text of several lines (a whole message syncctl wrote, which may quote syncd's) safe for a terminal: as
+    /// `printable`, but its line breaks kept.
+    public static func printableLines(_ text: String) -> String {
+        guard text.contains("\n") else { return printable(text) }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map { printable(String($0)) }.joined(separator: "\n")
+    }
+
+    /// JSON text shown to a person (`get` without `--json`, a preview in `list`, the fields of `conflicts`) safe
+    /// for a terminal: the control characters JSON may leave raw (DEL and C1, U+007F–U+009F) as `\u00XX`, which
+    /// reads back as the same JSON value. They can only be inside strings, where that escape means the same.
+    public static func printableJSON(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { (0x7F...0x9F).contains($0.value) }) else { return text }
+        var out = String.UnicodeScalarView()
+        let hex = Array("0123456789ABCDEF".unicodeScalars)  // as JSONText writes C0
+        for scalar in text.unicodeScalars {
+            guard (0x7F...0x9F).contains(scalar.value) else { out.append(scalar); continue }
+            out.append(contentsOf: "\\u00".unicodeScalars)
+            out.append(hex[Int(scalar.value >> 4)])
+            out.append(hex[Int(scalar.value & 0xF)])
+        }
+        return String(out)
     }
 
     /// `12,000`.

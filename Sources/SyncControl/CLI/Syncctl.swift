@@ -88,10 +88,10 @@ public enum Syncctl {
         } catch let failure as CommandFailure {
             let (message, status) = describe(failure, command: name)
             // The reason may quote a server (a refresh's error): escaped, as on every human line.
-            output.writeError(HumanFormat.printable(message))
+            output.writeError(HumanFormat.printableLines(message))
             return status.rawValue
         } catch {
-            output.writeError(HumanFormat.printable("syncctl: \(error)\n"))
+            output.writeError(HumanFormat.printableLines("syncctl: \(error)\n"))
             return ExitStatus.failure.rawValue
         }
     }
@@ -104,7 +104,8 @@ public enum Syncctl {
         case .unreachable(let message):
             return ("syncctl: \(message)\n", .unreachable)
         case .failures(let messages):
-            return (messages.map { "syncctl: \($0)\n" }.joined(), .failure)
+            // One line each (a refresh's reason quotes a server): a line break in one is escaped, not a new line.
+            return (messages.map { "syncctl: \(HumanFormat.printable($0))\n" }.joined(), .failure)
         case .client(.connect(let path, let code)) where code == EACCES || code == EPERM:
             return ("syncctl: cannot connect to \(path): \(VarlinkClientError.text(of: code))\n"
                     + "The socket or a directory above it is closed to you; check their permissions (syncd makes the socket 0666).\n",
@@ -134,14 +135,15 @@ public enum Syncctl {
             switch error {
             case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
             case .noSuchSource(let source): return "no such source: \(source); 'syncctl status' lists the configured sources"
-            case .noSuchRecord(let source, let id): return "no record with ID \(id) in source \(source)"
+            // The ID on one line whatever it holds (the message's own lines are kept: `printableLines`).
+            case .noSuchRecord(let source, let id): return "no record with ID \(HumanFormat.printable(id)) in source \(HumanFormat.printable(source))"
             case .notWritable(let source): return "source \(source) is read-only (it is not configured with Writable=yes)"
             case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
             case .invalidParameter(let parameter, let reason) where command == "resolve" && parameter == "id":
                 // The record exists but has nothing to resolve: say where the conflicts are, not "invalid id".
                 return "\(reason); 'syncctl conflicts' lists the records that are"
             case .invalidParameter(let parameter, let reason): return "invalid \(parameter): \(reason)"
-            case .refreshFailed(let source, let reason): return "refresh of \(source) failed: \(reason)"
+            case .refreshFailed(let source, let reason): return "refresh of \(source) failed: \(HumanFormat.printable(reason))"
             case .reloadFailed(let reason): return "reload failed, the old configuration stays in force: \(reason)"
             case .pendingChanges(let count):
                 return "logout refused: \(count) local \(count == 1 ? "change is" : "changes are") not pushed yet; "

@@ -80,7 +80,10 @@ public struct CommandContext {
     /// for, or when `prettyOnTerminal` and stdout is a terminal). `received` is the value's text as the daemon
     /// sent it: compact output prints it as is when it is one line (a newline outside a string can only be
     /// whitespace, since JSON strings hold none raw), which spares serialising a reply of megabytes again.
-    public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false, received: ArraySlice<UInt8>? = nil) {
+    /// `printable`: without `--json` the text is for a person (`get`), with DEL and C1 controls as `\u00XX`
+    /// (`HumanFormat.printableJSON`); with `--json` it is as JSON writes it, for programs.
+    public func printJSON(_ value: JSONValue, prettyOnTerminal: Bool = false, received: ArraySlice<UInt8>? = nil,
+                          printable: Bool = false) {
         let pretty = globals.json == .pretty || (globals.json == nil && prettyOnTerminal && output.isTerminal)
         if !pretty, let received {
             let oneLine = received.withUnsafeBufferPointer { !$0.contains { $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\r") } }
@@ -92,7 +95,8 @@ public struct CommandContext {
         // Bytes with the newline appended, then one string: a status of 10,000 sources is 2.7 MB, copied once.
         var bytes = value.serializedBytes(pretty ? .pretty : .compact)
         bytes.append(UInt8(ascii: "\n"))
-        output.write(String(decoding: bytes, as: UTF8.self))
+        let text = String(decoding: bytes, as: UTF8.self)
+        output.write(printable && globals.json == nil ? HumanFormat.printableJSON(text) : text)
     }
 
     /// Decodes a reply shape, turning a mismatch into a failure.

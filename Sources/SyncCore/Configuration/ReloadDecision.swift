@@ -5,7 +5,7 @@
 // changes one of them is rejected whole, with what to do (restart), and the old configuration stays in force.
 
 /// The settings only a restart applies, with the directories as syncd resolved them (an empty `StateDirectory=`
-/// and its default are the same folder).
+/// and its default are the same folder; `/x/state/`, `/x/./state` and `/x//state` are `/x/state`: `FolderPath`).
 public struct RestartSettings: Sendable, Equatable {
     /// `Account=`.
     public var account: String
@@ -40,14 +40,18 @@ public enum ReloadDecision {
         public var new: String
     }
 
-    /// The keys whose change needs a restart, in syncd.conf(5) order; empty when the reload may apply.
+    /// The keys whose change needs a restart, in syncd.conf(5) order; empty when the reload may apply. The
+    /// directories are compared as paths to the same folder (`FolderPath.normalized`); a change shows them as given.
     public static func changesNeedingRestart(from old: RestartSettings, to new: RestartSettings) -> [Change] {
-        let keys: [(String, KeyPath<RestartSettings, String>)] = [
-            ("Account=", \.account), ("StateDirectory=", \.stateDirectory), ("CacheDirectory=", \.cacheDirectory),
-            ("RuntimeDirectory=", \.runtimeDirectory), ("ControlGroup=", \.controlGroup),
+        let keys: [(String, KeyPath<RestartSettings, String>, Bool)] = [
+            ("Account=", \.account, false), ("StateDirectory=", \.stateDirectory, true),
+            ("CacheDirectory=", \.cacheDirectory, true), ("RuntimeDirectory=", \.runtimeDirectory, true),
+            ("ControlGroup=", \.controlGroup, false),
         ]
-        return keys.compactMap { key, path in
-            old[keyPath: path] == new[keyPath: path] ? nil : Change(key: key, old: old[keyPath: path], new: new[keyPath: path])
+        return keys.compactMap { key, path, isFolder in
+            let (was, now) = (old[keyPath: path], new[keyPath: path])
+            let same = isFolder ? FolderPath.normalized(was) == FolderPath.normalized(now) : was == now
+            return same ? nil : Change(key: key, old: was, new: now)
         }
     }
 

@@ -73,8 +73,23 @@ public struct ClientIDDuplicates: Sendable {
             return "\(group.count) records carry \(field)=\(JSONText.quoted(group.clientID)) "
                 + "(\(group.recordIDs.joined(separator: ", "))\(more))"
         }
-        let others = found.count > Self.namedGroups ? "; \(found.count - Self.namedGroups) more client IDs" : ""
-        return "the server took one create more than once: \(named.joined(separator: "; "))\(others); "
-            + "syncd keeps every record the server lists: remove the extra ones on the server"
+        return Self.sentence(named, groups: found.count) + Self.advice
     }
+
+    /// `notice` for callers outside ControlGroup= (docs/control-api.md, "Secrets"): how many records carry one
+    /// client ID, without the client IDs and the record IDs (both the server's text); nil when there are none.
+    public var publicNotice: String? {
+        let found = duplicates
+        guard !found.isEmpty else { return nil }
+        let named = found.prefix(Self.namedGroups).map { "\($0.count) records carry one \(field)= value" }
+        return Self.sentence(named, groups: found.count) + Self.advice
+            + " (root and members of ControlGroup= see which records)"
+    }
+
+    private static func sentence(_ named: [String], groups: Int) -> String {
+        let others = groups > namedGroups ? "; \(groups - namedGroups) more client IDs" : ""
+        return "the server took one create more than once: \(named.joined(separator: "; "))\(others); "
+    }
+
+    private static let advice = "syncd keeps every record the server lists: remove the extra ones on the server"
 }

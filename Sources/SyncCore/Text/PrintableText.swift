@@ -1,17 +1,21 @@
 // Text that came from outside (file names, configuration values, server answers)
 // made safe to print in a message: a NUL would cut a journal line short, an
 // escape sequence would repaint the admin's terminal. Escaped as systemd does
-// (`\x00`), so the original bytes can still be read off the message.
+// (`\x00`), so the original bytes can still be read off the message. The C1
+// controls (U+0080–U+009F) count too: a terminal takes U+009B for ESC [ (CSI),
+// U+009D for ESC ] (OSC); each is written as its two UTF-8 bytes (`\xc2\x9b`),
+// as an invalid byte is written alone (`\x9b`), so the two cannot be confused.
 
 /// Escapes control bytes and invalid UTF-8 for messages.
 public enum PrintableText {
-    /// `text` with every C0 control character and DEL as `\xNN`; a tab too unless `keepingTabs`.
+    /// `text` with every C0 control character, DEL and C1 control character as `\xNN` (a C1 one as its two
+    /// UTF-8 bytes, `\xc2\x9b`); a tab too unless `keepingTabs`.
     public static func escaping(_ text: String, keepingTabs: Bool = false) -> String {
         guard text.unicodeScalars.contains(where: { needsEscape($0, keepingTabs: keepingTabs) }) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             if needsEscape(scalar, keepingTabs: keepingTabs) {
-                out += hex(UInt8(scalar.value))
+                for byte in String(scalar).utf8 { out += hex(byte) }
             } else {
                 out.unicodeScalars.append(scalar)
             }
@@ -39,7 +43,7 @@ public enum PrintableText {
     }
 
     static func needsEscape(_ scalar: Unicode.Scalar, keepingTabs: Bool) -> Bool {
-        (scalar.value < 0x20 && !(keepingTabs && scalar == "\t")) || scalar.value == 0x7F
+        (scalar.value < 0x20 && !(keepingTabs && scalar == "\t")) || (0x7F...0x9F).contains(scalar.value)
     }
 
     static func hex(_ byte: UInt8) -> String {

@@ -34,6 +34,18 @@ struct ClientIDDuplicatesTests {
                 + "syncd keeps every record the server lists: remove the extra ones on the server")
     }
 
+    /// Callers outside ControlGroup= read neither the client ID nor the record IDs (both the server's text).
+    @Test func thePublicNoticeQuotesNoValueTheServerWrote() {
+        let token = "tkn_S3cr3t/Ab+Cd=Ef9xyz"
+        let found = search([("1", ["id": "1", "cid": .string("c-" + token)]), ("2", ["id": "2", "cid": .string("c-" + token)])],
+                           field: "cid")
+        #expect(found.publicNotice == "the server took one create more than once: 2 records carry one cid= value; "
+                + "syncd keeps every record the server lists: remove the extra ones on the server "
+                + "(root and members of ControlGroup= see which records)")
+        #expect(found.notice?.contains("c-" + token) == true, "the privileged notice names it (redacted by the engine)")
+        #expect(search([("1", ["cid": "a"]), ("2", ["cid": "b"])], field: "cid").publicNotice == nil)
+    }
+
     @Test func integerAndStringClientIDsWithTheSameDigitsAreOneClientID() {
         let found = search([("1", ["id": 1, "cid": 42]), ("2", ["id": 2, "cid": "42"])], field: "cid")
         #expect(found.duplicates == [.init(clientID: "42", recordIDs: ["1", "2"], count: 2)])
@@ -59,6 +71,10 @@ struct ClientIDDuplicatesTests {
         #expect(found.notice == "the server took one create more than once: 8 records carry client_id=\"x\" (x0, x1, x2, x3, x4 "
                 + "and 3 more); 2 records carry client_id=\"p\" (p1, p2); 2 records carry client_id=\"q\" (q1, q2); 2 more client IDs; "
                 + "syncd keeps every record the server lists: remove the extra ones on the server")
+        #expect(found.publicNotice == "the server took one create more than once: 8 records carry one client_id= value; "
+                + "2 records carry one client_id= value; 2 records carry one client_id= value; 2 more client IDs; "
+                + "syncd keeps every record the server lists: remove the extra ones on the server "
+                + "(root and members of ControlGroup= see which records)")
     }
 
     @Test func aClientIDFieldThatIsNotSetInTheListingFindsNothing() {

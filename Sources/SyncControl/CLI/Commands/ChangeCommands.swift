@@ -144,7 +144,7 @@ public struct ConflictsCommand: SyncctlCommand {
             guard let object else { return "(deleted)" }
             guard let value = object[key] else { return "(absent)" }
             let compact = value.serialized(.compact)
-            return compact.count > 40 ? String(compact.prefix(39)) + "…" : compact
+            return HumanFormat.printableJSON(compact.count > 40 ? String(compact.prefix(39)) + "…" : compact)
         }
         let rows = keys.map { key -> [String] in
             let local = text(conflict.local, key), remote = text(conflict.remote, key)

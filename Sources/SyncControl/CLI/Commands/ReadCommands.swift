@@ -106,16 +106,21 @@ public struct ListCommand: SyncctlCommand {
         if context.globals.json != nil {
             return context.printJSON(.array(records))
         }
+        context.output.write(ListCommand.table(records, legend: !context.globals.noLegend))
+    }
+
+    /// The table: one line per record, its ID (escaped, a line break too, so no ID makes up a line) and its preview.
+    static func table(_ records: [JSONValue], legend: Bool) -> String {
         let ids = records.map { HumanFormat.printable(ListCommand.id(of: $0)) }
         let width = max(2, ids.map(\.count).max() ?? 0)
-        var text = context.globals.noLegend ? "" : "ID" + String(repeating: " ", count: width - 2) + "  RECORD\n"
+        var text = legend ? "ID" + String(repeating: " ", count: width - 2) + "  RECORD\n" : ""
         for (id, record) in zip(ids, records) {
             text += id + String(repeating: " ", count: max(0, width - id.count)) + "  " + ListCommand.preview(record) + "\n"
         }
-        if !context.globals.noLegend {
+        if legend {
             text += "\n\(HumanFormat.count(Int64(records.count))) \(records.count == 1 ? "record" : "records") listed.\n"
         }
-        context.output.write(text)
+        return text
     }
 
     /// The record's `id` member as text ("-" when it has none; sources with another
@@ -125,10 +130,10 @@ public struct ListCommand: SyncctlCommand {
         return id.stringValue ?? id.serialized()
     }
 
-    /// Compact JSON cut to 100 characters.
+    /// Compact JSON cut to 100 characters, safe for a terminal (`HumanFormat.printableJSON`).
     static func preview(_ record: JSONValue) -> String {
         let text = record.serialized()
-        return text.count <= 100 ? text : String(text.prefix(99)) + "…"
+        return HumanFormat.printableJSON(text.count <= 100 ? text : String(text.prefix(99)) + "…")
     }
 }
 
@@ -160,7 +165,7 @@ public struct GetCommand: SyncctlCommand {
             throw .failed(message)
         }
         guard let record = reply["record"] else { throw .failed("unexpected reply from syncd: no record") }
-        context.printJSON(record, prettyOnTerminal: true)
+        context.printJSON(record, prettyOnTerminal: true, printable: true)
     }
 }
 
