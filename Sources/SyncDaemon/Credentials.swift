@@ -2,8 +2,18 @@ internal import Glibc
 import SyncCore
 
 /// Reads secrets from systemd credentials (`$CREDENTIALS_DIRECTORY`, systemd.exec(5) `LoadCredential=`).
-/// Secrets never appear in messages: errors name the credential, not its content.
+/// Secrets never appear in messages: errors name the credential, not its content; and only privileged callers
+/// and the log see the name (root configured it), since a token pasted into `BearerTokenCredential=` by
+/// mistake would otherwise reach every local user: the public message says "the source's credential".
 public enum Credentials {
+    /// A failure to get credential `name`: `message` for the log and privileged callers, `publicReason` (without
+    /// the name, nor the directory, which names the unit) after "Failed to read the source's credential" for everyone.
+    static func failure(_ message: String, publicReason: String) -> RefreshFailure {
+        RefreshFailure(.permanent, message,
+                       publicMessage: "Failed to read the source's credential (BearerTokenCredential=): \(publicReason); "
+                           + "privileged callers (syncctl status as root) see which and what to do")
+    }
+
     /// Largest accepted credential file.
     static let maxBytes = 64 << 10
 
@@ -20,8 +30,9 @@ public enum Credentials {
     /// start, then only reloaded) fails with what to do, a restart.
     public static func token(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
         if let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty, notPassed(name, environment: environment) {
-            throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): No such file or directory "
-                                 + "(systemd did not pass it when syncd started); \(restartAdvice(name))")
+            throw failure("Failed to read credential \(name) from \(directory): No such file or directory "
+                          + "(systemd did not pass it when syncd started); \(restartAdvice(name))",
+                          publicReason: "systemd did not pass it when syncd started")
         }
         return try read(name, environment: environment)
     }
@@ -29,13 +40,15 @@ public enum Credentials {
     /// The content of credential `name`, trailing newlines removed.
     public static func read(_ name: String, environment: [String: String]) throws(RefreshFailure) -> String {
         guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
-            throw RefreshFailure(.permanent, "BearerTokenCredential=\(name) is set but systemd passed no credentials "
-                                 + "($CREDENTIALS_DIRECTORY is not set); \(restartAdvice(name))")
+            throw failure("BearerTokenCredential=\(name) is set but systemd passed no credentials "
+                          + "($CREDENTIALS_DIRECTORY is not set); \(restartAdvice(name))",
+                          publicReason: "systemd passed no credentials")
         }
         let path = directory + "/" + name
         let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
-            throw RefreshFailure(.permanent, "Failed to read credential \(name) from \(directory): \(String(cString: strerror(errno)))")
+            let reason = String(cString: strerror(errno))
+            throw failure("Failed to read credential \(name) from \(directory): \(reason)", publicReason: reason)
         }
         defer { close(fd) }
         var bytes: [UInt8] = []
@@ -43,18 +56,20 @@ public enum Credentials {
         while true {
             let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { Glibc.read(fd, raw.baseAddress, raw.count) } }
             guard n >= 0 else {
-                throw RefreshFailure(.permanent, "Failed to read credential \(name): \(String(cString: strerror(errno)))")
+                let reason = String(cString: strerror(errno))
+                throw failure("Failed to read credential \(name): \(reason)", publicReason: reason)
             }
             if n == 0 { break }
             bytes += buffer.prefix(n)
             guard bytes.count <= maxBytes else {
-                throw RefreshFailure(.permanent, "Credential \(name) is larger than 64 KiB; it should hold only a token")
+                throw failure("Credential \(name) is larger than 64 KiB; it should hold only a token", publicReason: "it is larger than 64 KiB")
             }
         }
         while let last = bytes.last, last == 10 || last == 13 || last == 32 { bytes.removeLast() }
-        guard !bytes.isEmpty else { throw RefreshFailure(.permanent, "Credential \(name) is empty") }
+        guard !bytes.isEmpty else { throw failure("Credential \(name) is empty", publicReason: "it is empty") }
         guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7f }) else {
-            throw RefreshFailure(.permanent, "Credential \(name) contains control characters; it must hold one token on one line")
+            throw failure("Credential \(name) contains control characters; it must hold one token on one line",
+                          publicReason: "it contains control characters")
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -66,11 +66,14 @@ final class ListingFetcher {
         for page in 1...source.maxPages {
             guard visited.insert(url).inserted else {
                 writer?.rollback()
-                throw RefreshFailure(.permanent, "page \(page) links back to \(url), which was already fetched; the listing never ends")
+                throw RefreshFailure(.permanent, "page \(page) links back to \(url), which was already fetched; the listing never ends",
+                                     publicMessage: "page \(page) links back to a page already fetched; the listing never ends")
             }
             if case .refused(let reason) = policy.decide(url) {
                 writer?.rollback()
-                throw RefreshFailure(.permanent, "page \(page): refusing to request \(reason)")
+                // The URL is the server's (a next-page link): callers outside ControlGroup= are not shown it.
+                throw RefreshFailure(.permanent, "page \(page): refusing to request \(reason)",
+                                     publicMessage: "page \(page): \(HTTPError.refusedOrigin(reason).publicDescription)")
             }
             // MaxBytes bounds the whole listing, all pages together (syncd(8) GUARANTEES 2).
             let remaining = source.maxBytes - totalBytes
@@ -251,9 +254,9 @@ final class ListingFetcher {
         case .cancelled:
             return RefreshFailure(.cancelled, "cancelled")
         case .insecureToken, .invalidURL, .refusedOrigin, .notRegularFile:
-            return RefreshFailure(.permanent, "\(prefix)\(error)")
+            return RefreshFailure(.permanent, "\(prefix)\(error)", publicMessage: "\(prefix)\(error.publicDescription)")
         case .transport:
-            return RefreshFailure(.transient, "\(prefix)\(error)")
+            return RefreshFailure(.transient, "\(prefix)\(error)", publicMessage: "\(prefix)\(error.publicDescription)")
         }
     }
 
@@ -270,17 +273,24 @@ final class ListingFetcher {
         let redaction = Redaction(source: source, token: token)
         let excerpt = ErrorSnippet.text(body, redaction: redaction)
         let from = redaction.redacting(head.effectiveURL)
+        // A path the server gave (a redirect's target, a next-page link) is its own words: callers outside
+        // ControlGroup= get only the origin. Query values are hidden from them anyway (Redaction).
+        let sameResource = head.effectiveURL.prefix { $0 != "?" && $0 != "#" } == source.url.prefix { $0 != "?" && $0 != "#" }
+        let publicFrom = sameResource ? nil
+            : (URLOrigin(url: head.effectiveURL).map { "\($0)" } ?? "the server") + " (a URL the server redirected or linked to)"
         let retryAfter = head.header("retry-after")
+        func failure(_ kind: RefreshFailure.Kind, retryAfter: String? = nil, _ summary: (String) -> String) -> RefreshFailure {
+            RefreshFailure(kind, summary(from), excerpt: excerpt, publicSummary: publicFrom.map(summary), status: status, retryAfter: retryAfter)
+        }
         switch status {
         case 401, 403:
-            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(from): check the credentials (BearerTokenCredential=)",
-                                  excerpt: excerpt, status: status)
+            return failure(.permanent) { "\(prefix)HTTP \(status) from \($0): check the credentials (BearerTokenCredential=)" }
         case 404:
-            return RefreshFailure(.permanent, "\(prefix)HTTP 404 from \(from): check URL=", excerpt: excerpt, status: status)
+            return failure(.permanent) { "\(prefix)HTTP 404 from \($0): check URL=" }
         case 408, 429, 500...599:
-            return RefreshFailure(.transient, "\(prefix)HTTP \(status) from \(from)", excerpt: excerpt, status: status, retryAfter: retryAfter)
+            return failure(.transient, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
         default:
-            return RefreshFailure(.permanent, "\(prefix)HTTP \(status) from \(from)", excerpt: excerpt, status: status, retryAfter: retryAfter)
+            return failure(.permanent, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
         }
     }
 }

@@ -20,9 +20,9 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     public var kind: Kind
     /// One line for people: what failed and, where possible, what to do.
     public var message: String
-    /// `message` without what the server wrote (the start of its error body), for those who may not read it:
-    /// callers of `GetStatus` outside ControlGroup= and the STATUS= line (docs/control-api.md, "Secrets");
-    /// nil when `message` quotes nothing of the server's.
+    /// `message` without what the server wrote (the start of its error body, a URL it redirected or linked to)
+    /// and without the credential's name, for those who may not read them: callers of `GetStatus` outside
+    /// ControlGroup= and the STATUS= line (docs/control-api.md, "Secrets"); nil when `message` quotes none of them.
     public var publicMessage: String?
     /// HTTP status, when a server answered.
     public var status: Int?
@@ -41,18 +41,20 @@ public struct RefreshFailure: Error, Sendable, CustomStringConvertible {
     var leftCreateUnknown = false
 
     /// Creates a failure.
-    public init(_ kind: Kind, _ message: String, status: Int? = nil, retryAfter: String? = nil) {
+    public init(_ kind: Kind, _ message: String, publicMessage: String? = nil, status: Int? = nil, retryAfter: String? = nil) {
         self.kind = kind
         self.message = message
+        self.publicMessage = publicMessage
         self.status = status
         self.retryAfter = retryAfter
     }
 
     /// A failure whose message ends in the server's words, `excerpt` (already redacted): `message` is
-    /// "`summary`: `excerpt`", `publicMessage` the summary alone.
-    public init(_ kind: Kind, _ summary: String, excerpt: String, status: Int? = nil, retryAfter: String? = nil) {
+    /// "`summary`: `excerpt`", `publicMessage` the summary alone (or `publicSummary`, when the summary names
+    /// something only privileged callers may read, such as a URL the server gave).
+    public init(_ kind: Kind, _ summary: String, excerpt: String, publicSummary: String? = nil, status: Int? = nil, retryAfter: String? = nil) {
         self.init(kind, excerpt.isEmpty ? summary : "\(summary): \(excerpt)", status: status, retryAfter: retryAfter)
-        if !excerpt.isEmpty { publicMessage = summary }
+        if !excerpt.isEmpty || publicSummary != nil { publicMessage = publicSummary ?? summary }
     }
 
     /// Adds `text` to the end of both messages.

@@ -325,13 +325,16 @@ extension SyncEngine {
         } catch {
             // A request that cannot have reached the server is not a lost answer (OutboxRecord.answerWasLost).
             try? store.noteFailure(entry.seq, status: nil, error: (error.requestNeverSent ? OutboxRecord.notSentMark : "") + "\(error)")
-            var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)")
+            var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)",
+                                         publicMessage: "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error.publicDescription)")
             failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent
             throw failure
         }
         // The redirect's target and the body are the server's words: redacted before any message quotes them.
         let redaction = Redaction(source: source, token: token)
         let what = redaction.redacting("\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (redirected to \(head.redirects.last ?? ""))"))
+        // Callers outside ControlGroup= are not shown where the server redirected to (docs/control-api.md, "Secrets").
+        let publicWhat = redaction.redacting("\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (after a redirect)"))
         // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
         let listed = head.status == 404 && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
         switch head.status {
@@ -380,6 +383,8 @@ extension SyncEngine {
             let summary = "HTTP \(head.status) from \(what)"
             try? store.noteFailure(entry.seq, status: head.status, error: summary + (snippet.isEmpty ? "" : ": \(snippet)"))
             throw RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(summary)", excerpt: snippet,
+                                 publicSummary: publicWhat == what ? nil
+                                     : "pushing \(entry.operation.rawValue) of \(entry.recordID): HTTP \(head.status) from \(publicWhat)",
                                  status: head.status, retryAfter: head.header("retry-after"))
         default:
             try park(entry, source: source, status: head.status, answer: answer, what: what, redaction: redaction)

@@ -1,3 +1,4 @@
+internal import CCurl
 import SyncCore
 
 /// One HTTP request as syncd makes it.
@@ -108,6 +109,22 @@ public enum HTTPError: Error, Sendable, CustomStringConvertible {
         case .rejected(let error): return "\(error)"
         case .refusedOrigin(let reason): return "refusing to request \(reason)"
         case .notRegularFile(let path): return "\(path) is not a regular file; URL= must name a JSON file"
+        }
+    }
+
+    /// `description` without the URLs a server gave (a redirect's target, its `Location`), for callers outside
+    /// ControlGroup= (docs/control-api.md, "Secrets"): a server may put anything, even the token, in them.
+    public var publicDescription: String {
+        switch self {
+        case .transport(let code, _) where code == Int32(CURLE_TOO_MANY_REDIRECTS.rawValue):
+            return "too many redirects followed (privileged callers see where they led)"
+        case .invalidURL:
+            return "invalid URL (a redirect's Location or a URL= that cannot be parsed; privileged callers see it)"
+        case .refusedOrigin:
+            return "refusing to request a URL outside what the source allows (URL= and AllowedOrigins=): a redirect's "
+                + "target or a link the server gave, which privileged callers see"
+        default:
+            return description
         }
     }
 }

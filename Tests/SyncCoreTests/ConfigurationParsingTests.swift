@@ -183,11 +183,11 @@ struct ConfigurationParsingTests {
         ("[Daemon]\nAcount=x", "syncd.conf:2: unknown key \"Acount\" in [Daemon]; did you mean \"Account\"? (keys are case-sensitive)"),
         ("[Daemon]\nIntervalSec=1h", "syncd.conf:2: key \"IntervalSec\" belongs in [Refresh], not [Daemon]"),
         ("[Retry]\nBogus=1", "syncd.conf:2: unknown key \"Bogus\" in [Retry]; known keys: InitialDelaySec, MaxDelaySec, MaxAttempts"),
-        ("[Daemon]\njust words", "syncd.conf:2: expected \"Key=Value\", a [Section] header or a comment, not \"just words\""),
+        ("[Daemon]\njust words", "syncd.conf:2: expected \"Key=Value\", a [Section] header or a comment, not a line starting \"just\""),
         ("[Daemon\n", "syncd.conf:1: invalid section header \"[Daemon\"; write it as [Name]"),
         ("[]\n", "syncd.conf:1: invalid section header \"[]\"; write it as [Name]"),
         ("[Daemon]\n=x", "syncd.conf:2: missing key before \"=\""),
-        ("[Daemon]\nAcc ount=x", "syncd.conf:2: invalid key \"Acc ount\": keys have no spaces"),
+        ("[Daemon]\nAcc ount=x", "syncd.conf:2: invalid key \"Acc …\": keys have no spaces"),
     ])
     func structure(text: String, problem: String) {
         #expect(ConfigurationFixture.problems(main: text) == [problem])

@@ -26,8 +26,10 @@ TOKEN = "tok-" + secrets.token_hex(16) + "/+="
 
 
 def forms(secret):
-    """The secret as written, percent-encoded and base64-encoded: none may show anywhere."""
-    return [secret, quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")]
+    """The secret as written, percent-encoded (with and without "/" kept) and base64-encoded (alone and after "Bearer "):
+    none may show anywhere."""
+    return [secret, quote(secret, safe=""), quote(secret), base64.b64encode(secret.encode()).decode().rstrip("="),
+            base64.b64encode(f"Bearer {secret}".encode()).decode().rstrip("=")]
 
 
 def status_json(setup, as_user=None):
@@ -54,7 +56,12 @@ def with_token(tmp_path):
      "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
     ({"kind": "echo", "status": 401, "echo": "token", "encoding": "base64"},
      "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
-], ids=["500-echoing-headers", "401-naming-the-token", "401-percent-encoded", "401-base64"])
+    ({"kind": "echo", "status": 401, "echo": "token", "encoding": "quote"},
+     "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
+    ({"kind": "echo", "status": 401, "echo": "token", "encoding": "base64-header"},
+     "HTTP 401 from {url}: check the credentials (BearerTokenCredential=)"),
+], ids=["500-echoing-headers", "401-naming-the-token", "401-percent-encoded", "401-base64", "401-quoted-keeping-slash",
+        "401-base64-of-bearer-token"])
 def test_a_token_the_server_echoes_reaches_no_status_output_or_log(shared, setup, server, daemons, notify, tmp_path, fault, line):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
@@ -132,6 +139,198 @@ def test_a_url_password_and_an_api_key_reach_nothing_nobody_can_read_nor_the_log
     for text in [everyone, root, human.stdout, check.stderr, verbose.stdout, log, *(message for _, message in notify.messages)]:
         assert password not in text and key not in text, text
     assert "deploy" in log and "api_key=[redacted]" in log
+
+
+def test_a_redirect_to_a_url_holding_the_token_reaches_nobody_and_root_only_redacted(shared, setup, server, daemons, notify,
+                                                                                     tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
+    d = daemons(setup, notify=notify, env=with_token(tmp_path))
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    server.fault("posts", kind="echo", echo="redirect", to="http://127.0.0.1:1/evil/")
+    refresh = syncctl(setup, "refresh", "posts", "--wait")
+    assert refresh.returncode == 1
+    # The server did send the token in its Location (percent-encoded as Python's quote does, "/" kept).
+    location = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", "-H", f"Authorization: Bearer {TOKEN}",
+                               server.url("posts")], capture_output=True, text=True, timeout=10).stdout
+    assert location == "http://127.0.0.1:1/evil/" + quote(TOKEN), location
+    root_view = status_json(setup)
+    everyone_view = status_json(setup, as_user=shared)
+    # Root sees where the redirect led, the token in it hidden; nobody only that a URL was refused.
+    assert source_of(root_view, "posts")["lastError"] == (
+        "refusing to request http://127.0.0.1:1/evil/[redacted]: it is on another origin (http://127.0.0.1:1) than URL= "
+        f"(http://127.0.0.1:{server.port}); add http://127.0.0.1:1 to AllowedOrigins= if the server really pages or redirects there")
+    public = ("refusing to request a URL outside what the source allows (URL= and AllowedOrigins=): a redirect's target or a "
+              "link the server gave, which privileged callers see")
+    assert source_of(everyone_view, "posts")["lastError"] == public
+    human = syncctl(setup, "status", as_user=shared)
+    assert public in human.stdout and "evil" not in human.stdout and "evil" not in everyone_view
+    d.stop()
+    notify.drain()
+    log = d.log_path.read_text()
+    statuses = [message for _, message in notify.messages]
+    assert "evil" not in "".join(statuses)
+    for text in [root_view, everyone_view, human.stdout, refresh.stderr, log, *statuses]:
+        for form in forms(TOKEN):
+            assert form not in text, text
+    assert "/evil/[redacted]" in log and "/evil/[redacted]" in refresh.stderr
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_an_error_after_a_redirect_names_only_the_origin_to_nobody(shared, setup, server, daemons, tmp_path):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), BearerTokenCredential="api-token")
+    d = daemons(setup, env=with_token(tmp_path))
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    # A redirect on the same origin, to a path holding the token, which answers 404.
+    server.fault("posts", kind="echo", echo="redirect", to=server.url("missing") + "/")
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1
+    root = source_of(status_json(setup), "posts")["lastError"]
+    everyone_view = status_json(setup, as_user=shared)
+    everyone = source_of(everyone_view, "posts")["lastError"]
+    assert root.startswith(f"HTTP 404 from {server.url('missing')}/[redacted]: check URL="), root
+    assert everyone == (f"HTTP 404 from http://127.0.0.1:{server.port} (a URL the server redirected or linked to): check URL="), everyone
+    d.stop()
+    for text in [root, everyone_view, d.log_path.read_text()]:
+        for form in forms(TOKEN):
+            assert form not in text, text
+    assert "missing" not in everyone_view
+    assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_each_cookie_value_is_a_secret_of_its_own(setup, server, daemons):
+    cookie = "CookieVal" + secrets.token_hex(5)
+    server.set_records("posts", POSTS)
+    server.fault("posts", kind="status", status=401, body=f"invalid session {cookie}")
+    setup.add_source("posts", server.url("posts"), Header=f"Cookie: theme=dark; sid={cookie}")
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    refresh = syncctl(setup, "refresh", "posts", "--wait")
+    assert refresh.returncode == 1 and "invalid session [redacted]" in refresh.stderr, refresh.stderr
+    # The cookie did go to the server.
+    assert server.requests("/posts")[-1]["headers"]["cookie"] == f"theme=dark; sid={cookie}"
+    root = status_json(setup)
+    assert source_of(root, "posts")["lastError"].endswith(": invalid session [redacted]")
+    d.stop()
+    for text in [root, refresh.stderr, d.log_path.read_text()]:
+        assert cookie not in text, text
+
+
+def test_matrix_parameters_fragments_and_pass_are_hidden(shared, setup, server, daemons):
+    matrix, password, fragment = ("Matrix" + secrets.token_hex(5), "Pass" + secrets.token_hex(5), "Frag" + secrets.token_hex(5))
+    server.set_records("posts", POSTS)
+    url = server.url("posts") + f";api_key={matrix};v=2?pass={password}&page=1#access_token={fragment}"
+    setup.add_source("posts", url)
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
+    # The matrix parameter and the query did go to the server (the fragment never does).
+    assert server.requests()[0]["path"] == f"/posts;api_key={matrix};v=2?pass={password}&page=1"
+    everyone = status_json(setup, as_user=shared)
+    root = status_json(setup)
+    hidden = server.url("posts") + ";api_key=[redacted];v=[redacted]?pass=[redacted]&page=[redacted]#[redacted]"
+    assert source_of(everyone, "posts")["url"] == hidden
+    assert source_of(root, "posts")["url"] == (server.url("posts") + ";api_key=[redacted];v=2?pass=[redacted]&page=1"
+                                               "#access_token=[redacted]")
+    human = syncctl(setup, "status", as_user=shared)
+    d.stop()
+    for text in [everyone, root, human.stdout, d.log_path.read_text()]:
+        assert matrix not in text and password not in text and fragment not in text, text
+
+
+MISTYPED = {
+    # The reviewer's values: a missing colon, one slash, a password with "/" (read as a port), a space.
+    "b2": "[Source]\nURL=https//deploy:PwSecret222@example.com/posts\n",
+    "b3": "[Source]\nURL=https:/deploy:PwSecret333@example.com/posts\n",
+    "b4": "[Source]\nURL=https://deploy:Pw/Secret444@example.com/posts\n",
+    "b5": "[Source]\nURL=https://deploy:Pw Secret121@example.com/posts\n",
+    "h1": "[Source]\nURL=https://example.com/posts\nHeader=X-Api-Key HdrSecret555\n",
+    "h2": "[Source]\nURL=https://example.com/posts\nHeader X-Api-Key: HdrSecret666\n",
+}
+MISTYPED_SECRETS = ["PwSecret222", "PwSecret333", "Secret444", "Secret121", "HdrSecret555", "HdrSecret666", "PwSecretR1"]
+
+
+def test_mistyped_urls_and_headers_quote_no_secret(shared, setup, server, daemons, notify):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, notify=notify)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    for name, text in MISTYPED.items():
+        (setup.config / "sources.d" / f"{name}.source").write_text(text)
+    assert syncctl(setup, "reload").returncode == 0
+    everyone = status_json(setup, as_user=shared)
+    problems = {f["name"]: f["problem"] for f in json.loads(everyone)["failed"]}
+    where = f"{setup.config}/sources.d"
+    # Each still says what is wrong, and where.
+    assert problems == {
+        "b2": f"{where}/b2.source:2: URL: invalid URL \"https//[redacted]@example.com/posts\": missing scheme; write it in full, "
+              "e.g. http://example.com/items",
+        "b3": f"{where}/b3.source:2: URL: invalid URL \"https:/[redacted]@example.com/posts\": missing host; write https://HOST/PATH",
+        "b4": f"{where}/b4.source:2: URL: invalid URL \"https://[redacted]@example.com/posts\": invalid port; use a number from 1 to "
+              "65535 (the \"@\" later in the URL suggests user information: credentials (\"user:password@\") are not allowed in "
+              "URLs; put a token in a credential and set BearerTokenCredential=)",
+        "b5": f"{where}/b5.source:2: URL: invalid URL \"https://[redacted]@example.com/posts\": contains a space or control "
+              "character; percent-encode it (a space is %20)",
+        "h1": f"{where}/h1.source:3: Header: invalid header \"X-Api-Key …\": expected \"Name: value\" with a \":\" after the "
+              "name, e.g. \"Accept: application/json\"",
+        "h2": f"{where}/h2.source:3: expected \"Key=Value\", a [Section] header or a comment, not a line starting \"Header\"",
+    }
+    human = syncctl(setup, "status", as_user=shared)
+    assert human.returncode == 0 and "invalid URL \"https//[redacted]@example.com/posts\"" in human.stdout
+
+    # A mistyped ReachabilityURL= in syncd.conf: the reload is rejected whole, with the reason, without the password.
+    good_main = (setup.config / "syncd.conf").read_text()
+    (setup.config / "syncd.conf").write_text(good_main + "[Network]\nReachabilityURL=https:/probe:PwSecretR1@example.com/\n")
+    rejected = syncctl(setup, "reload")
+    assert rejected.returncode == 1
+    line = f"{setup.config}/syncd.conf:7: ReachabilityURL: invalid URL \"https:/[redacted]@example.com/\": missing host; write https://HOST/PATH"
+    assert line in rejected.stderr
+    everyone_rejected = status_json(setup, as_user=shared)
+    assert json.loads(everyone_rejected)["daemon"]["reloadRejected"] == line
+    human_rejected = syncctl(setup, "status", as_user=shared)
+    notify.wait_for("Reload failed")
+    check = setup.syncd("--check-config")
+    assert check.returncode == 1 and "https:/[redacted]@example.com/" in check.stderr
+    # The good source kept running, its data untouched.
+    assert [s["name"] for s in json.loads(everyone_rejected)["sources"]] == ["posts"]
+    assert setup.cache_doc("posts")["records"] == POSTS
+    d.stop()
+    notify.drain()
+    log = d.log_path.read_text()
+    assert "https//[redacted]@example.com/posts" in log and line in log
+    for text in [everyone, human.stdout, rejected.stderr, everyone_rejected, human_rejected.stdout, check.stderr, log,
+                 *(message for _, message in notify.messages)]:
+        for secret in MISTYPED_SECRETS:
+            assert secret not in text, (secret, text)
+
+
+def test_a_token_pasted_as_the_credential_name_reaches_no_caller_outside_control_group(shared, setup, server, daemons, notify, tmp_path):
+    pasted = "ghp_PastedTokenAAAA1234"
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), BearerTokenCredential=pasted)
+    d = daemons(setup, notify=notify, env=with_token(tmp_path))
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: source_of(status_json(setup), "posts")["lastError"], what="the refresh to fail")
+    public = ("Failed to read the source's credential (BearerTokenCredential=): systemd did not pass it when syncd started; "
+              "privileged callers (syncctl status as root) see which and what to do")
+    everyone = status_json(setup, as_user=shared)
+    assert source_of(everyone, "posts")["lastError"] == public
+    human = syncctl(setup, "status", as_user=shared)
+    assert public in human.stdout
+    # Root configured the name: root's status and the log keep it, with what to do.
+    root = source_of(status_json(setup), "posts")["lastError"]
+    assert root.startswith(f"Failed to read credential {pasted} from {tmp_path / 'credentials'}: No such file or directory")
+    assert "systemctl restart syncd" in root
+    d.stop()
+    notify.drain()
+    assert pasted in d.log_path.read_text()
+    for text in [everyone, human.stdout, *(message for _, message in notify.messages)]:
+        assert pasted not in text, text
+    # Nothing was fetched without the token, nothing cached.
+    assert server.requests("/posts") == [] and not setup.cache_file("posts").exists()
 
 
 def test_escape_sequences_from_a_server_are_printed_escaped(setup, server, daemons):

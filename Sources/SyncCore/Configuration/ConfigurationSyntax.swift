@@ -87,8 +87,9 @@ enum ConfigurationSyntax {
             byte >= 0x20 && byte != 0x7F && byte != UInt8(ascii: "/")
         }
         guard valid else {
+            // Not quoted: a token pasted here instead of its credential's name must not reach everyone.
             throw ValueError(
-                "invalid credential name \"\(text)\": give the plain file name inside $CREDENTIALS_DIRECTORY (no \"/\"), as in LoadCredential=")
+                "invalid credential name (not shown, in case it is a pasted token): give the plain file name inside $CREDENTIALS_DIRECTORY (no \"/\"), as in LoadCredential=")
         }
         return text
     }
@@ -111,14 +112,16 @@ enum ConfigurationSyntax {
 
     /// A `Header=` value: `Name: value`.
     static func header(_ text: String) throws(ValueError) -> HTTPHeader {
+        // A mistyped line may still carry the secret (`X-Api-Key SECRET`): only its leading name is quoted.
         guard let colon = text.firstIndex(of: ":") else {
-            throw ValueError("invalid header \"\(text)\": expected \"Name: value\"")
+            throw ValueError("invalid header\(ConfigurationText.quotedLeadingName(text)): expected \"Name: value\" with a \":\" after the name, "
+                             + "e.g. \"Accept: application/json\"")
         }
         let name = text[..<colon]
         let value = ConfigurationText.trimmed(text[text.index(after: colon)...])
         guard isToken(name) else {
-            throw ValueError(
-                "invalid header name \"\(name)\": use letters, digits and \"-\" with no space before the \":\", e.g. \"Accept: application/json\"")
+            throw ValueError("invalid header name\(ConfigurationText.quotedLeadingName(name)): use letters, digits and \"-\" "
+                             + "with no space before the \":\", e.g. \"Accept: application/json\"")
         }
         switch name.lowercased() {
         case "authorization", "proxy-authorization":

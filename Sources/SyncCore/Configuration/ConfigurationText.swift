@@ -12,6 +12,15 @@ enum ConfigurationText {
         text.trimmed(where: \.isBlank)
     }
 
+    /// For a message about a mistyped line that may carry a secret (`X-Api-Key SECRET`): ` "NAME …"` (or
+    /// `lead "NAME"`), the name its text starts with (letters, digits, "-", "_", "."), when more follows;
+    /// empty when the text is one word, which may be the secret itself. The rest is never quoted.
+    static func quotedLeadingName(_ text: some StringProtocol, as lead: String = "") -> String {
+        let name = text.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
+        guard !name.isEmpty, name.count < text.count else { return "" }
+        return lead.isEmpty ? " \"\(name) …\"" : "\(lead) \"\(name)\""
+    }
+
     /// Whether the text consists of 1...`maximumLength` ASCII characters from
     /// `allowed`, and is not `.` or `..` (these names become file names).
     static func isPlainName(_ text: String, maximumLength: Int, allowed: (UInt8) -> Bool) -> Bool {

@@ -109,7 +109,8 @@ enum INILexer {
             return .success(.section(name))
         }
         guard let equals = text.firstIndex(of: "=") else {
-            return .failure(ValueError("expected \"Key=Value\", a [Section] header or a comment, not \"\(text)\""))
+            // The line is not quoted: it may be a mistyped `Header X-Api-Key: SECRET`; only its first word is.
+            return .failure(ValueError("expected \"Key=Value\", a [Section] header or a comment\(ConfigurationText.quotedLeadingName(text, as: ", not a line starting"))"))
         }
         let key = ConfigurationText.trimmed(text[..<equals])
         let value = ConfigurationText.trimmed(text[text.index(after: equals)...])
@@ -117,7 +118,7 @@ enum INILexer {
             return .failure(ValueError("missing key before \"=\""))
         }
         if key.contains(where: ConfigurationText.isBlank) {
-            return .failure(ValueError("invalid key \"\(key)\": keys have no spaces"))
+            return .failure(ValueError("invalid key\(ConfigurationText.quotedLeadingName(key)): keys have no spaces"))
         }
         return .success(.assignment(key: key, value: value))
     }

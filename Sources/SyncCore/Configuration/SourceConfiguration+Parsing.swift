@@ -123,7 +123,7 @@ extension ConfigurationParser {
         guard let origin = URLOrigin(url: trimmed), let slashes = trimmed.firstRange(of: "://"),
               !trimmed[slashes.upperBound...].contains(where: { $0 == "/" || $0 == "?" || $0 == "#" })
         else {
-            throw ValueError("invalid origin \"\(word)\"; write scheme://host or scheme://host:port, e.g. https://cdn.example.com")
+            throw ValueError("invalid origin \"\(Redaction.quotingMalformedURL(word))\"; write scheme://host or scheme://host:port, e.g. https://cdn.example.com")
         }
         return origin
     }

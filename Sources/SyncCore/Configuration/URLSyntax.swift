@@ -21,8 +21,9 @@ struct URLSyntax: Equatable {
     /// - Parameter schemes: the schemes allowed here, in lowercase.
     static func parse(_ text: String, schemes: [String]) throws(ValueError) -> URLSyntax {
         func failure(_ reason: String) -> ValueError {
-            // Quoted without its user information: the password must not reach the log or the status.
-            ValueError("invalid URL \"\(Redaction.scrubbingURLs(in: text))\": \(reason)")
+            // Quoted without anything that may be user information, even when the URL does not parse
+            // (`https//user:pw@host`): the password must not reach the log or the status (Redaction).
+            ValueError("invalid URL \"\(Redaction.quotingMalformedURL(text))\": \(reason)")
         }
         let schemeList = ConfigurationText.alternatives(schemes)
         if text.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
@@ -46,6 +47,9 @@ struct URLSyntax: Equatable {
             throw failure("missing host; write \(scheme)://HOST/PATH")
         }
         let afterSlashes = rest.dropFirst(2)
+        // An "@" after the authority's end (a password with "/", "?" or "#" in it) means the authority's parts
+        // may be pieces of a password: they are not quoted.
+        let mayHoldUserinfo = afterSlashes.contains("@")
         let authority = afterSlashes.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if authority.contains("@") {
             throw failure(
@@ -58,7 +62,9 @@ struct URLSyntax: Equatable {
             host = authority[...close]
             let after = authority[authority.index(after: close)...]
             if !after.isEmpty {
-                guard after.hasPrefix(":") else { throw failure("unexpected \"\(after)\" after the IPv6 address") }
+                guard after.hasPrefix(":") else {
+                    throw failure(mayHoldUserinfo ? "unexpected text after the IPv6 address" : "unexpected \"\(after)\" after the IPv6 address")
+                }
                 port = after.dropFirst()
             }
         } else if let portColon = authority.lastIndex(of: ":") {
@@ -69,7 +75,12 @@ struct URLSyntax: Equatable {
         if authority.last == ":" { throw failure("empty port; remove the \":\" or give a port number") }
         if !port.isEmpty {
             guard port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let number = Int(port), (1...65535).contains(number)
-            else { throw failure("invalid port \"\(port)\"; use a number from 1 to 65535") }
+            else {
+                throw failure(mayHoldUserinfo
+                    ? "invalid port; use a number from 1 to 65535 (the \"@\" later in the URL suggests user information: "
+                        + "credentials (\"user:password@\") are not allowed in URLs; put a token in a credential and set BearerTokenCredential=)"
+                    : "invalid port \"\(port)\"; use a number from 1 to 65535")
+            }
         }
         return URLSyntax(scheme: scheme, host: String(host))
     }
@@ -81,6 +92,9 @@ struct URLSyntax: Equatable {
         var path = rest
         if rest.hasPrefix("//") {
             let afterSlashes = rest.dropFirst(2)
+        // An "@" after the authority's end (a password with "/", "?" or "#" in it) means the authority's parts
+        // may be pieces of a password: they are not quoted.
+        let mayHoldUserinfo = afterSlashes.contains("@")
             let host = afterSlashes.prefix { $0 != "/" }
             guard host.isEmpty || host.lowercased() == "localhost" else {
                 throw failure("file URLs must be local; write file:///PATH")

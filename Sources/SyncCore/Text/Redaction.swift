@@ -8,12 +8,27 @@
 // - A source's secrets — its bearer token, the values of its credential headers (`Authorization:`,
 //   `Cookie:`, names with key/token/secret/auth/password/session/signature), the user information and the
 //   credential query values (same names) of its URLs — become `[redacted]` wherever they occur: as
-//   written, percent-encoded, JSON-escaped or base64-encoded, and also when a cut text ends in the first
-//   characters of one.
+//   written, percent-encoded (with or without "/", ":" and "@" kept, either hex case, "+" for a space),
+//   JSON-escaped (`\/`, `\u002f`, `\u00e9`), base64- or base64url-encoded (alone or anywhere inside a
+//   longer encoded text, such as `Bearer TOKEN` or a whole `Authorization:` line), and also when a cut
+//   text ends in the first characters of one. Each `name=value` pair of a credential header
+//   (`Cookie: a=1; sid=V`) makes its value a secret of its own.
 // - Any URL in a text loses its user information (`https://[redacted]@host/`) and the values of its
-//   credential query parameters (`?api_key=[redacted]`).
+//   credential parameters: in the query (`?api_key=[redacted]`), the path's matrix parameters
+//   (`;api_key=[redacted]`) and the fragment (`#access_token=[redacted]`). Credential names are those
+//   above, and `pass` and `pw` exactly (not "compass").
 // - For everyone else (callers who are neither root, syncd's user nor in ControlGroup=, and the STATUS=
-//   line every user can read), every query value of every URL is hidden (`?page=[redacted]`).
+//   line every user can read), every query and matrix value of every URL is hidden (`?page=[redacted]`),
+//   and the whole fragment (`#[redacted]`).
+// - A value that should be a URL but does not parse (`https//user:pw@host`, a password with a "/") is
+//   quoted in configuration problems by `quotingMalformedURL`: when it holds an "@", everything from the
+//   start of its authority (after the scheme and its ":" and "/") up to the last "@" becomes
+//   `[redacted]`; credential query values are hidden as in any URL. (Not the whole value hidden: the
+//   admin needs to see which URL is wrong.) A mistyped `Header=` line, a line without "=" and a key with
+//   a space are quoted only by the name they start with (`ConfigurationText.quotedLeadingName`), an
+//   invalid `BearerTokenCredential=` name not at all: these problems reach every local user.
+// - Outside this type: failure messages for everyone name no URL the server gave (a redirect's target, a
+//   next-page link; `HTTPError.publicDescription`) and no credential name (`Credentials`).
 
 /// Hides secrets in text shown to people or other programs.
 public struct Redaction: Sendable, Equatable {
@@ -52,6 +67,8 @@ public struct Redaction: Sendable, Equatable {
         var secrets: [String] = token.map { [$0] } ?? []
         for header in source.headers where Redaction.isCredentialName(header.name) {
             secrets.append(header.value)
+            // "Cookie: a=1; sid=V": each pair's value is a secret of its own.
+            secrets += Redaction.pairValues(header.value)
             // "Bearer abc", "Basic dXNlcjpwdw==": the credential itself, without its scheme, and Basic's password.
             if let space = header.value.lastIndex(of: " ") {
                 let credential = String(header.value[header.value.index(after: space)...])
@@ -103,7 +120,7 @@ public struct Redaction: Sendable, Equatable {
     /// Whether a header or query parameter of this name carries a credential.
     public static func isCredentialName(_ name: String) -> Bool {
         let lower = String(name.lowercased().unicodeScalars.filter { ("a"..."z").contains($0) || ("0"..."9").contains($0) })
-        if ["cookie", "sig", "code"].contains(lower) { return true }
+        if ["cookie", "sig", "code", "pass", "pw", "passwd"].contains(lower) { return true }
         // "auth", "oauth_…", "authorization", "x-auth-token", but not "author".
         if lower.contains("auth") && !(lower.contains("author") && !lower.contains("authoriz")) { return true }
         return ["key", "token", "secret", "passw", "pwd", "session", "signature", "credential"].contains { lower.contains($0) }
@@ -122,16 +139,42 @@ public struct Redaction: Sendable, Equatable {
             secrets.append(String(userinfo))
             if let colon = userinfo.firstIndex(of: ":") { secrets.append(String(userinfo[userinfo.index(after: colon)...])) }
         }
-        if let question = rest.firstIndex(of: "?") {
-            let query = rest[rest.index(after: question)...].prefix { $0 != "#" }
-            for pair in query.split(separator: "&") {
-                guard let equals = pair.firstIndex(of: "="), isCredentialName(String(pair[..<equals])) else { continue }
-                let value = String(pair[pair.index(after: equals)...])
-                secrets.append(value)
-                if let decoded = percentDecoded(value), decoded != value { secrets.append(decoded) }
-            }
+        // Query, fragment and the path's matrix parameters (";name=value") alike.
+        let parameters = rest.dropFirst(authority.count).split { $0 == "?" || $0 == "#" || $0 == "&" || $0 == ";" || $0 == "/" }
+        for pair in parameters {
+            guard let equals = pair.firstIndex(of: "="), isCredentialName(String(pair[..<equals])) else { continue }
+            let value = String(pair[pair.index(after: equals)...])
+            secrets.append(value)
+            if let decoded = percentDecoded(value), decoded != value { secrets.append(decoded) }
         }
         return secrets
+    }
+
+    /// The values of the `name=value` pairs in a header's value (`a=1; sid=V`, separated by ";" or ",").
+    static func pairValues(_ value: String) -> [String] {
+        value.split { $0 == ";" || $0 == "," }.compactMap { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            let value = ConfigurationText.trimmed(pair[pair.index(after: equals)...])
+            return value.count >= 2 && value.hasPrefix("\"") && value.hasSuffix("\"") ? String(value.dropFirst().dropLast()) : value
+        }
+    }
+
+    // MARK: Malformed URLs
+
+    /// `text`, a value that should be a URL (it may not parse), for quoting in a message: when it holds an "@",
+    /// everything from the start of its authority (after the scheme and the ":" and "/" that follow it, or from
+    /// the start) up to its last "@" is `[redacted]`, since a mistyped URL (`https//user:pw@host`,
+    /// `https://user:pw/x@host`) may still carry a password; credential parameter values are hidden as in any URL.
+    public static func quotingMalformedURL(_ text: String) -> String {
+        var out = text
+        if let at = text.lastIndex(of: "@") {
+            var start = text.startIndex
+            let scheme = text.prefix { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+            let separators = text[scheme.endIndex...].prefix { $0 == ":" || $0 == "/" }
+            if !scheme.isEmpty, !separators.isEmpty { start = separators.endIndex }
+            out = start < at ? String(text[..<start]) + mark + text[at...] : text
+        }
+        return scrubbingURLs(scrubbingParameters(Substring(out), hidingEveryValue: false, isPath: false), hidingEveryQueryValue: false)
     }
 
     // MARK: URLs in text
@@ -170,7 +213,8 @@ public struct Redaction: Sendable, Equatable {
         return out
     }
 
-    /// One URL after its "://": the user information replaced, credential (or all) query values hidden.
+    /// One URL after its "://": the user information replaced, credential (or all) parameter values hidden, the
+    /// fragment's credential values (or, for everyone, the whole fragment) too.
     private static func scrubbing(_ afterScheme: Substring, hidingEveryQueryValue: Bool) -> String {
         var out = ""
         let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
@@ -180,46 +224,121 @@ public struct Redaction: Sendable, Equatable {
         } else {
             out += authority
         }
-        let path = afterScheme[authorityEnd...]
-        guard let question = path.firstIndex(of: "?") else { return out + path }
-        out += path[...question]
-        let queryEnd = path[question...].firstIndex(of: "#") ?? path.endIndex
-        let query = path[path.index(after: question)..<queryEnd]
-        out += query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
-            let name = pair[..<equals]
-            let value = pair[pair.index(after: equals)...]
-            guard !value.isEmpty, value != Substring(mark), hidingEveryQueryValue || isCredentialName(String(name)) else { return String(pair) }
-            return name + "=" + mark
-        }.joined(separator: "&")
-        return out + path[queryEnd...]
+        let rest = afterScheme[authorityEnd...]
+        let fragmentStart = rest.firstIndex(of: "#") ?? rest.endIndex
+        out += scrubbingParameters(rest[..<fragmentStart], hidingEveryValue: hidingEveryQueryValue, isPath: true)
+        guard fragmentStart < rest.endIndex else { return out }
+        let fragment = rest[rest.index(after: fragmentStart)...]
+        if hidingEveryQueryValue && !fragment.isEmpty && fragment != Substring(mark) { return out + "#" + mark }
+        return out + "#" + scrubbingPairs(fragment, hidingEveryValue: false)
+    }
+
+    /// A path and query: the values of the matrix parameters (`;name=value` in the path) and of the query's
+    /// pairs hidden when they are credentials, or all of them. Without `isPath` the text is only searched for a query.
+    private static func scrubbingParameters(_ text: Substring, hidingEveryValue: Bool, isPath: Bool) -> String {
+        let question = text.firstIndex(of: "?") ?? text.endIndex
+        var out = ""
+        if isPath {
+            out += text[..<question].split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+                var parts = segment.split(separator: ";", omittingEmptySubsequences: false)
+                guard parts.count > 1 else { return String(segment) }
+                let name = parts.removeFirst()
+                return ([String(name)] + parts.map { scrubbingPair($0, hidingEveryValue: hidingEveryValue) }).joined(separator: ";")
+            }.joined(separator: "/")
+        } else {
+            out += text[..<question]
+        }
+        guard question < text.endIndex else { return out }
+        return out + "?" + scrubbingPairs(text[text.index(after: question)...], hidingEveryValue: hidingEveryValue)
+    }
+
+    /// `a=1&b=2` with the credential (or all) values hidden.
+    private static func scrubbingPairs(_ text: Substring, hidingEveryValue: Bool) -> String {
+        text.split(separator: "&", omittingEmptySubsequences: false).map { scrubbingPair($0, hidingEveryValue: hidingEveryValue) }
+            .joined(separator: "&")
+    }
+
+    private static func scrubbingPair(_ pair: Substring, hidingEveryValue: Bool) -> String {
+        guard let equals = pair.firstIndex(of: "=") else { return String(pair) }
+        let name = pair[..<equals]
+        let value = pair[pair.index(after: equals)...]
+        guard !value.isEmpty, value != Substring(mark), hidingEveryValue || isCredentialName(String(name)) else { return String(pair) }
+        return name + "=" + mark
     }
 
     // MARK: Encodings
 
-    /// A secret as written, percent-encoded (both hex cases), JSON-escaped and base64-encoded.
+    /// The characters percent-encoding keeps besides the unreserved ones, as common encoders choose them:
+    /// none (RFC 3986 §2.1), Python's `quote` ("/"), ":" or "@" kept, a path segment's (RFC 3986 `pchar`),
+    /// a whole query's, JavaScript's `encodeURIComponent` and `encodeURI`.
+    static let percentEncodingSafeSets = ["", "/", ":", "@", "/:", ":@", "/:@", "!$&'()*+,;=:@", "!$&'()*+,;=:@/?", "!'()*",
+                                          ";,/?:@&=+$#!'()*"]
+
+    /// A secret as written, percent-encoded (several safe sets, both hex cases, "+" for a space), JSON-escaped
+    /// and base64- or base64url-encoded at any of the three offsets within a longer encoded text.
     static func encodedForms(of secret: String) -> Set<String> {
         var forms: Set<String> = [secret]
-        // RFC 3986 §2.1: every byte but the unreserved characters as `%XX`.
-        let encoded = Identifiers.pathSegment(secret)
-        forms.insert(encoded)
-        forms.insert(lowercasingPercentEscapes(encoded))
-        // Form encoding writes a space as "+".
-        forms.insert(encoded.replacingEvery("%20", with: "+"))
-        var json = ""
-        for character in secret {
-            switch character {
-            case "\"": json += "\\\""
-            case "\\": json += "\\\\"
-            case "/": json += "\\/"
-            default: json.append(character)
+        for safe in percentEncodingSafeSets {
+            let encoded = percentEncoded(secret, keeping: safe)
+            forms.insert(encoded)
+            forms.insert(lowercasingPercentEscapes(encoded))
+            // Form encoding writes a space as "+".
+            forms.insert(encoded.replacingEvery("%20", with: "+"))
+            forms.insert(lowercasingPercentEscapes(encoded).replacingEvery("%20", with: "+"))
+        }
+        for slash in ["/", "\\/", "\\u002f", "\\u002F"] {
+            for escapingNonASCII in [false, true] {
+                forms.insert(jsonEscaped(secret, slash: slash, escapingNonASCII: escapingNonASCII, uppercase: false))
+                forms.insert(jsonEscaped(secret, slash: slash, escapingNonASCII: escapingNonASCII, uppercase: true))
             }
         }
-        forms.insert(json)
-        // Padding is left off: the secret may be followed by more text inside the encoded block.
-        let base64 = Base64.encode(Array(secret.utf8))
-        forms.insert(String(base64.prefix { $0 != "=" }))
+        let bytes = Array(secret.utf8)
+        for filler in 0..<3 {
+            // base64 of (filler bytes + secret): the characters that depend on the filler (none, two or three)
+            // and the last one, which depends on what follows the secret unless the bytes fill whole groups, go.
+            let total = filler + bytes.count
+            let encoded = Array(Base64.encode([UInt8](repeating: 0, count: filler) + bytes).prefix { $0 != "=" })
+            let dropped = [0, 2, 3][filler]
+            let core = String(encoded.dropFirst(dropped).dropLast(total % 3 == 0 ? 0 : 1))
+            forms.insert(core)
+            forms.insert(String(core.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }))
+        }
         return forms.filter { $0.count >= minimumSecretLength }
+    }
+
+    /// `text` with every byte but the unreserved characters and those in `safe` as `%XX` (upper-case hex).
+    static func percentEncoded(_ text: String, keeping safe: String) -> String {
+        let kept = Set(safe.utf8)
+        var out = ""
+        for byte in text.utf8 {
+            let unreserved = ConfigurationText.isLetterOrDigit(byte) || "-._~".utf8.contains(byte)
+            if unreserved || kept.contains(byte) {
+                out.append(Character(Unicode.Scalar(byte)))
+            } else {
+                out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0xF, radix: 16, uppercase: true)
+            }
+        }
+        return out
+    }
+
+    /// `text` as a JSON string's content: `"` and `\` escaped, "/" as `slash`, and with `escapingNonASCII` every
+    /// character outside printable ASCII as `\uXXXX` (UTF-16, as Python's json.dumps writes it).
+    static func jsonEscaped(_ text: String, slash: String, escapingNonASCII: Bool, uppercase: Bool) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "/": out += slash
+            case _ where escapingNonASCII && (scalar.value < 0x20 || scalar.value > 0x7E):
+                for unit in String(scalar).utf16 {
+                    let hex = String(unit, radix: 16, uppercase: uppercase)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                }
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     private static func lowercasingPercentEscapes(_ text: String) -> String {

@@ -202,14 +202,22 @@ class Handler(BaseHTTPRequestHandler):
         elif kind == "echo":
             # A server that repeats the request in its error: "echo": "headers" (default) is a debug page listing
             # the request's headers, Authorization first; "token" a gateway's JSON naming the bearer token, as
-            # sent or "encoding": "percent" / "base64".
+            # sent or "encoding": "percent" / "quote" (Python's default, keeping "/") / "base64" / "base64-header"
+            # (of the whole header value, "Bearer TOKEN"); "redirect" a redirect to fault["to"] + quote(token).
             auth = self.headers.get("Authorization", "")
             token = auth.split(" ", 1)[1] if " " in auth else auth
+            if fault.get("echo") == "redirect":
+                self._send(fault.get("status", 302), b"", {"Location": fault["to"] + quote(token)}, "text/plain")
+                return True
             if fault.get("echo") == "token":
                 if fault.get("encoding") == "percent":
                     token = quote(token, safe="")
+                elif fault.get("encoding") == "quote":
+                    token = quote(token)
                 elif fault.get("encoding") == "base64":
                     token = base64.b64encode(token.encode()).decode()
+                elif fault.get("encoding") == "base64-header":
+                    token = base64.b64encode(auth.encode()).decode()
                 body = json.dumps({"detail": f"invalid token {token}"}).encode()
                 content_type = "application/json"
             else:
