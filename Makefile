@@ -12,7 +12,8 @@ SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,$(PREFIX)/lib/s
 SYSCONFDIR ?= /etc
 # journalctl reads message catalogs from /usr/lib/systemd/catalog and /usr/local/lib/systemd/catalog.
 CATALOGDIR ?= $(SYSTEMDDIR)/catalog
-# The design notes (docs/architecture.md, installed as architecture.txt); the manual pages name them.
+# The design notes (docs/architecture.md, installed as architecture.txt below the header of
+# packaging/doc/architecture-header.txt); the manual pages name them.
 DOCDIR ?= $(PREFIX)/share/doc/syncd
 # Where the example source is installed: the manual pages name it (the Debian package ships it in
 # /usr/share/doc/syncd/examples and renders the pages with that).
@@ -162,7 +163,10 @@ install-files:
 # What journalctl -x adds to each MESSAGE_ID syncd logs; `make install` (or the package's trigger) updates the index.
 	install -d $(DESTDIR)$(CATALOGDIR) $(DESTDIR)$(DOCDIR)
 	install -m 0644 packaging/systemd/syncd.catalog $(DESTDIR)$(CATALOGDIR)/syncd.catalog
-	install -m 0644 docs/architecture.md $(DESTDIR)$(DOCDIR)/architecture.txt
+# The design notes name files of the source tree: a header says so and points to the manual pages.
+	install -d build/doc
+	cat packaging/doc/architecture-header.txt docs/architecture.md > build/doc/architecture.txt
+	install -m 0644 build/doc/architecture.txt $(DESTDIR)$(DOCDIR)/architecture.txt
 
 # Without DESTDIR this first stops and disables the system service (enabled by the admin after
 # `make install`).  State, cache, configuration and the user stay; the message says how to remove them.

@@ -19,10 +19,13 @@ public enum Credentials {
 
     /// What to do about credential `name` that systemd did not pass: systemd hands a service its credentials when
     /// it starts it, so one added to the unit (or named by a source) after the start needs a restart; a reload
-    /// cannot pass it (syncd(8), EXAMPLES).
+    /// cannot pass it (syncd(8), EXAMPLES). The restart comes first: the admin who reads this has most often just
+    /// added `LoadCredential=` and reloaded; adding it is the second step, for a unit that does not have it yet.
     static func restartAdvice(_ name: String) -> String {
-        "credentials are read when syncd starts: add LoadCredential=\(name):/path/to/token to the unit (systemctl edit syncd), "
-            + "then run 'systemctl restart syncd' ('systemctl --user restart syncd' for a user's own); a reload does not pass new credentials"
+        "credentials are read when syncd starts, so a restart is needed: run 'systemctl restart syncd' "
+            + "('systemctl --user restart syncd' for a user's own); a reload does not pass new credentials. "
+            + "If the unit does not load it yet ('systemctl cat syncd' shows no LoadCredential=\(name):), first add "
+            + "LoadCredential=\(name):/path/to/token to it with 'systemctl edit syncd'"
     }
 
     /// The token a refresh sends: credential `name` as `read` reads it, except that a credential systemd did not

@@ -6,9 +6,10 @@ import Testing
 /// A token systemd did not pass says that credentials are read at start and a restart is needed (docs/syncd.8.md, EXAMPLES).
 @Suite("Credentials restart advice")
 struct CredentialsRestartAdviceTests {
-    static let advice = "credentials are read when syncd starts: add LoadCredential=api-token:/path/to/token to the unit "
-        + "(systemctl edit syncd), then run 'systemctl restart syncd' ('systemctl --user restart syncd' for a user's own); "
-        + "a reload does not pass new credentials"
+    static let advice = "credentials are read when syncd starts, so a restart is needed: run 'systemctl restart syncd' "
+        + "('systemctl --user restart syncd' for a user's own); a reload does not pass new credentials. "
+        + "If the unit does not load it yet ('systemctl cat syncd' shows no LoadCredential=api-token:), first add "
+        + "LoadCredential=api-token:/path/to/token to it with 'systemctl edit syncd'"
 
     func source(_ name: String, credential: String?) -> SourceConfiguration {
         SourceConfiguration(name: name, url: "https://api.example.com/\(name)", bearerTokenCredential: credential,

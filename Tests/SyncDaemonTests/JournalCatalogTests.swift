@@ -58,4 +58,12 @@ struct JournalCatalogTests {
             #expect(fields.allSatisfy { ["SYNCD_SOURCE", "CONFIG_FILE", "CONFIG_LINE"].contains(String($0)) }, "\(entry.id): \(fields)")
         }
     }
+
+    @Test("the refresh-failed entry's commands name the failed source (journalctl puts its SYNCD_SOURCE= in)")
+    func refreshFailedNamesTheSource() throws {
+        let entry = try #require(try Self.entries().first { $0.id == LogMessageID.refreshFailed.rawValue })
+        let commands = entry.text.filter { $0.hasPrefix("    ") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(commands == ["syncctl status @SYNCD_SOURCE@", "journalctl -u syncd SYNCD_SOURCE=@SYNCD_SOURCE@",
+                             "syncctl refresh @SYNCD_SOURCE@"])
+    }
 }

@@ -239,6 +239,70 @@ def test_configuration_error_leaves_the_unit_failed_and_a_crash_restarts_it(pack
         sd.close()
 
 
+STATE_ELSEWHERE = "/etc/syncd/state"
+READ_ONLY_ADVICE = ("under syncd.service only the unit's own StateDirectory=, CacheDirectory= and RuntimeDirectory= are "
+                    f"writable (ProtectSystem=strict): add ReadWritePaths={STATE_ELSEWHERE} with 'systemctl edit syncd'")
+
+
+def failed_for_good(sd):
+    """The unit gave up: failed, no restart pending (between restarts it is activating/auto-restart)."""
+    state = sd.show("syncd", "ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus")
+    return state if (state["ActiveState"], state["SubState"]) == ("failed", "failed") else None
+
+
+def test_a_failure_that_repeats_at_start_lands_the_unit_in_failed(package, server, tmp_path, host_unchanged):
+    """syncd(8) EXIT STATUS: a failure at start other than EX_CONFIG is restarted only up to the start limit
+    (StartLimitBurst= within StartLimitIntervalSec=), then the unit is failed, where `systemctl --failed` sees it: a
+    StateDirectory= outside the sandbox (read-only under ProtectSystem=strict, with the ReadWritePaths= advice), and
+    a LoadCredential= naming a missing file (systemd's 243/CREDENTIALS). The advice, followed, lets it start."""
+    server.set_records("posts", POSTS)
+    sd = installed_package(package, tmp_path)
+    try:
+        sd.write("/etc/syncd/sources.d/posts.source", f"[Source]\nURL={server.url('posts')}\n")
+        sd.run("systemctl", "reload", "syncd")
+        wait_for(lambda: sd.exists(CACHE), timeout=30, what=f"{CACHE}\n{sd.journal('syncd')}")
+        cached = sd.run("cat", CACHE).stdout
+        good = sd.run("cat", "/etc/syncd/syncd.conf").stdout
+
+        # The state moved to a folder of syncd's own, but outside what the unit may write: every start fails on the
+        # lock file with EROFS (exit 1, not 78), is restarted, and the start limit ends it.
+        sd.run("install", "-d", "-o", "syncd", "-g", "syncd", "-m", "0700", STATE_ELSEWHERE)
+        sd.run("sh", "-c", f"printf '[Daemon]\\nStateDirectory={STATE_ELSEWHERE}\\n' >> /etc/syncd/syncd.conf")
+        assert sd.run("systemctl", "restart", "syncd", check=False).returncode != 0
+        state = wait_for(lambda: failed_for_good(sd), timeout=300, what=f"syncd.service to be failed\n{status_text(sd)}")
+        # systemd 252 keeps the last exit's Result= when the start limit refuses the next automatic restart.
+        assert (state["Result"], state["ExecMainStatus"]) == ("exit-code", "1"), state
+        assert int(state["NRestarts"]) >= 1, state
+        assert sd.run("systemctl", "--failed", "--no-legend", "--plain").stdout.split()[:1] == ["syncd.service"]
+        message = f"Failed to start: open lock file {STATE_ELSEWHERE}/syncd.lock: Read-only file system; {READ_ONLY_ADVICE}"
+        assert message in sd.journal("syncd"), sd.journal("syncd")
+        # Nothing was written: not in the folder, not to the cache of the old state.
+        assert sd.run("ls", "-A", STATE_ELSEWHERE).stdout == ""
+        assert sd.run("cat", CACHE).stdout == cached
+
+        # The advice followed: ReadWritePaths= in a drop-in, reset-failed, restart: it runs on the new state folder.
+        sd.write("/etc/systemd/system/syncd.service.d/state.conf", f"[Service]\nReadWritePaths={STATE_ELSEWHERE}\n")
+        sd.run("systemctl", "daemon-reload")
+        sd.run("systemctl", "reset-failed", "syncd")
+        sd.run("systemctl", "restart", "syncd")
+        wait_for(lambda: sd.exists(f"{STATE_ELSEWHERE}/default/state.db"), timeout=30, what=sd.journal("syncd"))
+        assert sd.show("syncd", "ActiveState")["ActiveState"] == "active"
+        assert json.loads(sd.run("cat", CACHE).stdout)["records"] == POSTS
+
+        # A LoadCredential= whose file is missing: systemd itself fails each start (243/CREDENTIALS) until the limit.
+        sd.write("/etc/syncd/syncd.conf", good)
+        sd.write(DROP_IN, "[Service]\nLoadCredential=posts-token:/etc/syncd/credentials/posts-token\n")
+        sd.run("systemctl", "daemon-reload")
+        assert sd.run("systemctl", "restart", "syncd", check=False).returncode != 0
+        state = wait_for(lambda: failed_for_good(sd), timeout=300, what=f"syncd.service to be failed\n{status_text(sd)}")
+        assert state["ExecMainStatus"] == "243", state
+        assert int(state["NRestarts"]) >= 1, state
+        assert "status=243/CREDENTIALS" in status_text(sd), status_text(sd)
+        assert json.loads(sd.run("cat", CACHE).stdout)["records"] == POSTS
+    finally:
+        sd.close()
+
+
 REFRESH_FAILED = "8a704ae683b94d20b280c348ce02a23f"
 
 
@@ -264,6 +328,7 @@ def test_journal_catalog_explains_a_failed_refresh(package, server, tmp_path, ho
         # The explanation names the source and what to do.
         assert "syncd could not refresh the source posts" in text, text
         assert "syncctl refresh posts" in text and "journalctl -u syncd SYNCD_SOURCE=posts" in text, text
+        assert "syncctl status posts\n" in text, text
         assert not sd.exists(CACHE), "a 404 writes no cache file"
     finally:
         sd.close()
@@ -289,8 +354,11 @@ def test_load_credential_delivers_a_token_after_a_restart_and_a_reload_says_so(p
         sd.write("/etc/syncd/sources.d/posts.source", source + "BearerTokenCredential=posts-token\n")
         server.clear_requests()
         sd.run("systemctl", "reload", "syncd")
-        advice = "credentials are read when syncd starts: add LoadCredential=posts-token:/path/to/token to the unit " \
-                 "(systemctl edit syncd), then run 'systemctl restart syncd'"
+        # The restart first (the admin may well have added LoadCredential= already), then how to add it if not.
+        advice = "credentials are read when syncd starts, so a restart is needed: run 'systemctl restart syncd' " \
+                 "('systemctl --user restart syncd' for a user's own); a reload does not pass new credentials. " \
+                 "If the unit does not load it yet ('systemctl cat syncd' shows no LoadCredential=posts-token:), " \
+                 "first add LoadCredential=posts-token:/path/to/token to it with 'systemctl edit syncd'"
         warning = f"posts: BearerTokenCredential=posts-token was not passed by systemd; {advice}"
         failure = f"posts: refresh failed, serving the cached copy: BearerTokenCredential=posts-token is set but " \
                   f"systemd passed no credentials ($CREDENTIALS_DIRECTORY is not set); {advice}"
@@ -370,8 +438,18 @@ def test_every_packaged_man_page_stands_on_its_own(package, tmp_path):
     assert "# systemctl restart syncd" in syncd8 and "78" in syncd8
     assert "DETAILS OF THE CALLS" in rendered(root / "usr/share/man/man7/syncd.control.7.gz")
     assert "CONFLICTS" in rendered(root / "usr/share/man/man7/syncd.local-changes.7.gz")
-    # The design notes are not compressed: the pages name them by this name.
-    assert (root / "usr/share/doc/syncd/architecture.txt").read_text() == (ROOT / "docs/architecture.md").read_text()
+    # The design notes are not compressed: the pages name them by this name. They start with a header that says the
+    # paths they name are files of the source tree, not of this system, and points users to the manual pages.
+    notes = (root / "usr/share/doc/syncd/architecture.txt").read_text()
+    assert notes.startswith("syncd: design notes\n===================\n\nThese are the design notes of syncd's source tree "
+                            "(the file docs/architecture.md of the\nsource package)"), notes[:600]
+    header, _, body = notes.partition("-" * 90 + "\n\n")
+    assert "is a file of that source tree, not of\nthis system" in header and "syncd(8), syncd.conf(5), syncctl(1)" in header
+    assert body == (ROOT / "docs/architecture.md").read_text()
+    for page in ("syncd.8.gz", "syncd.local-changes.7.gz"):
+        text = rendered(next(p for p in pages if p.name == page))
+        words = " ".join(re.sub(r"\u2010\n\s*", "", text).split())  # joined lines, man's hyphenations undone
+        assert "/usr/share/doc/syncd/architecture.txt" in text and "files of that source tree, not of this system" in words, page
     assert (root / "usr/lib/systemd/catalog/syncd.catalog").read_text() == \
         (ROOT / "packaging/systemd/syncd.catalog").read_text()
 

@@ -92,6 +92,33 @@ def test_user_unit_does_not_restart_into_a_configuration_error():
     assert "Restart=on-failure" in lines and "RestartPreventExitStatus=78" in lines
 
 
+def seconds(span):
+    """A systemd time span as these units write it (systemd.time(7): "5s", "2min", "1min 30s") in seconds."""
+    units = {"ms": 0.001, "s": 1, "sec": 1, "min": 60, "m": 60, "h": 3600}
+    parts = re.findall(r"(\d+)\s*([a-z]*)", span)
+    assert parts and "".join(n + u for n, u in parts) == span.replace(" ", ""), span
+    return sum(int(number) * units[unit or "s"] for number, unit in parts)
+
+
+def section_settings(text, section):
+    body = text.split(f"[{section}]\n", 1)[1].split("\n[", 1)[0]
+    return dict(line.split("=", 1) for line in body.splitlines() if line and not line.startswith("#"))
+
+
+@pytest.mark.parametrize("template", ["syncd.service", "syncd.user.service"])
+def test_unit_lands_in_failed_when_a_start_failure_repeats(template):
+    """syncd(8) EXIT STATUS: a failure at start that is not EX_CONFIG (a read-only folder, systemd's 243/CREDENTIALS)
+    is restarted, but StartLimitBurst= starts RestartSec= apart fit in StartLimitIntervalSec=, so the start limit is
+    hit and the unit lands in failed; systemd's default 10 s interval would never be reached at RestartSec=5s."""
+    text = (PACKAGING / template).read_text()
+    unit, service = section_settings(text, "Unit"), section_settings(text, "Service")
+    assert service["Restart"] == "on-failure" and service["RestartPreventExitStatus"] == "78"
+    burst, interval = int(unit["StartLimitBurst"]), seconds(unit["StartLimitIntervalSec"])
+    restart = seconds(service["RestartSec"])
+    assert burst >= 2, "a single crash is restarted"
+    assert restart * burst < interval, (restart, burst, interval)
+
+
 def test_units_verify(tmp_path, release):
     system = unit_copy(tmp_path / "system", "syncd.service", "syncd.service", release)
     result = run("systemd-analyze", "verify", "--man=no", system)
@@ -217,6 +244,11 @@ def test_install_and_uninstall(tmp_path, release):
     for page in (prefix / "share/man").glob("man*/*"):
         text = run("man", "-l", page, env=MAN_ENV).stdout
         assert text and not REPOSITORY_PATH.search(text), f"{page.name}: {REPOSITORY_PATH.findall(text)}"
+    # The design notes below a header: their paths are files of the source tree, the manual pages are for users.
+    notes = (prefix / "share/doc/syncd/architecture.txt").read_text()
+    header = (ROOT / "packaging/doc/architecture-header.txt").read_text()
+    assert notes.startswith("syncd: design notes\n") and notes == header + (ROOT / "docs/architecture.md").read_text()
+    assert "not of\nthis system" in header and "read the manual pages: syncd(8)" in header
     syncd8 = run("man", "-l", prefix / "share/man/man8/syncd.8", env=MAN_ENV).stdout
     assert "# cp /etc/syncd/sources.d/posts.source.example /etc/syncd/sources.d/posts.source" in syncd8
     assert "/usr/local/share/doc/syncd/architecture.txt" in syncd8 and "/usr/share/doc" not in syncd8
