@@ -64,9 +64,6 @@ public struct DaemonRun: Sendable {
 }
 
 extension DaemonRun {
-    /// The exit status of a start that failed with `error`: a folder refused as not syncd's own is the
-    /// configuration's fault (it names the folder), so it exits with `StartExitStatus.configurationError`, which the
-    /// units list in `RestartPreventExitStatus=` (a restart would meet the same folder); anything else, 1.
     /// The message of a start that failed with `error` while creating or opening `folder` (nil: after the folders):
     /// a read-only one (`EROFS`) adds what to do, `ReadOnlyFolderAdvice` (syncd(8), EXIT STATUS).
     static func startFailureMessage(_ error: any Error, folder: String?, userMode: Bool) -> String {
@@ -83,6 +80,9 @@ extension DaemonRun {
         return message + "; " + advice
     }
 
+    /// The exit status of a start that failed with `error`: a folder refused as not syncd's own is the
+    /// configuration's fault (it names the folder), so it exits with `StartExitStatus.configurationError`, which the
+    /// units list in `RestartPreventExitStatus=` (a restart would meet the same folder); anything else, 1.
     static func startFailureStatus(_ error: any Error) -> Int32 {
         switch error {
         case is UnsafeFolder, InstanceLockError.unsafe: StartExitStatus.configurationError

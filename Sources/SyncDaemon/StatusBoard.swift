@@ -43,12 +43,14 @@ struct StatusBoard {
                         audience: Redaction.Audience = .privileged) -> [UInt8] {
         collectChanges(from: &core)
         // Moved out while it is filled, so that making an object may read the rest of the board.
-        var fragments = audience == .everyone ? publicFragments : self.fragments
-        if audience == .everyone { publicFragments = SourceStatusFragments() } else { self.fragments = SourceStatusFragments() }
+        // Each audience has its own serialised objects.
+        let kept: WritableKeyPath<StatusBoard, SourceStatusFragments> = audience == .everyone ? \.publicFragments : \.fragments
+        var fragments = self[keyPath: kept]
+        self[keyPath: kept] = SourceStatusFragments()
         let joined = fragments.sources { position in
             status(of: sources[position], core: core, now: now, wall: wall, audience: audience)
         }
-        if audience == .everyone { publicFragments = fragments } else { self.fragments = fragments }
+        self[keyPath: kept] = fragments
         return StatusReplyWriter.reply(daemon: daemon.shown(to: audience), sources: joined, failed: failed.map { $0.shown(to: audience) })
     }
 
