@@ -1,9 +1,12 @@
 """Real REST servers nobody here wrote, started from build/venv on loopback: Django REST Framework (the
-small hand-written project in drf/) and Datasette. The tests assert on each server's own SQLite database."""
+small hand-written project in drf/), Datasette and Kinto. The tests assert on each server's own database
+(SQLite files; Kinto's in-memory storage through its own API)."""
+import json
 import os
 import sqlite3
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -81,3 +84,111 @@ class Datasette:
 
     def stop(self):
         stop_process(self.proc)
+
+
+KINTO_INI = """[app:main]
+use = egg:kinto
+kinto.storage_backend = kinto.core.storage.memory
+kinto.storage_url =
+kinto.cache_backend = kinto.core.cache.memory
+kinto.cache_url =
+kinto.permission_backend = kinto.core.permission.memory
+kinto.permission_url =
+kinto.bucket_create_principals = system.Everyone
+kinto.paginate_by = {page_size}
+multiauth.policies = basicauth
+
+[server:main]
+use = egg:waitress#main
+host = 127.0.0.1
+port = {port}
+
+[loggers]
+keys = root
+[handlers]
+keys = console
+[formatters]
+keys = generic
+[logger_root]
+level = WARNING
+handlers = console
+[handler_console]
+class = StreamHandler
+args = (sys.stderr,)
+level = NOTSET
+formatter = generic
+[formatter_generic]
+format = %(message)s
+"""
+
+
+class Kinto:
+    """`kinto start` (Kinto from PyPI, memory backend) on 127.0.0.1 with one bucket `b` and collection `c`
+    anyone may read and write. Kinto answers lists as {"data": [...]}, one record as {"data": {...}},
+    continues a listing in a `Next-Page:` header every `page_size` records, and stamps each record with
+    `last_modified` (ms). The tests assert on Kinto's own records, read back through its API."""
+
+    def __init__(self, workdir, page_size=100):
+        Path(workdir).mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        ini = Path(workdir) / "kinto.ini"
+        ini.write_text(KINTO_INI.format(page_size=page_size, port=self.port))
+        self.log = open(Path(workdir) / "kinto.log", "wb")
+        self.proc = subprocess.Popen([str(VENV_BIN / "kinto"), "start", "--ini", str(ini)],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for(lambda: _listening(self.base + "/v1/"), timeout=60, what="Kinto to listen")
+        everyone = {"permissions": {"read": ["system.Everyone"], "write": ["system.Everyone"]}}
+        self.request("PUT", "/v1/buckets/b", everyone)
+        self.request("PUT", "/v1/buckets/b/collections/c", everyone)
+
+    def url(self, path="/v1/buckets/b/collections/c/records"):
+        return self.base + path
+
+    def request(self, method, path, body=None, headers=None):
+        """One request to Kinto; returns (status, headers, parsed JSON body or None)."""
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path if path.startswith("/") else path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", **(headers or {})})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                raw = r.read()
+                return r.status, dict(r.headers), json.loads(raw) if raw else None
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            return e.code, dict(e.headers), json.loads(raw) if raw else None
+
+    def records(self):
+        """Every record of the collection, following Next-Page, sorted by id: Kinto's own truth."""
+        out, url = [], self.url()
+        while url:
+            status, headers, body = self.request("GET", url)
+            assert status == 200, (status, body)
+            out += body["data"]
+            url = headers.get("Next-Page")
+        return sorted(out, key=lambda r: r["id"])
+
+    def create(self, records):
+        """Creates records (dicts, each with or without "id") through Kinto's batch endpoint, 25 a request."""
+        for i in range(0, len(records), 25):
+            reqs = [{"method": "POST", "path": "/buckets/b/collections/c/records", "body": {"data": r}}
+                    for r in records[i:i + 25]]
+            status, _, body = self.request("POST", "/v1/batch", {"requests": reqs})
+            assert status == 200 and all(r["status"] in (200, 201) for r in body["responses"]), body
+
+    def record(self, rid):
+        status, _, body = self.request("GET", f"/v1/buckets/b/collections/c/records/{rid}")
+        return body["data"] if status == 200 else None
+
+    def update(self, rid, fields):
+        status, _, body = self.request("PATCH", f"/v1/buckets/b/collections/c/records/{rid}", {"data": fields})
+        assert status == 200, (status, body)
+        return body["data"]
+
+    def delete(self, rid):
+        status, _, body = self.request("DELETE", f"/v1/buckets/b/collections/c/records/{rid}")
+        assert status == 200, (status, body)
+
+    def stop(self):
+        stop_process(self.proc)
+        self.log.close()
