@@ -167,6 +167,9 @@ install-files:
 	install -d build/doc
 	cat packaging/doc/architecture-header.txt docs/architecture.md > build/doc/architecture.txt
 	install -m 0644 build/doc/architecture.txt $(DESTDIR)$(DOCDIR)/architecture.txt
+# The cache file's JSON Schema, for applications (syncd.cache(5)).
+	install -d $(DESTDIR)$(PREFIX)/share/syncd
+	install -m 0644 docs/cache.schema.json $(DESTDIR)$(PREFIX)/share/syncd/cache.schema.json
 
 # Without DESTDIR this first stops and disables the system service (enabled by the admin after
 # `make install`).  State, cache, configuration and the user stay; the message says how to remove them.
@@ -176,6 +179,8 @@ uninstall:
 	fi
 	rm -f $(DESTDIR)$(BINDIR)/syncd $(DESTDIR)$(BINDIR)/syncctl
 	rm -f $(DESTDIR)$(MANDIR)/man1/syncctl.1 $(DESTDIR)$(MANDIR)/man5/syncd.conf.5 $(DESTDIR)$(MANDIR)/man8/syncd.8
+	rm -f $(DESTDIR)$(MANDIR)/man5/syncd.cache.5 $(DESTDIR)$(PREFIX)/share/syncd/cache.schema.json
+	-rmdir $(DESTDIR)$(PREFIX)/share/syncd
 	rm -f $(DESTDIR)$(MANDIR)/man7/syncd.local-changes.7 $(DESTDIR)$(MANDIR)/man7/syncd.control.7
 	rm -f $(DESTDIR)$(CATALOGDIR)/syncd.catalog $(DESTDIR)$(DOCDIR)/architecture.txt
 	-rmdir $(DESTDIR)$(DOCDIR)

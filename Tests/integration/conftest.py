@@ -26,6 +26,54 @@ def pytest_configure(config):
                             "fixture); .ci/contributor-machine reruns these from below a 0700 directory")
     config.addinivalue_line("markers", "host_machine: boots systemd or touches the host's syncd folders (takes the "
                             "host_unchanged fixture); .ci/contributor-machine reruns these on a machine with syncd installed")
+    config.addinivalue_line("markers", "damaged_cache_file: leaves a cache file damaged on purpose, so the check "
+                            "that every cache file follows the shipped schema skips it")
+
+
+CACHE_SCHEMA = ROOT / "docs" / "cache.schema.json"
+# A cache file as syncd writes it begins with these bytes (syncd.cache(5)); what else a test leaves is its own.
+CACHE_FILE_START = b'{"schemaVersion":'
+
+
+def cache_files_below(top):
+    """Every file below `top` that syncd published as a cache file: `NAME.json`, not hidden, beginning as
+    syncd's documents do (a file a test damaged on purpose is moved aside by syncd or marked by the test)."""
+    for folder, _, names in os.walk(top):
+        for name in names:
+            path = Path(folder) / name
+            if name.endswith(".json") and not name.startswith(".") and path.is_file() and not path.is_symlink():
+                with open(path, "rb") as f:
+                    if f.read(len(CACHE_FILE_START)) == CACHE_FILE_START:
+                        yield path
+
+
+def check_cache_file_schema(path, validator):
+    """Validates one cache file against the shipped JSON Schema; a long listing is checked on its first and
+    last 1,000 records (the schema says the same of each record), the document's other members in full."""
+    with open(path, "rb") as f:
+        document = json.load(f)
+    records = document.get("records")
+    if isinstance(records, list) and len(records) > 2000:
+        document = dict(document, records=records[:1000] + records[-1000:])
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
+    assert not errors, f"{path} does not follow {CACHE_SCHEMA.name}: " + "; ".join(
+        f"/{'/'.join(map(str, e.path))}: {e.message[:200]}" for e in errors[:5])
+
+
+@pytest.fixture(autouse=True)
+def cache_files_follow_the_schema(request):
+    """After every test that used a temporary folder, each cache file syncd left there validates against the
+    JSON Schema the package installs (docs/cache.schema.json): what apps are promised is what every test wrote.
+    A test that leaves a cache file damaged on purpose carries @pytest.mark.damaged_cache_file."""
+    # Asked for before the test, so the folder is still known when this fixture's teardown runs.
+    top = request.getfixturevalue("tmp_path") if "tmp_path" in request.fixturenames else None
+    yield
+    if top is None or request.node.get_closest_marker("damaged_cache_file"):
+        return
+    import jsonschema
+    validator = jsonschema.Draft202012Validator(json.loads(CACHE_SCHEMA.read_text()))
+    for path in cache_files_below(top):
+        check_cache_file_schema(path, validator)
 
 
 def pytest_collection_modifyitems(items):

@@ -59,7 +59,8 @@ def test_package_holds_what_an_admin_needs(package, tmp_path):
     for path in ("usr/bin/syncd", "usr/bin/syncctl", "lib/systemd/system/syncd.service",
                  "usr/lib/systemd/user/syncd.service", "usr/lib/sysusers.d/syncd.conf",
                  "usr/share/man/man8/syncd.8.gz", "usr/share/man/man1/syncctl.1.gz",
-                 "usr/share/man/man5/syncd.conf.5.gz", "usr/share/bash-completion/completions/syncctl",
+                 "usr/share/man/man5/syncd.conf.5.gz", "usr/share/man/man5/syncd.cache.5.gz",
+                 "usr/share/syncd/cache.schema.json", "usr/share/bash-completion/completions/syncctl",
                  "usr/share/doc/syncd/copyright", "usr/share/doc/syncd/examples/posts.source.example",
                  "etc/syncd/syncd.conf"):
         assert (root / path).is_file(), path
@@ -418,8 +419,8 @@ def test_every_packaged_man_page_stands_on_its_own(package, tmp_path):
     root = tmp_path / "root"
     run("dpkg-deb", "-x", package, root, check=True)
     pages = sorted((root / "usr/share/man").glob("man*/*.gz"))
-    assert {page.name for page in pages} == {"syncd.8.gz", "syncctl.1.gz", "syncd.conf.5.gz", "syncd.local-changes.7.gz",
-                                             "syncd.control.7.gz"}, pages
+    assert {page.name for page in pages} == {"syncd.8.gz", "syncctl.1.gz", "syncd.conf.5.gz", "syncd.cache.5.gz",
+                                             "syncd.local-changes.7.gz", "syncd.control.7.gz"}, pages
     named = set()
     for page in pages:
         text = rendered(page)

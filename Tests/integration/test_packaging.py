@@ -14,8 +14,8 @@ from conftest import ROOT
 
 PACKAGING = ROOT / "packaging" / "systemd"
 RELEASE = ROOT / ".build" / "release"
-# The man pages the product ships: one per binary and one for the configuration files.
-MAN_PAGES = {"syncd.8", "syncctl.1", "syncd.conf.5"}
+# The man pages the product ships: one per binary, one for the configuration files, one for the cache files apps read.
+MAN_PAGES = {"syncd.8", "syncctl.1", "syncd.conf.5", "syncd.cache.5"}
 # The documents rendered as pages of section 7 by `make man` (packaging/man/md2scdoc).
 SECTION_7 = {"syncd.local-changes.7", "syncd.control.7"}
 # What a manual page must not name: a file of the source tree, which users do not have.
@@ -210,6 +210,8 @@ def test_install_and_uninstall(tmp_path, release):
         "share/man/man8/syncd.8": 0o644,
         "share/man/man1/syncctl.1": 0o644,
         "share/man/man5/syncd.conf.5": 0o644,
+        "share/man/man5/syncd.cache.5": 0o644,
+        "share/syncd/cache.schema.json": 0o644,
         "share/man/man7/syncd.local-changes.7": 0o644,
         "share/man/man7/syncd.control.7": 0o644,
         # journalctl reads catalogs from /usr/local/lib/systemd/catalog too.
