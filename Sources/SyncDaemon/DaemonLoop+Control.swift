@@ -117,7 +117,8 @@ extension DaemonLoop {
         }
         func settings(_ daemon: DaemonSettings, _ directories: Directories) -> RestartSettings {
             RestartSettings(account: daemon.account, stateDirectory: directories.state, cacheDirectory: directories.cache,
-                            runtimeDirectory: directories.runtime, controlGroup: daemon.controlGroup)
+                            runtimeDirectory: directories.runtime, controlGroup: daemon.controlGroup,
+                            readGroup: daemon.readGroup ?? "")
         }
         let changes = ReloadDecision.changesNeedingRestart(from: settings(configuration.daemon, run.directories),
                                                            to: settings(new.daemon, directories))

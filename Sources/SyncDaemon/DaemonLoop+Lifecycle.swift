@@ -24,7 +24,7 @@ extension DaemonLoop {
                                          account: configuration.daemon.account, group: nil))
             let server = try ControlServer.listen(
                 path: directories.runtime + "/io.syncd.Manager", handler: handler,
-                policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup),
+                policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup, readGroup: configuration.daemon.readGroup),
                 info: ControlServiceInfo(version: syncdVersion), logger: logger)
             controlServer = server
             controlTask = Task(executorPreference: DaemonExecutor.shared) { await server.run() }

@@ -44,7 +44,7 @@ public struct DaemonRun: Sendable {
             try Directories.create(directories.state, mode: 0o700, kind: .state, parents: directories.parentMode)
             folder = directories.cache
             try Directories.create(directories.cache, mode: 0o750,
-                                   group: Directories.usableGroup(named: configuration.daemon.controlGroup), kind: .cache,
+                                   group: Directories.usableGroup(named: configuration.daemon.cacheFileGroup), kind: .cache,
                                    parents: directories.parentMode)
             folder = directories.runtime
             try Directories.create(directories.runtime, mode: 0o755, kind: .runtime, parents: directories.parentMode)
@@ -208,7 +208,7 @@ final class DaemonLoop {
         // A lane that finds the file unusable replaces it; the other engines follow (docs/architecture.md, "Concurrency").
         let store = try AccountStorage.openStore(directories: directories, account: account, logger: run.logger, now: currentTimestamp(),
                                                  replaced: { shared.storeGeneration.withLock { $0 += 1 } })
-        let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.controlGroup)
+        let snapshots = try AccountStorage.snapshots(directories: directories, account: account, group: configuration.daemon.cacheFileGroup)
         return try SyncEngine(store: store, snapshots: snapshots, logger: run.logger, environment: run.environment, shared: shared)
     }
 

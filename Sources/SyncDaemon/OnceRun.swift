@@ -23,7 +23,7 @@ public struct OnceRun {
     public func run(report: (String) -> Void) -> Int32 {
         let account = configuration.daemon.account
         // The group lookup first: it may load NSS modules, and `dlopen` calls wait for each other.
-        let group = Directories.usableGroup(named: configuration.daemon.controlGroup)
+        let group = Directories.usableGroup(named: configuration.daemon.cacheFileGroup)
         // libcurl is mapped on a second thread while the lock, the store and the cache folder are opened
         // here: they overlap instead of adding up before the first request (docs/architecture.md, "libcurl on demand").
         let preload = configuration.sources.isEmpty ? nil : CurlPreload()

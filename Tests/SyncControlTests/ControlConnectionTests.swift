@@ -16,7 +16,7 @@ struct ControlConnectionTests {
         let completed = Atomic<Int>(0)
         let finished = try await onThread { () -> Bool in
             for _ in 0..<rounds {
-                let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), privileged: true,
+                let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), level: .owner,
                                                    limits: ControlServerLimits(), now: .zero)
                 let returned = Atomic<Bool>(false)
                 let waiter = Task {

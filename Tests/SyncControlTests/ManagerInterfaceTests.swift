@@ -144,7 +144,7 @@ struct ManagerInterfaceTests {
     }
 
     @Test func errorsRoundTripThroughNames() {
-        let errors: [ManagerError] = [.permissionDenied, .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
+        let errors: [ManagerError] = [.permissionDenied(needs: "root"), .permissionDenied(needs: ""), .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
                                       .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),
                                       .refreshFailed(source: "a", reason: "r"), .reloadFailed(reason: "r"), .pendingChanges(count: 3),
                                       .storageFailure(reason: "r"), .tooManyConnections(reason: "r"), .stopping, .cancelled(reason: "r")]

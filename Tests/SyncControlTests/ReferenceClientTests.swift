@@ -98,15 +98,22 @@ struct ControlAccessTests {
         #expect(output["status"]?["parameters"] == .object(FakeControlHandler.status.json))
         #expect(output["info"]?["error"] == nil)
         #expect(output["list"]?["error"] == "io.syncd.Manager.PermissionDenied")
+        // The refusal says who may (the groups by name), so the administrator knows whom to add where.
+        #expect(output["list"]?["parameters"]?["needs"]
+                == "root, the user syncd runs as, or membership in group \"syncd-test-no-such-group\" (ControlGroup=)")
         // Permission is checked before parameters: nothing about them leaks.
         #expect(output["bad"]?["error"] == "io.syncd.Manager.PermissionDenied")
         #expect(output["reload"]?["error"] == "io.syncd.Manager.PermissionDenied")
+        #expect(output["reload"]?["parameters"]?["needs"] == "root or the user syncd runs as")
     }
 
-    @Test  // needs root to run a client as nobody: make test runs as root; make check leaves this suite out
-    func controlGroupMembershipGrantsEverything() async throws {
-        // nobody's primary group is nogroup on Debian.
-        let fixture = try ControlServerFixture(policy: AccessPolicy(controlGroup: "nogroup"))
+    /// nobody (whose primary group is nogroup on Debian) as a member of the control group, then of the read group:
+    /// either may list; neither may reload, which needs root or the daemon's user.
+    @Test(arguments: [AccessPolicy(controlGroup: "nogroup"),
+                      AccessPolicy(controlGroup: "syncd-test-no-such-group", readGroup: "nogroup")])
+    // needs root to run a client as nobody: make test runs as root; make check leaves this suite out
+    func aGroupMemberMayListButNotReload(policy: AccessPolicy) async throws {
+        let fixture = try ControlServerFixture(policy: policy)
         let result = try await onThread {
             try ControlAccessTests.runAsNobody(fixture)
         }
@@ -114,7 +121,8 @@ struct ControlAccessTests {
         let output = try JSONValue(parsing: result.stdout)
         #expect(output["list"]?["error"] == nil)
         #expect(output["list"]?["parameters"]?["total"] == .int(FakeControlHandler.recordCount))
-        #expect(output["reload"]?["error"] == "org.varlink.service.MethodNotImplemented")
+        #expect(output["reload"]?["error"] == "io.syncd.Manager.PermissionDenied")
+        #expect(output["reload"]?["parameters"]?["needs"] == "root or the user syncd runs as")
     }
 
     @Test func rootAndTheDaemonUserArePrivileged() async throws {
@@ -131,12 +139,44 @@ struct ControlAccessTests {
         #expect(!AccessPolicy(controlGroup: "nogroup", daemonUID: 4242).isPrivileged(PeerCredentials(uid: 777_777, gid: 1, pid: 1)))
     }
 
-    @Test func methodRules() {
-        #expect(AccessPolicy.allows(method: "io.syncd.Manager.GetStatus", privileged: false))
-        #expect(AccessPolicy.allows(method: "org.varlink.service.GetInfo", privileged: false))
-        for method in ManagerInterface.methods where method != "GetStatus" {
-            #expect(!AccessPolicy.allows(method: "io.syncd.Manager." + method, privileged: false))
-            #expect(AccessPolicy.allows(method: "io.syncd.Manager." + method, privileged: true))
+    @Test func readAndControlGroupsGiveTheirLevels() {
+        // nobody (uid 65534) has nogroup as its passwd primary group.
+        let nobody = PeerCredentials(uid: 65534, gid: 65534, pid: 1)
+        #expect(AccessPolicy(controlGroup: "nogroup", readGroup: "root", daemonUID: 4242).level(of: nobody) == .control)
+        #expect(AccessPolicy(controlGroup: "root", readGroup: "nogroup", daemonUID: 4242).level(of: nobody) == .reader)
+        #expect(AccessPolicy(controlGroup: "root", readGroup: nil, daemonUID: 4242).level(of: nobody) == .anyone)
+        // In both groups: the larger right.
+        #expect(AccessPolicy(controlGroup: "nogroup", readGroup: "nogroup", daemonUID: 4242).level(of: nobody) == .control)
+        #expect(AccessPolicy(controlGroup: "root", readGroup: "nogroup", daemonUID: 4242).level(of: PeerCredentials(uid: 0, gid: 0, pid: 1)) == .owner)
+        // Readers are not privileged for the reserved connections, nor shown a server's own words.
+        #expect(!AccessPolicy(controlGroup: "root", readGroup: "nogroup", daemonUID: 4242).isPrivileged(nobody))
+        #expect(!AccessLevel.reader.seesServerText && AccessLevel.control.seesServerText)
+    }
+
+    @Test(arguments: [
+        ("GetStatus", AccessLevel.anyone), ("List", .reader), ("Get", .reader), ("Watch", .reader), ("Changes", .reader),
+        ("Refresh", .control), ("Put", .control), ("Delete", .control), ("ListOutbox", .control), ("RetryOutbox", .control),
+        ("DropOutbox", .control), ("ListConflicts", .control), ("Resolve", .control), ("Logout", .owner), ("Reload", .owner),
+    ])
+    func methodRules(method: String, needs: AccessLevel) {
+        #expect(AccessPolicy.requiredLevel(for: "io.syncd.Manager." + method) == needs)
+        for level in [AccessLevel.anyone, .reader, .control, .owner] {
+            #expect(AccessPolicy.allows(method: "io.syncd.Manager." + method, level: level) == (level >= needs))
         }
+    }
+
+    @Test func everyMethodOfTheInterfaceHasARule() {
+        #expect(AccessPolicy.allows(method: "org.varlink.service.GetInfo", level: .anyone))
+        let ruled: Set<String> = ["GetStatus", "List", "Get", "Watch", "Changes", "Refresh", "Put", "Delete", "ListOutbox",
+                                  "RetryOutbox", "DropOutbox", "ListConflicts", "Resolve", "Logout", "Reload"]
+        #expect(Set(ManagerInterface.methods).isSubset(of: ruled))
+    }
+
+    @Test func theRefusalNamesTheGroupsThatWouldAllowIt() {
+        let policy = AccessPolicy(controlGroup: "syncd", readGroup: "syncd-read", daemonUID: 4242)
+        #expect(policy.whoMay(.reader) == "root, the user syncd runs as, or membership in group \"syncd-read\" (ReadGroup=) "
+                + "or group \"syncd\" (ControlGroup=)")
+        #expect(policy.whoMay(.control) == "root, the user syncd runs as, or membership in group \"syncd\" (ControlGroup=)")
+        #expect(policy.whoMay(.owner) == "root or the user syncd runs as")
     }
 }

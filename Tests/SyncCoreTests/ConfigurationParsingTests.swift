@@ -64,6 +64,7 @@ struct ConfigurationParsingTests {
             CacheDirectory=/srv/cache
             RuntimeDirectory=/run/other
             ControlGroup=sync-users
+            ReadGroup=sync-readers
             [Network]
             WatchLinks=no
             Interfaces=eth0  wlan0
@@ -81,7 +82,7 @@ struct ConfigurationParsingTests {
         let expected = Configuration(
             daemon: DaemonSettings(
                 account: "alice@example.com", stateDirectory: "/srv/state", cacheDirectory: "/srv/cache",
-                runtimeDirectory: "/run/other", controlGroup: "sync-users"),
+                runtimeDirectory: "/run/other", controlGroup: "sync-users", readGroup: "sync-readers"),
             network: NetworkSettings(
                 watchLinks: false, interfaces: ["eth0", "wlan0"], reachabilityURL: "https://example.com/ping",
                 reachabilityInterval: .seconds(60), debounce: .milliseconds(500)),
@@ -132,6 +133,7 @@ struct ConfigurationParsingTests {
         ("[Daemon]\nCacheDirectory=cache", "syncd.conf:2: CacheDirectory: \"cache\" is not an absolute path; start it with \"/\""),
         ("[Daemon]\nRuntimeDirectory=~/run", "syncd.conf:2: RuntimeDirectory: \"~/run\" is not an absolute path; start it with \"/\""),
         ("[Daemon]\nControlGroup=1users", "syncd.conf:2: ControlGroup: invalid group name \"1users\": use a letter or \"_\" followed by up to 30 letters, digits, \"_\" or \"-\""),
+        ("[Daemon]\nReadGroup=app readers", "syncd.conf:2: ReadGroup: invalid group name \"app readers\": use a letter or \"_\" followed by up to 30 letters, digits, \"_\" or \"-\""),
         ("[Network]\nWatchLinks=sometimes", "syncd.conf:2: WatchLinks: invalid boolean \"sometimes\"; use yes or no"),
         ("[Network]\nInterfaces=eth0 averyveryverylongname", "syncd.conf:2: Interfaces: invalid interface name \"averyveryverylongname\": use at most 15 characters without \"/\", \":\" or spaces, e.g. eth0"),
         ("[Network]\nInterfaces=eth0:1", "syncd.conf:2: Interfaces: invalid interface name \"eth0:1\": use at most 15 characters without \"/\", \":\" or spaces, e.g. eth0"),

@@ -5,13 +5,13 @@ import Testing
 @Suite("ReloadDecision")
 struct ReloadDecisionTests {
     static let running = RestartSettings(account: "alice", stateDirectory: "/var/lib/syncd", cacheDirectory: "/var/cache/syncd",
-                                         runtimeDirectory: "/run/syncd", controlGroup: "syncd")
+                                         runtimeDirectory: "/run/syncd", controlGroup: "syncd", readGroup: "syncd-read")
 
     // Computed: key paths are not Sendable.
     static var keys: [(String, WritableKeyPath<RestartSettings, String>, String)] {
         [("Account=", \.account, "bob"), ("StateDirectory=", \.stateDirectory, "/srv/state"),
          ("CacheDirectory=", \.cacheDirectory, "/srv/cache"), ("RuntimeDirectory=", \.runtimeDirectory, "/run/other"),
-         ("ControlGroup=", \.controlGroup, "staff")]
+         ("ControlGroup=", \.controlGroup, "staff"), ("ReadGroup=", \.readGroup, "readers")]
     }
 
     @Test func theSameSettingsNeedNoRestart() {
@@ -19,7 +19,7 @@ struct ReloadDecisionTests {
         #expect(ReloadDecision.rejection([], userMode: false) == nil)
     }
 
-    @Test(arguments: 0..<5)
+    @Test(arguments: 0..<6)
     func eachKeyAloneNeedsARestart(_ index: Int) {
         let (key, path, value) = Self.keys[index]
         var new = Self.running
@@ -29,6 +29,15 @@ struct ReloadDecisionTests {
         #expect(ReloadDecision.rejection(changes, userMode: false)
                 == "\(key) changed from \(Self.running[keyPath: path]) to \(value), which only a restart applies; nothing of the "
                 + "new configuration was applied: restart syncd to apply it (systemctl restart syncd)")
+    }
+
+    @Test func settingOrClearingReadGroupSaysNotSet() {
+        var new = Self.running
+        new.readGroup = ""
+        #expect(ReloadDecision.changesNeedingRestart(from: Self.running, to: new)
+                == [ReloadDecision.Change(key: "ReadGroup=", old: "syncd-read", new: "(not set)")])
+        #expect(ReloadDecision.changesNeedingRestart(from: new, to: Self.running)
+                == [ReloadDecision.Change(key: "ReadGroup=", old: "(not set)", new: "syncd-read")])
     }
 
     @Test func severalChangesAreListedInTheFilesOrder() {

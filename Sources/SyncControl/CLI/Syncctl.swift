@@ -133,7 +133,11 @@ public enum Syncctl {
     public static func describeRemoteError(name: String, parameters: JSONObject, command: String) -> String {
         if let error = ManagerError(name: name, parameters: parameters) {
             switch error {
-            case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
+            case .permissionDenied(let needs) where !needs.isEmpty:
+                return "permission denied: \(command) needs \(HumanFormat.printable(needs))"
+            case .permissionDenied:
+                // A daemon older than the ReadGroup= split does not say who may: its rule was the control group.
+                return "permission denied: \(command) needs root or membership in the daemon's ControlGroup= (default \"syncd\")"
             case .noSuchSource(let source): return "no such source: \(source); 'syncctl status' lists the configured sources"
             // The ID on one line whatever it holds (the message's own lines are kept: `printableLines`).
             case .noSuchRecord(let source, let id): return "no record with ID \(HumanFormat.printable(id)) in source \(HumanFormat.printable(source))"
@@ -162,7 +166,8 @@ public enum Syncctl {
         }
         if let error = VarlinkServiceError(name: name, parameters: parameters) {
             switch error {
-            case .permissionDenied: return "permission denied: \(command) needs root or membership in group \"syncd\""
+            case .permissionDenied:
+                return "permission denied: \(command) needs root or membership in the daemon's ControlGroup= (default \"syncd\")"
             case .methodNotFound(let method), .methodNotImplemented(let method):
                 return "this syncd does not support \(method) (is it older than syncctl?)"
             default: break

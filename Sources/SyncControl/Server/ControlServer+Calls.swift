@@ -64,9 +64,10 @@ extension ControlIOLoop {
         guard ManagerInterface.methods.contains(member) else {
             return refuse(connection, VarlinkServiceError.methodNotFound(method: call.method))
         }
-        // Permission before parameters: an unprivileged caller learns nothing from decoding errors.
-        guard AccessPolicy.allows(method: call.method, privileged: connection.privileged) else {
-            return reply(call, on: connection, VarlinkReply(error: ManagerError.permissionDenied))
+        // Permission before parameters: a caller without the right learns nothing from decoding errors.
+        let needed = AccessPolicy.requiredLevel(for: call.method)
+        guard connection.level >= needed else {
+            return reply(call, on: connection, VarlinkReply(error: ManagerError.permissionDenied(needs: server.policy.whoMay(needed))))
         }
         let request: ManagerRequest
         do {
@@ -81,7 +82,7 @@ extension ControlIOLoop {
             state.callInFlight = state.nextCallID
             return state.nextCallID
         }
-        let context = ControlCallContext(peer: connection.peer, privileged: connection.privileged, more: call.more, oneway: call.oneway)
+        let context = ControlCallContext(peer: connection.peer, level: connection.level, more: call.more, oneway: call.oneway)
         let sink = ReplySink(connection: connection, callID: callID, server: server, more: call.more, oneway: call.oneway)
         calls.yield(PendingCall(connection: connection, request: request, context: context, sink: sink))
     }

@@ -13,8 +13,10 @@ final class ControlConnection: Sendable {
     let fd: Int32
     /// Who connected.
     let peer: PeerCredentials
-    /// Whether `peer` may call everything (decided once, at accept).
-    let privileged: Bool
+    /// What `peer` may do (decided once, at accept).
+    let level: AccessLevel
+    /// Whether `peer` shares the connections reserved for root, the daemon's user and the control group.
+    var privileged: Bool { level >= .control }
     let maxPendingOutput: Int
     private let state: Mutex<State>
 
@@ -50,10 +52,10 @@ final class ControlConnection: Sendable {
         var pendingOutputCount: Int { output.count - outputOffset }
     }
 
-    init(fd: Int32, peer: PeerCredentials, privileged: Bool, limits: ControlServerLimits, now: MonotonicInstant) {
+    init(fd: Int32, peer: PeerCredentials, level: AccessLevel, limits: ControlServerLimits, now: MonotonicInstant) {
         self.fd = fd
         self.peer = peer
-        self.privileged = privileged
+        self.level = level
         self.maxPendingOutput = limits.maxPendingOutput
         self.state = Mutex(State(framer: VarlinkFramer(maxMessageSize: limits.maxMessageSize), lastProgress: now))
     }

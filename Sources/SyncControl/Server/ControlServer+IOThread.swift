@@ -114,8 +114,8 @@ final class ControlIOLoop {
                 close(fd)
                 continue
             }
-            let privileged = server.policy.isPrivileged(peer)
-            if case .refused(let refusal, let log) = tally.admit(uid: peer.uid, privileged: privileged) {
+            let level = server.policy.level(of: peer)
+            if case .refused(let refusal, let log) = tally.admit(uid: peer.uid, privileged: level >= .control) {
                 refuseAtOnce(fd, refusal)
                 if log {
                     server.logger?.warning("Refused control connection of \(peer): \(refusal.reason) "
@@ -123,7 +123,7 @@ final class ControlIOLoop {
                 }
                 continue
             }
-            connections.append(ControlConnection(fd: fd, peer: peer, privileged: privileged, limits: server.limits, now: server.now()))
+            connections.append(ControlConnection(fd: fd, peer: peer, level: level, limits: server.limits, now: server.now()))
         }
     }
 

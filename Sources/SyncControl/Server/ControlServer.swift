@@ -17,8 +17,11 @@ public protocol ControlHandler: Sendable {
 public struct ControlCallContext: Sendable {
     /// Who called.
     public let peer: PeerCredentials
-    /// Whether the caller is privileged (always true for calls other than `GetStatus`).
-    public let privileged: Bool
+    /// What the caller may do (the call itself was allowed at this level).
+    public let level: AccessLevel
+    /// Whether the caller sees a server's own words and URLs (root, the daemon's user, the control group;
+    /// docs/control-api.md, "Secrets"): readers and anyone else get the public form.
+    public var privileged: Bool { level.seesServerText }
     /// The caller accepts several replies (`progress` is delivered).
     public let more: Bool
     /// The caller wants no reply at all (replies are discarded).

@@ -14,19 +14,17 @@ public enum ManagerInterface {
         "Put", "Delete", "ListOutbox", "RetryOutbox", "DropOutbox", "ListConflicts", "Resolve",
     ]
 
-    /// Methods anyone who can reach the socket may call; the rest need privilege
-    /// (root, the daemon's user, or membership in `ControlGroup`).
-    public static let unprivilegedMethods: Set<String> = ["GetStatus"]
-
     /// Most records one `List` reply carries.
     public static let maxPageSize = 1000
 
     /// The interface definition of `io.syncd.Manager`.
     public static let description = """
         # Control interface of syncd, the offline-first cache of remote JSON
-        # collections. Anyone who can reach the socket may call GetStatus; every
-        # other method needs root, the daemon's own user, or membership in the
-        # daemon's ControlGroup (default "syncd"), else PermissionDenied.
+        # collections. Anyone who can reach the socket may call GetStatus.
+        # Members of the daemon's ReadGroup may also call List, Get and Watch;
+        # members of its ControlGroup (default "syncd") every method but Logout
+        # and Reload, which need root or the daemon's own user. Anyone else gets
+        # PermissionDenied.
         # Times are RFC 3339 UTC text, e.g. "2026-11-29T10:00:00Z".
         interface io.syncd.Manager
 
@@ -232,8 +230,10 @@ public enum ManagerInterface {
         # (drop it); unwritten as in Put.
         method Resolve(source: string, id: string, keep: string) -> (unwritten: ?int)
 
-        # The caller may only call GetStatus.
-        error PermissionDenied ()
+        # The caller may not call this method; needs says who may (the groups
+        # by name), e.g. "root, the user syncd runs as, or membership in group
+        # \"syncd\" (ControlGroup=)".
+        error PermissionDenied (needs: ?string)
 
         # No source of this name is configured.
         error NoSuchSource (source: string)

@@ -69,7 +69,8 @@ extension ManagerError: VarlinkErrorConvertible {
 
     public var varlinkParameters: JSONObject {
         switch self {
-        case .permissionDenied, .stopping: return [:]
+        case .permissionDenied(let needs): return needs.isEmpty ? [:] : ["needs": .string(needs)]
+        case .stopping: return [:]
         case .cancelled(let reason): return ["reason": .string(reason)]
         case .noSuchSource(let source), .notWritable(let source): return ["source": .string(source)]
         case .noSuchRecord(let source, let id): return ["source": .string(source), "id": .string(id)]
@@ -85,7 +86,7 @@ extension ManagerError: VarlinkErrorConvertible {
     public init?(name: String, parameters: JSONObject) {
         func text(_ key: String) -> String { parameters[key]?.stringValue ?? "" }
         switch name {
-        case "io.syncd.Manager.PermissionDenied": self = .permissionDenied
+        case "io.syncd.Manager.PermissionDenied": self = .permissionDenied(needs: text("needs"))
         case "io.syncd.Manager.NoSuchSource": self = .noSuchSource(source: text("source"))
         case "io.syncd.Manager.NoSuchRecord": self = .noSuchRecord(source: text("source"), id: text("id"))
         case "io.syncd.Manager.NotWritable": self = .notWritable(source: text("source"))

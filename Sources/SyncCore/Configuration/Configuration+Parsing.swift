@@ -98,6 +98,9 @@ struct ConfigurationParser {
                 },
                 .value("ControlGroup", \.daemon.controlGroup, default: defaults.daemon.controlGroup,
                        ConfigurationSyntax.groupName),
+                .value("ReadGroup", \.daemon.readGroup, default: nil) { text throws(ValueError) in
+                    try ConfigurationSyntax.groupName(text)
+                },
             ]),
             ConfigurationSection(name: "Network", settings: [
                 .value("WatchLinks", \.network.watchLinks, default: defaults.network.watchLinks, BooleanValue.parse),

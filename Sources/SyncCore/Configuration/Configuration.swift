@@ -49,19 +49,27 @@ public struct DaemonSettings: Equatable, Sendable {
     public var cacheDirectory: String?
     /// `RuntimeDirectory=`: an absolute path, or nil for `$RUNTIME_DIRECTORY` and the built-in default.
     public var runtimeDirectory: String?
-    /// `ControlGroup=`: members may refresh, read records and change data over the control socket.
+    /// `ControlGroup=`: members may refresh, read records and change data over the control socket
+    /// (everything but `Logout` and `Reload`).
     public var controlGroup: String
+    /// `ReadGroup=`: members may read records (`List`, `Get`, `Watch`, `Changes`) and the cache files,
+    /// which belong to this group; nil (the default) means no such group, and the files belong to `ControlGroup=`.
+    public var readGroup: String?
+
+    /// The group the cache files and folders belong to: `ReadGroup=` if set, else `ControlGroup=`.
+    public var cacheFileGroup: String { readGroup ?? controlGroup }
 
     /// Creates daemon settings; every argument defaults to the documented default.
     public init(
         account: String = "default", stateDirectory: String? = nil, cacheDirectory: String? = nil,
-        runtimeDirectory: String? = nil, controlGroup: String = "syncd"
+        runtimeDirectory: String? = nil, controlGroup: String = "syncd", readGroup: String? = nil
     ) {
         self.account = account
         self.stateDirectory = stateDirectory
         self.cacheDirectory = cacheDirectory
         self.runtimeDirectory = runtimeDirectory
         self.controlGroup = controlGroup
+        self.readGroup = readGroup
     }
 }
 

@@ -17,14 +17,18 @@ public struct RestartSettings: Sendable, Equatable {
     public var runtimeDirectory: String
     /// `ControlGroup=`.
     public var controlGroup: String
+    /// `ReadGroup=`, empty when unset.
+    public var readGroup: String
 
     /// Creates the settings.
-    public init(account: String, stateDirectory: String, cacheDirectory: String, runtimeDirectory: String, controlGroup: String) {
+    public init(account: String, stateDirectory: String, cacheDirectory: String, runtimeDirectory: String, controlGroup: String,
+                readGroup: String = "") {
         self.account = account
         self.stateDirectory = stateDirectory
         self.cacheDirectory = cacheDirectory
         self.runtimeDirectory = runtimeDirectory
         self.controlGroup = controlGroup
+        self.readGroup = readGroup
     }
 }
 
@@ -46,12 +50,13 @@ public enum ReloadDecision {
         let keys: [(String, KeyPath<RestartSettings, String>, Bool)] = [
             ("Account=", \.account, false), ("StateDirectory=", \.stateDirectory, true),
             ("CacheDirectory=", \.cacheDirectory, true), ("RuntimeDirectory=", \.runtimeDirectory, true),
-            ("ControlGroup=", \.controlGroup, false),
+            ("ControlGroup=", \.controlGroup, false), ("ReadGroup=", \.readGroup, false),
         ]
         return keys.compactMap { key, path, isFolder in
             let (was, now) = (old[keyPath: path], new[keyPath: path])
             let same = isFolder ? FolderPath.normalized(was) == FolderPath.normalized(now) : was == now
-            return same ? nil : Change(key: key, old: was, new: now)
+            // Only ReadGroup= may be empty (not set): say so rather than print nothing.
+            return same ? nil : Change(key: key, old: was.isEmpty ? "(not set)" : was, new: now.isEmpty ? "(not set)" : now)
         }
     }
 

@@ -2,8 +2,9 @@
 /// engine's local-change actions (put, delete, resolve, outbox retry/drop) to the
 /// Varlink reply (SyncControl maps each case to its `io.syncd.Manager` error, docs/control-api.md).
 public enum ManagerError: Error, Sendable, Equatable {
-    /// The caller is neither root, the daemon's user, nor a member of `ControlGroup`.
-    case permissionDenied
+    /// The caller may not call this method; `needs` says who may, in words for a person (e.g. `root, the
+    /// daemon's own user, or a member of group "syncd" (ControlGroup=)`), empty when not known (an older daemon).
+    case permissionDenied(needs: String)
     /// No source of this name is configured.
     case noSuchSource(source: String)
     /// The source has no record with this ID.

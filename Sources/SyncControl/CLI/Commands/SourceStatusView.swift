@@ -70,7 +70,7 @@ struct SourceStatusView {
         let reply: JSONObject
         do {
             reply = try context.call(.listOutbox(source: source))
-        } catch .client(.remote(let name, _)) where name == ManagerError.permissionDenied.varlinkName {
+        } catch .client(.remote(let name, _)) where name == ManagerError.permissionDenied(needs: "").varlinkName {
             return SourceDetailFormatter.Outbox(entries: nil)
         }
         var entries: [OutboxEntry] = []
