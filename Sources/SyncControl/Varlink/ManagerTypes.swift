@@ -67,7 +67,7 @@ public struct WatchEvent: Sendable, Equatable {
         case current
         /// A refresh rewrote the cache file (a new listing, or a push that settled local changes).
         case saved
-        /// A local change was queued or settled (`Put`, `Delete`, `Resolve`, `RetryOutbox`, `DropOutbox`).
+        /// A local change was queued or settled (`Put`, `Delete`, `Resolve`, `RetryOutbox`, `DropOutbox`, `RestoreDiscarded`).
         case local
         /// `Logout` erased the source's cache file and state.
         case logout
