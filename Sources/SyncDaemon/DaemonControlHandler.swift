@@ -131,21 +131,34 @@ struct DaemonControlHandler: ControlHandler {
             await finish(change(.retry(seq: seq)), reply)
         case .dropOutbox(let seq):
             await finish(change(.drop(seq: seq)), reply)
+        case .restoreDiscarded(let seq):
+            switch await change(.restore(seq: seq)) {
+            case .success(let answer):
+                var parameters = answer.reply
+                parameters["unwritten"] = answer.unwritten.map { JSONValue.int($0) } ?? .null
+                _ = reply.finish(parameters)
+            case .failure(let error): _ = reply.fail(error)
+            }
         case .resolve(let source, let id, let keep):
             await finish(change(.resolve(source: source, id: id, keepLocal: keep == .local)), reply, unwritten: true)
-        case .listOutbox(let source):
+        case .listOutbox(let source), .listDiscarded(let source):
             if let source { guard await sourceExists(source, reply: reply) else { return } }
             let path = databasePath
             let folder = cacheFolder
-            let entries: Result<[JSONValue], ManagerError> = await read {
-                try StateStore(readingFrom: path, cacheFolder: folder).outbox(source: source).map { entry in
+            let withDiscarded = if case .listDiscarded = request { true } else { false }
+            let lists: Result<JSONObject, ManagerError> = await read {
+                let store = try StateStore(readingFrom: path, cacheFolder: folder)
+                let entries: [JSONValue] = try store.outbox(source: source).map { entry in
                     .object(OutboxEntry(seq: entry.seq, source: entry.source, id: entry.recordID, operation: entry.operation.rawValue,
                                         createdAt: entry.createdAt, state: entry.state.rawValue, attempts: Int64(entry.attempts),
                                         lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.lastError).json)
                 }
+                guard withDiscarded else { return ["entries": .array(entries)] }
+                let discarded: [JSONValue] = try store.discarded(source: source).map { .object(DaemonControlHandler.entry($0).json) }
+                return ["entries": .array(entries), "discarded": .array(discarded)]
             }
-            switch entries {
-            case .success(let list): _ = reply.finish(["entries": .array(list)])
+            switch lists {
+            case .success(let parameters): _ = reply.finish(parameters)
             case .failure(let error): _ = reply.fail(error)
             }
         case .listConflicts(let source):
@@ -261,6 +274,14 @@ struct DaemonControlHandler: ControlHandler {
                 }
             }
         }
+    }
+
+    /// A discarded change as `ListOutbox(discarded: true)` shows it: the record and the server's as JSON objects.
+    static func entry(_ change: DiscardedChange) -> DiscardedEntry {
+        DiscardedEntry(seq: change.seq, source: change.source, id: change.recordID, operation: change.operation.rawValue,
+                       record: change.body.flatMap { try? JSONValue(parsing: $0) }?.objectValue, baseVersion: change.baseVersion,
+                       createdAt: change.createdAt, discardedAt: change.discardedAt, reason: change.reason,
+                       server: change.serverBody.flatMap { try? JSONValue(parsing: $0) }?.objectValue, serverVersion: change.serverVersion)
     }
 
     /// What `List` and `Get` answer when the cache file of `source` is not the one syncd wrote.

@@ -83,6 +83,8 @@ enum LocalChangeRequest: Sendable {
     case retry(seq: Int64)
     case drop(seq: Int64)
     case resolve(source: String, id: String, keepLocal: Bool)
+    /// `syncctl outbox --restore SEQ`: a discarded change queued again.
+    case restore(seq: Int64)
 }
 
 /// What a stored local change answers: the record's ID (or the outbox entry's number), and how many records
@@ -91,6 +93,8 @@ enum LocalChangeRequest: Sendable {
 struct ChangeAnswer: Sendable {
     let text: String
     let unwritten: Int?
+    /// Further members of the reply (`RestoreDiscarded`: what was queued).
+    var reply: JSONObject = [:]
 
     /// The reply's `unwritten` member, when the file could not be written (Put, Delete, Resolve).
     var unwrittenParameters: JSONObject { unwritten.map { ["unwritten": .int($0)] } ?? [:] }

@@ -141,9 +141,10 @@ extension DaemonLoop {
         let sourceName: String?
         switch change {
         case .put(let source, _), .delete(let source, _), .resolve(let source, _, _): sourceName = source
-        case .retry, .drop: sourceName = nil
+        case .retry, .drop, .restore: sourceName = nil
         }
         let config = sourceName.flatMap { sourcesByName[$0] }
+        let configured = sourcesByName
         if let sourceName, config == nil {
             return continuation.resume(returning: .failure(.noSuchSource(source: sourceName)))
         }
@@ -153,6 +154,7 @@ extension DaemonLoop {
                 do throws(ManagerError) {
                     let touched: String
                     let answer: String
+                    var reply: JSONObject = [:]
                     func source() throws(ManagerError) -> SourceConfiguration {
                         guard let config else { throw .storageFailure(reason: "the source is no longer configured") }
                         return config
@@ -173,9 +175,14 @@ extension DaemonLoop {
                     case .resolve(_, let id, let keepLocal):
                         try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
                         (answer, touched) = (id, try source().name)
+                    case .restore(let seq):
+                        let restored = try engine.restoreDiscarded(seq) { configured[$0] }
+                        (answer, touched) = (restored.id, restored.source)
+                        reply = ["source": .string(restored.source), "id": .string(restored.id),
+                                 "operation": .string(restored.operation.rawValue), "seq": .int(restored.seq)]
                     }
                     let state = engine.shared.stampedState(of: touched, from: engine.store)
-                    return (.success(ChangeAnswer(text: answer, unwritten: state?.state.unwrittenRecordCount)), touched, state)
+                    return (.success(ChangeAnswer(text: answer, unwritten: state?.state.unwrittenRecordCount, reply: reply)), touched, state)
                 } catch {
                     return (.failure(error), nil, nil)
                 }

@@ -32,15 +32,15 @@ extension SyncEngine {
         republish(source.name)
     }
 
-    /// Applies `ConflictPolicy`; returns true when the change was settled (dropped or set aside), false
-    /// when it should be pushed anyway.
+    /// Applies `ConflictPolicy`; returns true when the change was settled (discarded, kept for `syncctl outbox
+    /// --discarded`, or set aside), false when it should be pushed anyway.
     func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
                   reason: String, status: Int? = nil) throws(RefreshFailure) -> Bool {
         let now = clock()
         switch source.conflictPolicy {
         case .serverWins:
-            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
+            try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
+                        outcome: "dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
             return true
         case .clientWins:
             logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
@@ -52,9 +52,9 @@ extension SyncEngine {
                 logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
                 return false
             }
-            do { try store.removeOutboxEntry(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
             let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
-            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); \(why), dropped the local change (ConflictPolicy=last-write-wins)")
+            try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
+                        outcome: "\(why), dropped the local change (ConflictPolicy=last-write-wins)")
             return true
         case .manual:
             do {

@@ -67,17 +67,7 @@ extension SyncEngine {
 
     private func queue(_ source: SourceConfiguration, id: String, isInteger: Bool, operation: OutboxRecord.Operation,
                        body: [UInt8]?, baseVersion: String?) throws(ManagerError) {
-        // A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
-        // (`syncctl outbox`), and no longer holds the record's changes back.
-        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
-        for entry in parked {
-            do {
-                try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
-            } catch {
-                throw .storageFailure(reason: "Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
-            }
-            logger.forSource(source.name).notice("the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
-        }
+        try supersedeParked(id, of: source)
         let stored: OutboxRecord?
         do {
             stored = try store.enqueue(source: source.name, recordID: id, idIsInteger: isInteger, operation: operation, body: body,
@@ -93,6 +83,20 @@ extension SyncEngine {
             logger.forSource(source.name).info("removed the unsent create of \(id); nothing to push")
         }
         republish(source.name)
+    }
+
+    /// A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
+    /// (`syncctl outbox`), and no longer holds the record's changes back.
+    func supersedeParked(_ id: String, of source: SourceConfiguration) throws(ManagerError) {
+        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
+        for entry in parked {
+            do {
+                try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
+            } catch {
+                throw .storageFailure(reason: "Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
+            }
+            logger.forSource(source.name).notice("the parked \(entry.operation.rawValue) of \(id) (outbox \(entry.seq)) is superseded by a new change")
+        }
     }
 
     /// The record as the last listing had it; nil when it has none. A store error is an error, never "none".

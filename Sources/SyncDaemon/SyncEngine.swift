@@ -191,6 +191,7 @@ public final class SyncEngine {
             let read = token
             shared.memory.withLock { $0.tokens[source.name] = read }
             // Local changes go out first, then the listing is pulled (docs/local-changes.md).
+            if source.writable { pruneDiscarded(source) }
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)

@@ -88,48 +88,54 @@ extension StateStore {
                         body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws(StoreError) -> OutboxRecord? {
         var result: OutboxRecord?
         try durableWrite("queue a change to \(recordID) of \(source)") {
-            try noteUnwritten(source: source, recordID: recordID)
-            // The record's latest change that is, or may be, on its way to the server or on it.
-            let latest = try outbox(source: source).last { $0.recordID == recordID && ($0.state == .queued || $0.state == .sent) }
-            if let existing = latest, existing.state == .queued, existing.attempts == 0 {
-                let merged: OutboxRecord.Operation?
-                switch (existing.operation, operation) {
-                case (.create, .delete): merged = nil
-                case (.create, _): merged = .create
-                case (.update, .create): merged = .update
-                case (_, let new): merged = new
-                }
-                guard let merged else {
-                    try run("DELETE FROM outbox WHERE seq = ?1", existing.seq)
-                    return
-                }
-                let statement = try database.prepare("UPDATE outbox SET operation = ?2, body = ?3, created_at = ?4 WHERE seq = ?1")
-                try statement.bind(1, existing.seq)
-                try statement.bind(2, merged.rawValue)
-                if let body { try body.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
-                try statement.bind(4, time)
-                try statement.step()
-                result = try outbox(source: source).first { $0.seq == existing.seq }
-                return
-            }
-            var operation = operation
-            if operation == .create, let latest, latest.operation != .delete { operation = .update }
-            let statement = try database.prepare("""
-                INSERT INTO outbox (source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                """)
-            try statement.bind(1, source)
-            try statement.bind(2, recordID)
-            try statement.bind(3, idIsInteger ? 1 : 0)
-            try statement.bind(4, operation.rawValue)
-            if let body { try body.withUnsafeBytes { try statement.bind(5, blob: $0) } } else { try statement.bind(5, nil as String?) }
-            try statement.bind(6, baseVersion)
-            try statement.bind(7, time)
-            try statement.bind(8, idempotencyKey)
-            try statement.step()
-            result = try outbox(source: source).last
+            result = try enqueueRow(source: source, recordID: recordID, idIsInteger: idIsInteger, operation: operation, body: body,
+                                    baseVersion: baseVersion, at: time, idempotencyKey: idempotencyKey)
         }
         return result
+    }
+
+    /// `enqueue` inside the caller's transaction (also `restoreDiscarded`'s).
+    func enqueueRow(source: String, recordID: String, idIsInteger: Bool, operation: OutboxRecord.Operation,
+                    body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws -> OutboxRecord? {
+        try noteUnwritten(source: source, recordID: recordID)
+        // The record's latest change that is, or may be, on its way to the server or on it.
+        let latest = try outbox(source: source).last { $0.recordID == recordID && ($0.state == .queued || $0.state == .sent) }
+        if let existing = latest, existing.state == .queued, existing.attempts == 0 {
+            let merged: OutboxRecord.Operation?
+            switch (existing.operation, operation) {
+            case (.create, .delete): merged = nil
+            case (.create, _): merged = .create
+            case (.update, .create): merged = .update
+            case (_, let new): merged = new
+            }
+            guard let merged else {
+                try run("DELETE FROM outbox WHERE seq = ?1", existing.seq)
+                return nil
+            }
+            let statement = try database.prepare("UPDATE outbox SET operation = ?2, body = ?3, created_at = ?4 WHERE seq = ?1")
+            try statement.bind(1, existing.seq)
+            try statement.bind(2, merged.rawValue)
+            if let body { try body.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
+            try statement.bind(4, time)
+            try statement.step()
+            return try outbox(source: source).first { $0.seq == existing.seq }
+        }
+        var operation = operation
+        if operation == .create, let latest, latest.operation != .delete { operation = .update }
+        let statement = try database.prepare("""
+            INSERT INTO outbox (source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            """)
+        try statement.bind(1, source)
+        try statement.bind(2, recordID)
+        try statement.bind(3, idIsInteger ? 1 : 0)
+        try statement.bind(4, operation.rawValue)
+        if let body { try body.withUnsafeBytes { try statement.bind(5, blob: $0) } } else { try statement.bind(5, nil as String?) }
+        try statement.bind(6, baseVersion)
+        try statement.bind(7, time)
+        try statement.bind(8, idempotencyKey)
+        try statement.step()
+        return try outbox(source: source).last
     }
 
     /// Every outbox entry, oldest first; of one source, or of all when `source` is nil.
@@ -267,7 +273,7 @@ extension StateStore {
         try statement.step()
     }
 
-    /// Removes a change (done, dropped by a person, or lost to `server-wins`).
+    /// Removes a change (done, or dropped by a person; one a `ConflictPolicy=` discards is kept: `discard`).
     public func removeOutboxEntry(_ seq: Int64) throws(StoreError) {
         try durableWrite("remove a change") { try run("DELETE FROM outbox WHERE seq = ?1", seq) }
     }

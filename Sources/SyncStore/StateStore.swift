@@ -127,6 +127,8 @@ public final class StateStore {
     /// Whether the file has the `unwritten` table (StateStore+Unwritten): always once the daemon opened it for
     /// writing; a read-only store looks once, at open.
     private(set) var hasUnwrittenTable = true
+    /// Whether the file has the `discarded` table (StateStore+Discarded), like `hasUnwrittenTable`.
+    private(set) var hasDiscardedTable = true
 
     /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
     /// and written to the cache files in `cacheFolder`.
@@ -180,7 +182,9 @@ public final class StateStore {
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
-            hasUnwrittenTable = try !database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'unwritten'").isEmpty
+            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded')")
+            hasUnwrittenTable = tables.contains("unwritten")
+            hasDiscardedTable = tables.contains("discarded")
         } catch {
             throw StateStore.openError(error, path: path)
         }
@@ -291,8 +295,8 @@ public final class StateStore {
         ("sources", "last_error_public", "TEXT"),
     ]
 
-    /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
-    /// transaction, keeping every row.
+    /// Adds the columns of `addedColumns` and the tables added since (ID index, unwritten, discarded) when a
+    /// file lacks them, in one transaction, keeping every row.
     private func addMissingColumns() throws(SQLiteError) {
         func missing() throws(SQLiteError) -> [(table: String, column: String, definition: String)] {
             var present: Set<String> = []
@@ -301,9 +305,9 @@ public final class StateStore {
             return StateStore.addedColumns.filter { !present.contains("\($0.table).\($0.column)") }
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
-            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten')")
+            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten', 'discarded')")
             _ = try statement.step()
-            return statement.int64(0) < 2
+            return statement.int64(0) < 3
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -320,6 +324,8 @@ public final class StateStore {
                 // Records changed locally since the cache file was last written, while a write failed
                 // (StateStore+Unwritten). An older syncd never names it.
                 try database.execute(StateStore.unwrittenTable)
+                // Changes a ConflictPolicy= discarded, kept for DiscardedRetentionSec= (StateStore+Discarded).
+                try database.execute(StateStore.discardedTable)
             }
         } catch let error as SQLiteError {
             throw error

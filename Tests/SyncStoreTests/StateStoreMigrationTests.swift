@@ -130,6 +130,24 @@ struct StateStoreMigrationTests {
         #expect(try storedBodies(converted) == records(5, version: 1).map { String(decoding: $0.1, as: UTF8.self) })
     }
 
+    /// The discarded changes' table (StateStore+Discarded) is added to a file of an earlier syncd, whose outbox
+    /// entries can then be discarded, listed and queued again.
+    @Test func versionOneGainsTheDiscardedChangesAndKeepsItsOutbox() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try StateStore(path: path, cacheFolder: try folder(directory))
+        #expect(try store.discarded(source: nil) == [])
+        let parked = try #require(try store.outbox(source: "posts").first)
+        #expect(parked.recordID == "9" && parked.state == .parked)
+        let kept = try #require(try store.discard(parked.seq, reason: "r", serverBody: nil, serverVersion: nil, at: "2026-11-29T11:00:00Z"))
+        #expect(kept.body == Array("{\"id\":9}".utf8) && kept.operation == .create && kept.createdAt == "2026-11-29T10:01:00Z")
+        #expect(try store.outbox(source: "posts") == [])
+        #expect(try store.restoreDiscarded(parked.seq, operation: .create, body: kept.body, baseVersion: nil,
+                                           at: "2026-11-29T12:00:00Z", idempotencyKey: "k2"))
+        #expect(try store.outbox(source: "posts").map(\.recordID) == ["9"])
+        #expect(try store.discarded(source: nil) == [])
+    }
+
     @Test func aReadOnlyOpenOfVersionOneSaysTheDaemonConvertsIt() throws {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -27,7 +27,7 @@ _syncctl()
     case $prev in
         --socket) _filedir; return ;;
         --keep) COMPREPLY=($(compgen -W "local remote" -- "$cur")); return ;;
-        --retry|--drop|--timeout) return ;;
+        --retry|--drop|--restore|--timeout) return ;;
     esac
 
     local command="" i positional=0
@@ -49,7 +49,7 @@ _syncctl()
     local options=""
     case $command in
         refresh) options="--wait" ;;
-        outbox) options="--retry --drop" ;;
+        outbox) options="--retry --drop --discarded --restore" ;;
         resolve) options="--keep" ;;
         logout) options="--discard-pending" ;;
     esac

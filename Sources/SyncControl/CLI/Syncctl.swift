@@ -143,6 +143,9 @@ public enum Syncctl {
             case .noSuchRecord(let source, let id): return "no record with ID \(HumanFormat.printable(id)) in source \(HumanFormat.printable(source))"
             case .notWritable(let source): return "source \(source) is read-only (it is not configured with Writable=yes)"
             case .noSuchOutboxEntry(let seq): return "no outbox entry \(seq)"
+            case .noSuchDiscardedChange(let seq):
+                return "no discarded change \(seq) (restored already, or kept no longer than DiscardedRetentionSec=); "
+                    + "'syncctl outbox --discarded' lists them"
             case .invalidParameter(let parameter, let reason) where command == "resolve" && parameter == "id":
                 // The record exists but has nothing to resolve: say where the conflicts are, not "invalid id".
                 return "\(reason); 'syncctl conflicts' lists the records that are"

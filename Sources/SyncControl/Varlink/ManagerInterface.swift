@@ -11,7 +11,8 @@ public enum ManagerInterface {
     /// Every method of `io.syncd.Manager`, in the order of the description.
     public static let methods = [
         "GetStatus", "Refresh", "List", "Get", "Watch", "Logout", "Reload",
-        "Put", "Delete", "ListOutbox", "RetryOutbox", "DropOutbox", "ListConflicts", "Resolve",
+        "Put", "Delete", "ListOutbox", "RetryOutbox", "DropOutbox", "RestoreDiscarded",
+        "ListConflicts", "Resolve",
     ]
 
     /// Most records one `List` reply carries.
@@ -120,6 +121,34 @@ public enum ManagerInterface {
           lastError: ?string
         )
 
+        # A local change a ConflictPolicy discarded (server-wins, or the older side
+        # of last-write-wins), kept with the server's side for the source's
+        # DiscardedRetentionSec= (default 30 days).
+        type DiscardedChange (
+          # The outbox entry's sequence number; used by RestoreDiscarded.
+          seq: int,
+          # Source the change belongs to.
+          source: string,
+          # ID of the record changed.
+          id: string,
+          # One of "create", "update", "delete".
+          operation: string,
+          # The record as the change had it; null for a removal.
+          record: ?object,
+          # Value of VersionField the change was made against, if known.
+          baseVersion: ?string,
+          # When the change was made.
+          createdAt: string,
+          # When the policy discarded it.
+          discardedAt: string,
+          # The conflict and the policy that settled it.
+          reason: string,
+          # The server's record then; null if it was not read or the server had removed it.
+          server: ?object,
+          # Value of VersionField on the server then, if known.
+          serverVersion: ?string
+        )
+
         # A local change that clashes with the server's version of a record.
         type Conflict (
           # Source of the record.
@@ -213,8 +242,10 @@ public enum ManagerInterface {
         # Queues the removal of a record of a writable source (unwritten as in Put).
         method Delete(source: string, id: string) -> (unwritten: ?int)
 
-        # The queued local changes, of one source or of all.
-        method ListOutbox(source: ?string) -> (entries: []OutboxEntry)
+        # The queued local changes, of one source or of all. With discarded true,
+        # discarded also lists the changes a ConflictPolicy discarded, oldest
+        # first (null without it).
+        method ListOutbox(source: ?string, discarded: ?bool) -> (entries: []OutboxEntry, discarded: ?[]DiscardedChange)
 
         # Makes a parked outbox entry eligible for pushing again.
         method RetryOutbox(seq: int) -> ()
@@ -222,6 +253,14 @@ public enum ManagerInterface {
         # Removes an outbox entry without pushing it; the record returns to the
         # server's version at the next refresh.
         method DropOutbox(seq: int) -> ()
+
+        # Queues a discarded change again, as a change made now against the
+        # server's version of the record in the latest listing (a removal of a
+        # record the server no longer has is InvalidParameter), and forgets the
+        # discarded one. operation is what was queued ("create" when the server
+        # removed the record); seq the outbox entry that holds it, null when it
+        # cancelled an unsent create; unwritten as in Put.
+        method RestoreDiscarded(seq: int) -> (source: string, id: string, operation: string, seq: ?int, unwritten: ?int)
 
         # The unresolved conflicts, of one source or of all.
         method ListConflicts(source: ?string) -> (conflicts: []Conflict)
@@ -246,6 +285,10 @@ public enum ManagerInterface {
 
         # No outbox entry has this sequence number.
         error NoSuchOutboxEntry (seq: int)
+
+        # No discarded change has this sequence number (restored already, or
+        # kept longer than DiscardedRetentionSec=).
+        error NoSuchDiscardedChange (seq: int)
 
         # A parameter has an unacceptable value.
         error InvalidParameter (parameter: string, reason: string)

@@ -35,6 +35,10 @@ public enum ManagerRequest: Sendable, Equatable {
     case retryOutbox(seq: Int64)
     /// `DropOutbox(seq)`.
     case dropOutbox(seq: Int64)
+    /// `ListOutbox(source, discarded: true)`: the outbox and the changes a `ConflictPolicy=` discarded.
+    case listDiscarded(source: String?)
+    /// `RestoreDiscarded(seq)`.
+    case restoreDiscarded(seq: Int64)
     /// `ListConflicts(source)`.
     case listConflicts(source: String?)
     /// `Resolve(source, id, keep)`.
@@ -52,9 +56,10 @@ public enum ManagerRequest: Sendable, Equatable {
         case .reload: return "Reload"
         case .put: return "Put"
         case .delete: return "Delete"
-        case .listOutbox: return "ListOutbox"
+        case .listOutbox, .listDiscarded: return "ListOutbox"
         case .retryOutbox: return "RetryOutbox"
         case .dropOutbox: return "DropOutbox"
+        case .restoreDiscarded: return "RestoreDiscarded"
         case .listConflicts: return "ListConflicts"
         case .resolve: return "Resolve"
         }
@@ -81,9 +86,12 @@ public enum ManagerRequest: Sendable, Equatable {
         case "Reload": self = .reload
         case "Put": self = .put(source: try reader.string("source"), record: try reader.object("record"))
         case "Delete": self = .delete(source: try reader.string("source"), id: try reader.string("id"))
-        case "ListOutbox": self = .listOutbox(source: try reader.optionalString("source"))
+        case "ListOutbox":
+            let source = try reader.optionalString("source")
+            self = try reader.optionalBool("discarded") == true ? .listDiscarded(source: source) : .listOutbox(source: source)
         case "RetryOutbox": self = .retryOutbox(seq: try reader.integer("seq"))
         case "DropOutbox": self = .dropOutbox(seq: try reader.integer("seq"))
+        case "RestoreDiscarded": self = .restoreDiscarded(seq: try reader.integer("seq"))
         case "ListConflicts": self = .listConflicts(source: try reader.optionalString("source"))
         case "Resolve":
             let source = try reader.string("source"), id = try reader.string("id")
@@ -113,7 +121,10 @@ public enum ManagerRequest: Sendable, Equatable {
             object = ["source": .string(source), "record": .object(record)]
         case .listOutbox(let source), .listConflicts(let source):
             if let source { object["source"] = .string(source) }
-        case .retryOutbox(let seq), .dropOutbox(let seq):
+        case .listDiscarded(let source):
+            object = ["discarded": true]
+            if let source { object["source"] = .string(source) }
+        case .retryOutbox(let seq), .dropOutbox(let seq), .restoreDiscarded(let seq):
             object = ["seq": .integer(seq)]
         case .resolve(let source, let id, let keep):
             object = ["source": .string(source), "id": .string(id), "keep": .string(keep.rawValue)]

@@ -67,7 +67,7 @@ public struct WatchEvent: Sendable, Equatable {
         case current
         /// A refresh rewrote the cache file (a new listing, or a push that settled local changes).
         case saved
-        /// A local change was queued or settled (`Put`, `Delete`, `Resolve`, `RetryOutbox`, `DropOutbox`).
+        /// A local change was queued or settled (`Put`, `Delete`, `Resolve`, `RetryOutbox`, `DropOutbox`, `RestoreDiscarded`).
         case local
         /// `Logout` erased the source's cache file and state.
         case logout
@@ -148,6 +148,65 @@ public struct OutboxEntry: Sendable, Equatable {
         attempts = try fields.integer("attempts")
         lastStatus = try fields.optionalInteger("lastStatus")
         lastError = try fields.optionalString("lastError")
+    }
+}
+
+/// `DiscardedChange`: a local change a `ConflictPolicy=` discarded, kept for `DiscardedRetentionSec=`.
+public struct DiscardedEntry: Sendable, Equatable {
+    public var seq: Int64
+    public var source: String
+    public var id: String
+    /// `create`, `update` or `delete`.
+    public var operation: String
+    /// The record as the change had it; nil for a removal.
+    public var record: JSONObject?
+    public var baseVersion: String?
+    public var createdAt: String
+    public var discardedAt: String
+    /// The conflict and the policy that settled it.
+    public var reason: String
+    /// The server's record when the change was discarded; nil when not read or removed.
+    public var server: JSONObject?
+    public var serverVersion: String?
+
+    /// Creates an entry.
+    public init(seq: Int64, source: String, id: String, operation: String, record: JSONObject?, baseVersion: String?,
+                createdAt: String, discardedAt: String, reason: String, server: JSONObject?, serverVersion: String?) {
+        self.seq = seq
+        self.source = source
+        self.id = id
+        self.operation = operation
+        self.record = record
+        self.baseVersion = baseVersion
+        self.createdAt = createdAt
+        self.discardedAt = discardedAt
+        self.reason = reason
+        self.server = server
+        self.serverVersion = serverVersion
+    }
+
+    /// The object.
+    public var json: JSONObject {
+        ["seq": .integer(seq), "source": .string(source), "id": .string(id), "operation": .string(operation),
+         "record": record.map(JSONValue.object) ?? .null, "baseVersion": .string(baseVersion), "createdAt": .string(createdAt),
+         "discardedAt": .string(discardedAt), "reason": .string(reason), "server": server.map(JSONValue.object) ?? .null,
+         "serverVersion": .string(serverVersion)]
+    }
+
+    /// Reads the object.
+    public init(json: JSONObject, path: String = "discarded") throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: path)
+        seq = try fields.integer("seq")
+        source = try fields.string("source")
+        id = try fields.string("id")
+        operation = try fields.string("operation")
+        record = try fields.optionalObject("record")
+        baseVersion = try fields.optionalString("baseVersion")
+        createdAt = try fields.string("createdAt")
+        discardedAt = try fields.string("discardedAt")
+        reason = try fields.string("reason")
+        server = try fields.optionalObject("server")
+        serverVersion = try fields.optionalString("serverVersion")
     }
 }
 

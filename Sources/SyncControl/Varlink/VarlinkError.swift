@@ -55,6 +55,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .noSuchRecord: member = "NoSuchRecord"
         case .notWritable: member = "NotWritable"
         case .noSuchOutboxEntry: member = "NoSuchOutboxEntry"
+        case .noSuchDiscardedChange: member = "NoSuchDiscardedChange"
         case .invalidParameter: member = "InvalidParameter"
         case .refreshFailed: member = "RefreshFailed"
         case .reloadFailed: member = "ReloadFailed"
@@ -74,7 +75,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .cancelled(let reason): return ["reason": .string(reason)]
         case .noSuchSource(let source), .notWritable(let source): return ["source": .string(source)]
         case .noSuchRecord(let source, let id): return ["source": .string(source), "id": .string(id)]
-        case .noSuchOutboxEntry(let seq): return ["seq": .integer(seq)]
+        case .noSuchOutboxEntry(let seq), .noSuchDiscardedChange(let seq): return ["seq": .integer(seq)]
         case .invalidParameter(let parameter, let reason): return ["parameter": .string(parameter), "reason": .string(reason)]
         case .refreshFailed(let source, let reason): return ["source": .string(source), "reason": .string(reason)]
         case .reloadFailed(let reason), .storageFailure(let reason), .tooManyConnections(let reason): return ["reason": .string(reason)]
@@ -91,6 +92,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case "io.syncd.Manager.NoSuchRecord": self = .noSuchRecord(source: text("source"), id: text("id"))
         case "io.syncd.Manager.NotWritable": self = .notWritable(source: text("source"))
         case "io.syncd.Manager.NoSuchOutboxEntry": self = .noSuchOutboxEntry(seq: parameters["seq"]?.integerValue ?? 0)
+        case "io.syncd.Manager.NoSuchDiscardedChange": self = .noSuchDiscardedChange(seq: parameters["seq"]?.integerValue ?? 0)
         case "io.syncd.Manager.InvalidParameter": self = .invalidParameter(parameter: text("parameter"), reason: text("reason"))
         case "io.syncd.Manager.RefreshFailed": self = .refreshFailed(source: text("source"), reason: text("reason"))
         case "io.syncd.Manager.ReloadFailed": self = .reloadFailed(reason: text("reason"))

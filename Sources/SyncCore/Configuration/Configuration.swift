@@ -171,6 +171,9 @@ public struct SourceConfiguration: Equatable, Sendable {
     /// (docs/local-changes.md, "No duplicate creates"). `LostCreateWaitSec=`, by default twice `TimeoutSec=`
     /// and at least a minute.
     public var lostCreateWait: Duration { lostCreateWaitSetting ?? max(timeout * 2, .seconds(60)) }
+    /// `DiscardedRetentionSec=`: how long a change a `ConflictPolicy=` discarded stays listed and restorable
+    /// (docs/local-changes.md, "Discarded changes"); default 30 days, always positive.
+    public var discardedRetention: Duration = .seconds(30 * 86_400)
     /// `NextPath=` as reference tokens: where `Pagination=body` finds the next page's URL (default `/next`).
     public var nextPath: [String] = ["next"]
     /// `NextPath=` as written, for messages.

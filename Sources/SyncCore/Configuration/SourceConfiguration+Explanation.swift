@@ -33,6 +33,7 @@ extension SourceConfiguration {
             }
             lines.append("lost create answers: sent again only if a listing read \(TimeSpan.format(lostCreateWait)) after the request began lacks the record"
                          + (lostCreateWaitSetting == nil ? " (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)" : " (LostCreateWaitSec=)"))
+            lines.append("discarded changes: kept \(TimeSpan.format(discardedRetention)) for 'syncctl outbox --discarded' and --restore (DiscardedRetentionSec=)")
         }
         return lines
     }

@@ -94,6 +94,7 @@ extension ConfigurationParser {
                 }
                 return policy
             },
+            .value("DiscardedRetentionSec", \.discardedRetention, default: defaults.discardedRetention, Setting.positiveTimeSpan),
         ])
     }
 

@@ -13,6 +13,8 @@ public enum ManagerError: Error, Sendable, Equatable {
     case notWritable(source: String)
     /// No outbox entry has this sequence number.
     case noSuchOutboxEntry(seq: Int64)
+    /// No discarded change has this sequence number (never discarded, restored, or pruned after `DiscardedRetentionSec=`).
+    case noSuchDiscardedChange(seq: Int64)
     /// A parameter is well-typed but its value is not acceptable.
     case invalidParameter(parameter: String, reason: String)
     /// A refresh (waited for) failed.

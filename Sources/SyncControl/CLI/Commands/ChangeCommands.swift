@@ -59,28 +59,37 @@ public struct DeleteCommand: SyncctlCommand {
     }
 }
 
-/// `syncctl outbox [SOURCE] [--retry SEQ] [--drop SEQ]`.
+/// `syncctl outbox [SOURCE] [--discarded] [--retry SEQ] [--drop SEQ] [--restore SEQ]`.
 public struct OutboxCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
-        name: "outbox", abstract: "Show queued local changes; retry or drop one",
+        name: "outbox", abstract: "Show queued local changes; retry or drop one; see and restore discarded ones",
         discussion: "Lists the outbox (of SOURCE, or of every source). Parked changes were refused by the server; "
-            + "--retry SEQ queues one again, --drop SEQ discards it.",
+            + "--retry SEQ queues one again, --drop SEQ discards it. --discarded lists the changes a ConflictPolicy= "
+            + "discarded (kept for DiscardedRetentionSec=); --restore SEQ queues one of them again.",
         positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name")],
         options: [.option("retry", value: "SEQ", help: "Push the parked change SEQ again"),
-                  .option("drop", value: "SEQ", help: "Discard the change SEQ without pushing it")],
+                  .option("drop", value: "SEQ", help: "Discard the change SEQ without pushing it"),
+                  .flag("discarded", help: "List the changes a ConflictPolicy= discarded"),
+                  .option("restore", value: "SEQ", help: "Queue the discarded change SEQ again")],
         printsJSON: true)
 
-    enum Action { case list(String?), retry(Int64), drop(Int64) }
+    enum Action { case list(String?), listDiscarded(String?), retry(Int64), drop(Int64), restore(Int64) }
     let action: Action
 
     public init(arguments: ParsedArguments) throws(UsageError) {
-        let retry = arguments.values["retry"], drop = arguments.values["drop"]
-        if retry != nil, drop != nil { throw UsageError("--retry and --drop cannot be combined", command: "outbox") }
-        if let text = retry ?? drop {
-            guard let seq = Int64(text), seq > 0 else { throw UsageError("invalid outbox entry '\(text)' (expected a number from the SEQ column)", command: "outbox") }
-            action = retry != nil ? .retry(seq) : .drop(seq)
+        let actions = [("retry", arguments.values["retry"]), ("drop", arguments.values["drop"]), ("restore", arguments.values["restore"])]
+            .compactMap { name, value in value.map { (name, $0) } }
+        let discarded = arguments.flags.contains("discarded")
+        if actions.count > 1 || (discarded && !actions.isEmpty) {
+            let names = actions.map { "--\($0.0)" } + (discarded ? ["--discarded"] : [])
+            throw UsageError("\(names.joined(separator: " and ")) cannot be combined", command: "outbox")
+        }
+        if let (name, text) = actions.first {
+            let column = name == "restore" ? "the SEQ column of 'syncctl outbox --discarded'" : "the SEQ column"
+            guard let seq = Int64(text), seq > 0 else { throw UsageError("invalid outbox entry '\(text)' (expected a number from \(column))", command: "outbox") }
+            action = name == "retry" ? .retry(seq) : name == "drop" ? .drop(seq) : .restore(seq)
         } else {
-            action = .list(arguments.positional(0))
+            action = discarded ? .listDiscarded(arguments.positional(0)) : .list(arguments.positional(0))
         }
     }
 
@@ -92,6 +101,10 @@ public struct OutboxCommand: SyncctlCommand {
         case .drop(let seq):
             _ = try context.call(.dropOutbox(seq: seq))
             context.output.write("Dropped outbox entry \(seq); the cache shows the server's version of its record again.\n")
+        case .restore(let seq):
+            let reply = try context.call(.restoreDiscarded(seq: seq))
+            context.output.write(OutboxCommand.restored(seq, reply: reply))
+            if let source = reply["source"]?.stringValue { warnUnwritten(reply, source: source, context) }
         case .list(let source):
             let reply = try context.call(.listOutbox(source: source))
             if context.globals.json != nil { return context.printJSON(reply["entries"] ?? []) }
@@ -106,7 +119,29 @@ public struct OutboxCommand: SyncctlCommand {
             }
             context.output.write(Table.render(header: ["SEQ", "SOURCE", "ID", "OPERATION", "STATE", "ATTEMPTS", "LAST ERROR"],
                                               rows: rows, legend: !context.globals.noLegend, noun: ("change", "changes")))
+        case .listDiscarded(let source):
+            let reply = try context.call(.listDiscarded(source: source))
+            if context.globals.json != nil { return context.printJSON(reply["discarded"] ?? []) }
+            var rows: [[String]] = []
+            for (index, value) in (reply["discarded"]?.arrayValue ?? []).enumerated() {
+                guard let object = value.objectValue else { throw .failed("unexpected reply from syncd: discarded[\(index)]") }
+                let entry = try context.decode { () throws(ReplyShapeError) in try DiscardedEntry(json: object, path: "discarded[\(index)]") }
+                rows.append([String(entry.seq), entry.source, entry.id, entry.operation, entry.discardedAt, entry.reason])
+            }
+            context.output.write(Table.render(header: ["SEQ", "SOURCE", "ID", "OPERATION", "DISCARDED", "REASON"],
+                                              rows: rows, legend: !context.globals.noLegend, noun: ("discarded change", "discarded changes")))
         }
+    }
+
+    /// What `--restore SEQ` did, from the `RestoreDiscarded` reply.
+    static func restored(_ seq: Int64, reply: JSONObject) -> String {
+        let source = HumanFormat.printable(reply["source"]?.stringValue ?? "?")
+        let id = HumanFormat.printable(reply["id"]?.stringValue ?? "?")
+        let operation = reply["operation"]?.stringValue ?? "change"
+        guard let entry = reply["seq"]?.integerValue else {
+            return "Restored discarded change \(seq): the \(operation) of \(id) in \(source) cancelled a create not yet pushed; nothing to push.\n"
+        }
+        return "Restored discarded change \(seq) as outbox entry \(entry): the \(operation) of \(id) in \(source) is pushed at the next refresh.\n"
     }
 }
 
