@@ -26,8 +26,7 @@ struct OutboxDiscardedTests {
         // Declared, with the new parameter and reply member, and privileged like the other outbox calls.
         #expect(ManagerInterface.description.contains("method ListOutbox(source: ?string, discarded: ?bool) -> (entries: []OutboxEntry, discarded: ?[]DiscardedChange)"))
         #expect(ManagerInterface.description.contains("method RestoreDiscarded(seq: int) -> ("))
-        #expect(!AccessPolicy.allows(method: "io.syncd.Manager.RestoreDiscarded", privileged: false))
-        #expect(AccessPolicy.allows(method: "io.syncd.Manager.RestoreDiscarded", privileged: true))
+        #expect(AccessPolicy.requiredLevel(for: "io.syncd.Manager.RestoreDiscarded") == .control)
     }
 
     @Test func anUnknownDiscardedChangeIsItsOwnErrorAndSaysWhereTheyAreListed() {

@@ -156,7 +156,7 @@ struct ControlAccessTests {
     @Test(arguments: [
         ("GetStatus", AccessLevel.anyone), ("List", .reader), ("Get", .reader), ("Watch", .reader), ("Changes", .reader),
         ("Refresh", .control), ("Put", .control), ("Delete", .control), ("ListOutbox", .control), ("RetryOutbox", .control),
-        ("DropOutbox", .control), ("ListConflicts", .control), ("Resolve", .control), ("Logout", .owner), ("Reload", .owner),
+        ("DropOutbox", .control), ("RestoreDiscarded", .control), ("ListConflicts", .control), ("Resolve", .control), ("Logout", .owner), ("Reload", .owner),
     ])
     func methodRules(method: String, needs: AccessLevel) {
         #expect(AccessPolicy.requiredLevel(for: "io.syncd.Manager." + method) == needs)
@@ -168,7 +168,7 @@ struct ControlAccessTests {
     @Test func everyMethodOfTheInterfaceHasARule() {
         #expect(AccessPolicy.allows(method: "org.varlink.service.GetInfo", level: .anyone))
         let ruled: Set<String> = ["GetStatus", "List", "Get", "Watch", "Changes", "Refresh", "Put", "Delete", "ListOutbox",
-                                  "RetryOutbox", "DropOutbox", "ListConflicts", "Resolve", "Logout", "Reload"]
+                                  "RetryOutbox", "DropOutbox", "RestoreDiscarded", "ListConflicts", "Resolve", "Logout", "Reload"]
         #expect(Set(ManagerInterface.methods).isSubset(of: ruled))
     }
 
