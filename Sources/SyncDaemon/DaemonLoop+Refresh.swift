@@ -72,6 +72,17 @@ extension DaemonLoop {
         }
         let finish = classify(result, source: name)
         feed(.refreshFinished(ticket, finish))
+        if current, let state = states[name] {
+            // The stale period's edges for the apps (docs/control-api.md, Watch): its first failure and the
+            // success that ends it; the failures in between send nothing.
+            if case .failed(let failure) = result, failure.kind != .cancelled, !wasFailing {
+                var event = watchEvent(name, state, .stale)
+                event.reason = state.lastErrorPublic ?? SourceState.reasonWithheld
+                broadcast(event)
+            } else if wasFailing, finish.report.succeeded {
+                broadcast(watchEvent(name, state, .fresh))
+            }
+        }
         if current, case .failed(let failure) = result, failure.kind != .cancelled {
             // Only a source with a listing has a cached copy to serve (one set aside is gone; a cache file that
             // holds only local changes made meanwhile is not a copy of the server's listing).

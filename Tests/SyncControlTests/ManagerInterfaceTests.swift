@@ -141,6 +141,12 @@ struct ManagerInterfaceTests {
         let event = WatchEvent(source: "posts", records: 12, pending: 1, conflicts: 0, savedAt: nil, event: WatchEvent.Kind.saved.rawValue)
         #expect(try WatchEvent(json: event.json) == event)
         #expect(WatchCommand.line(for: event, now: Timestamp(secondsSinceEpoch: 0)).hasSuffix(" posts saved: 12 records, 1 pending, 0 conflicts\n"))
+        #expect(event.json["reason"] == nil, "an event without a reason does not send one")
+        let stale = WatchEvent(source: "posts", records: 12, pending: 0, conflicts: 0, savedAt: nil, event: "stale",
+                               reason: "HTTP 503 from http://example.org\u{1b}[2J")
+        #expect(try WatchEvent(json: stale.json) == stale)
+        #expect(WatchCommand.line(for: stale, now: Timestamp(secondsSinceEpoch: 0))
+                    .hasSuffix(" posts stale: HTTP 503 from http://example.org\\x1b[2J\n"))
     }
 
     @Test func errorsRoundTripThroughNames() {

@@ -298,6 +298,28 @@ def test_watch_starts_with_the_current_state_then_prints_one_line_per_cache_chan
         proc.stop()
 
 
+def test_watch_sends_stale_once_per_failing_period_and_fresh_on_recovery(running, setup, server):
+    proc = Watch(setup, "--json")
+    try:
+        assert json.loads(proc.line())["event"] == "current"
+        server.fault("posts", kind="status", status=503, body="down for maintenance")
+        for _ in range(2):                                 # two failures: one stale period, one event
+            assert syncctl(setup, "refresh", "posts", "--wait").returncode == 1
+        event = json.loads(proc.line())
+        # Watch is a reader's call: the reason in the form everyone may see, not the server's own words.
+        assert (event["event"], event["records"], event["reason"]) == ("stale", 2, f"HTTP 503 from {server.url('posts')}")
+        server.clear_fault("posts")
+        server.set_records("posts", POSTS + [{"id": 5}])
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        assert [json.loads(proc.line())["event"] for _ in range(2)] == ["saved", "fresh"]
+        # Healthy again: a refresh that confirms the copy says nothing, and the next line is the logout's.
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        assert syncctl(setup, "logout").returncode == 0
+        assert json.loads(proc.line())["event"] == "logout"
+    finally:
+        proc.stop()
+
+
 def test_watch_text_names_each_change(writable, setup, server):
     proc = Watch(setup)
     try:

@@ -212,14 +212,18 @@ public enum ManagerInterface {
         # source as it is (event "current"), in configuration order; then one
         # reply per change: "saved" (a refresh rewrote the cache file: a new
         # listing, or a push that settled local changes), "local" (a local change
-        # was queued or settled), "logout" (the account's data was erased).
+        # was queued or settled), "logout" (the account's data was erased),
+        # "stale" (a refresh failed after the last one succeeded; reason says
+        # why; once per stale period) and "fresh" (the first success after
+        # "stale"). A client ignores events it does not know.
         method Watch() -> (
           source: string,
           records: int,
           pending: int,
           conflicts: int,
           savedAt: ?string,
-          event: string
+          event: string,
+          reason: ?string
         )
 
         # Cancels in-flight work and erases the current account's cache and state.

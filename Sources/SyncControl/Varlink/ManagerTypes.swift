@@ -60,6 +60,8 @@ public struct WatchEvent: Sendable, Equatable {
     public var savedAt: String?
     /// What happened (a `Kind`'s raw value; kept as text so a newer daemon's kinds still decode).
     public var event: String
+    /// Why the source went stale (`stale` events only), in the form every caller may see (no server text).
+    public var reason: String?
 
     /// The events `Watch` sends, as its interface description lists them.
     public enum Kind: String, Sendable, CaseIterable {
@@ -71,22 +73,32 @@ public struct WatchEvent: Sendable, Equatable {
         case local
         /// `Logout` erased the source's cache file and state.
         case logout
+        /// A refresh failed after the last one succeeded: the cached copy is served but may be out of date
+        /// (`reason` says why). Once per stale period: the failures after it send nothing until `fresh`.
+        case stale
+        /// The first refresh that succeeded after `stale`: the cached copy is current again.
+        case fresh
     }
 
     /// Creates an event.
-    public init(source: String, records: Int64, pending: Int64, conflicts: Int64, savedAt: String?, event: String) {
+    public init(source: String, records: Int64, pending: Int64, conflicts: Int64, savedAt: String?, event: String,
+                reason: String? = nil) {
         self.source = source
         self.records = records
         self.pending = pending
         self.conflicts = conflicts
         self.savedAt = savedAt
         self.event = event
+        self.reason = reason
     }
 
-    /// The reply parameters.
+    /// The reply parameters (`reason` only where the event has one).
     public var json: JSONObject {
-        ["source": .string(source), "records": .integer(records), "pending": .integer(pending),
-         "conflicts": .integer(conflicts), "savedAt": .string(savedAt), "event": .string(event)]
+        var object: JSONObject = [
+            "source": .string(source), "records": .integer(records), "pending": .integer(pending),
+            "conflicts": .integer(conflicts), "savedAt": .string(savedAt), "event": .string(event)]
+        if let reason { object["reason"] = .string(reason) }
+        return object
     }
 
     /// Reads the reply parameters.
@@ -98,6 +110,7 @@ public struct WatchEvent: Sendable, Equatable {
         conflicts = try fields.integer("conflicts")
         savedAt = try fields.optionalString("savedAt")
         event = try fields.string("event")
+        reason = try fields.optionalString("reason")
     }
 }
 

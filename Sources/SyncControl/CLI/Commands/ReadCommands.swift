@@ -175,7 +175,9 @@ public struct WatchCommand: SyncctlCommand {
         name: "watch", abstract: "Print one line per cache change until interrupted",
         discussion: "Starts with one line per source, current (the source as it is now), then one line per change: "
             + "saved (a refresh rewrote the cache file), local (a local change was queued or settled), "
-            + "logout (the account's cache was erased). With --json prints one JSON object per line.",
+            + "logout (the account's cache was erased), stale (a refresh failed after the last one succeeded, with the "
+            + "reason; once until the source recovers), fresh (the first success after stale). With --json prints one "
+            + "JSON object per line.",
         printsJSON: true)
 
     public init(arguments: ParsedArguments) {}
@@ -197,9 +199,12 @@ public struct WatchCommand: SyncctlCommand {
         }
     }
 
-    /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`.
+    /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`; a `stale` event gives its reason instead:
+    /// `10:02 posts stale: HTTP 503 from https://…`.
     static func line(for event: WatchEvent, now: Timestamp) -> String {
-        "\(HumanFormat.localClock(now)) \(HumanFormat.printable(event.source)) \(HumanFormat.printable(event.event)): \(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
+        let head = "\(HumanFormat.localClock(now)) \(HumanFormat.printable(event.source)) \(HumanFormat.printable(event.event)): "
+        if let reason = event.reason { return head + HumanFormat.printable(reason) + "\n" }
+        return head + "\(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
             + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
     }
 }
