@@ -84,3 +84,32 @@ def test_the_schema_requires_every_member_syncd_writes(member):
 def test_a_member_added_later_keeps_schema_version_1():
     """syncd.cache(5) COMPATIBILITY: additive members keep the version, so the schema must allow them."""
     assert list(validator().iter_errors(dict(GOOD, seq=42))) == []
+
+
+EXAMPLES = ROOT / "docs" / "examples"
+
+
+def test_the_inotify_example_prints_each_new_version_and_ignores_a_confirmation(server, setup, daemons):
+    """docs/examples/follow-cache-file.py (installed with the package) as an app developer runs it: one line for the
+    file as it is, one per version syncd publishes; a refresh that only confirms the content (mtime moves) is not a
+    version."""
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    follower = subprocess.Popen(["/usr/bin/python3", EXAMPLES / "follow-cache-file.py", setup.cache_file("posts"),
+                                 "--versions", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        saved_at = setup.cache_doc("posts")["savedAt"]
+        assert follower.stdout.readline() == f"{saved_at} 2 records, 0 pending\n"
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0       # 304: the mtime moves only
+        server.set_records("posts", POSTS + [{"id": 3, "title": "Post 3"}])
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        out, err = follower.communicate(timeout=30)
+        assert (follower.returncode, err) == (0, "")
+        assert out == f"{setup.cache_doc('posts')['savedAt']} 3 records, 0 pending\n"
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+            follower.wait()
