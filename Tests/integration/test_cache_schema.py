@@ -90,7 +90,7 @@ EXAMPLES = ROOT / "docs" / "examples"
 
 
 def test_the_inotify_example_prints_each_new_version_and_ignores_a_confirmation(server, setup, daemons):
-    """docs/examples/follow-cache-file.py (installed with the package) as an app developer runs it: one line for the
+    """docs/examples/follow-cache-file (installed with the package) as an app developer runs it: one line for the
     file as it is, one per version syncd publishes; a refresh that only confirms the content (mtime moves) is not a
     version."""
     server.set_records("posts", POSTS)
@@ -98,7 +98,7 @@ def test_the_inotify_example_prints_each_new_version_and_ignores_a_confirmation(
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
-    follower = subprocess.Popen(["/usr/bin/python3", EXAMPLES / "follow-cache-file.py", setup.cache_file("posts"),
+    follower = subprocess.Popen(["/usr/bin/python3", EXAMPLES / "follow-cache-file", setup.cache_file("posts"),
                                  "--versions", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         saved_at = setup.cache_doc("posts")["savedAt"]

@@ -62,7 +62,7 @@ def test_package_holds_what_an_admin_needs(package, tmp_path):
                  "usr/share/man/man5/syncd.conf.5.gz", "usr/share/man/man5/syncd.cache.5.gz",
                  "usr/share/syncd/cache.schema.json", "usr/share/bash-completion/completions/syncctl",
                  "usr/share/doc/syncd/copyright", "usr/share/doc/syncd/examples/posts.source.example",
-                 "usr/share/doc/syncd/examples/follow-cache-file.py",
+                 "usr/share/doc/syncd/examples/follow-cache-file",
                  "etc/syncd/syncd.conf"):
         assert (root / path).is_file(), path
     assert (root / "etc/syncd/sources.d").is_dir()
@@ -405,7 +405,7 @@ def test_load_credential_delivers_a_token_after_a_restart_and_a_reload_says_so(p
 # What a manual page must not name: a file of the source tree, which users do not have.
 REPOSITORY_PATH = re.compile(r"(?<![\w./~-])(?:docs|Sources|Tests|bench|packaging|config)/|\.md\b|\.swift\b|\.py\b")
 # Paths of the package that the pages point users to.
-PACKAGE_PATH = re.compile(r"(/usr/share/doc/syncd/[\w./-]*\w|/usr/lib/systemd/catalog/[\w.-]*\w)")
+PACKAGE_PATH = re.compile(r"(/usr/share/doc/syncd/[\w./-]*\w|/usr/share/syncd/[\w./-]*\w|/usr/lib/systemd/catalog/[\w.-]*\w)")
 
 
 def rendered(page):
@@ -431,7 +431,7 @@ def test_every_packaged_man_page_stands_on_its_own(package, tmp_path):
             assert (root / f"usr/share/man/man{other[1]}/{other[0]}.{other[1]}.gz").is_file(), f"{page.name}: {other}"
     assert named == {"/usr/share/doc/syncd/examples/posts.source.example", "/usr/share/doc/syncd/architecture.txt",
                      "/usr/lib/systemd/catalog/syncd.catalog", "/usr/share/syncd/cache.schema.json",
-                     "/usr/share/doc/syncd/examples/follow-cache-file.py"}, named
+                     "/usr/share/doc/syncd/examples/follow-cache-file"}, named
     for path in named:
         assert (root / path.lstrip("/")).is_file(), path
     syncd8 = rendered(root / "usr/share/man/man8/syncd.8.gz")
