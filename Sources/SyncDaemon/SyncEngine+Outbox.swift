@@ -161,24 +161,30 @@ extension SyncEngine {
         return entry.source
     }
 
-    /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
-    public func dropOutboxEntry(_ seq: Int64) throws(ManagerError) -> String {
+    /// `syncctl outbox --drop SEQ`: a person gives up a change. Returns its source and what the cache file shows
+    /// of the record now: the server's version, a newer local change, or nothing (a create the server never took).
+    public func dropOutboxEntry(_ seq: Int64) throws(ManagerError) -> (source: String, shows: DroppedRecordView) {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
             throw .noSuchOutboxEntry(seq: seq)
         }
         // Not while a listing of its source is being committed. A request already out for it is not recalled:
         // the server may still take the change, and the listing then shows it.
-        try shared.withSourceLock(entry.source) { () throws(ManagerError) in
+        let shows = try shared.withSourceLock(entry.source) { () throws(ManagerError) -> DroppedRecordView in
             do {
                 try store.removeOutboxEntry(seq)
                 if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
             } catch {
                 throw .storageFailure(reason: "\(error)")
             }
+            // Read under the lock that the drop held: what the cache file is republished with below.
+            let rest = (try? store.outbox(source: entry.source)) ?? []
+            if rest.contains(where: { $0.recordID == entry.recordID }) { return .local }
+            // Unreadable: the drop is done all the same, and the usual words are said.
+            do { return try serverRecord(source: entry.source, id: entry.recordID) == nil ? .nothing : .server } catch { return .server }
         }
         logger.forSource(entry.source).notice("dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
-        return entry.source
+        return (entry.source, shows)
     }
 
     // MARK: Pushing

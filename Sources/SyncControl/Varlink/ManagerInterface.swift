@@ -221,9 +221,11 @@ public enum ManagerInterface {
         # Makes a parked outbox entry eligible for pushing again.
         method RetryOutbox(seq: int) -> ()
 
-        # Removes an outbox entry without pushing it; the record returns to the
-        # server's version at the next refresh.
-        method DropOutbox(seq: int) -> ()
+        # Removes an outbox entry without pushing it. shows: what the cache file
+        # shows of its record now: "server" (the server's version), "local" (a
+        # newer local change of it) or "nothing" (the server's listing does not
+        # have it, as for a create the server never took).
+        method DropOutbox(seq: int) -> (shows: string)
 
         # The unresolved conflicts, of one source or of all.
         method ListConflicts(source: ?string) -> (conflicts: []Conflict)
