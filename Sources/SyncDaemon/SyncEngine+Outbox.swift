@@ -478,8 +478,10 @@ extension SyncEngine {
     /// A 404 for a record the latest listing has: the item URL is wrong, not the record gone. Whatever
     /// the conflict policy, the change is parked (never dropped) with the URL it used named.
     private func parkMisdirected(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, url: String) throws(RefreshFailure) {
-        let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL is likely wrong; "
-            + "set ItemURL= (e.g. ItemURL=\(source.itemURL.example)) to the server's URL of one record, then 'syncctl outbox --retry'"
+        // The template that produced the failing URL is never suggested again (ItemURL.alternative).
+        let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL "
+            + "\(source.itemURL.example) is likely wrong; set ItemURL= to the server's URL of one record"
+            + (source.itemURL.alternative.map { " (perhaps ItemURL=\($0))" } ?? "") + ", then 'syncctl outbox --retry'"
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
