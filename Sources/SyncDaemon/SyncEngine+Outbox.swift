@@ -314,7 +314,9 @@ extension SyncEngine {
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.origins = source.originPolicy
-        request.body = entry.operation == .delete ? nil : entry.body
+        request.body = entry.operation == .delete ? nil
+            : entry.operation == .create ? entry.body.map { CreateBody.bytes($0, idField: source.idField, sendClientID: source.sendClientID) }
+            : entry.body
         request.headers = source.headers.map { (name: $0.name, value: $0.value) }
         request.headers.append((name: "Content-Type", value: "application/json"))
         request.headers.append((name: "Accept", value: "application/json"))
