@@ -31,7 +31,8 @@ def test_a_405_on_the_check_before_a_push_parks_that_change_and_the_source_goes_
     [entry] = parked(setup)
     assert (entry["id"], entry["operation"], entry["lastStatus"]) == ("1", "update", 405)
     assert entry["lastError"] == f"HTTP 405 from GET {server.url('posts')}/1 (the check before the PUT): {answer}"
-    assert f"HTTP 405 from GET {server.url('posts')}/1 (the check before the PUT)" in syncctl(setup, "outbox").stdout
+    shown = syncctl(setup, "outbox").stdout
+    assert f"HTTP 405 from GET {server.url('posts')}/1 (the check before the PUT)" in shown and "not allowed." in shown
     # The server: the create arrived once, the update never went out.
     assert [(q["method"], q["path"]) for q in server.requests() if q["method"] in ("POST", "PUT")] == [("POST", "/posts")]
     assert [r["title"] for r in server.records("posts") if r["id"] in (1, "new-1")] == ["Post 1", "queued behind"]
