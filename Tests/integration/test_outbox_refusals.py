@@ -131,3 +131,20 @@ def test_a_403_on_a_push_stops_the_push_keeps_the_change_queued_and_the_listing_
     server.clear_fault("posts")
     assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
     assert next(r for r in server.records("posts") if r["id"] == 1)["title"] == "edited"
+
+
+def test_send_client_id_no_a_lost_create_is_recognised_by_its_fields_and_not_sent_twice(server, setup, daemons):
+    # A gateway's 502 after the server stored the create: the listing is searched by every member sent but the ID.
+    writable(setup, server, version=False, SendClientID="no", TimeoutSec="2s", LostCreateWaitSec="3s")
+    server.options("posts", serverIds=True, knownMembers=["title", "author"])
+    d = start(setup, daemons)
+    server.fault("posts", kind="store-then-status", status=502, method="POST")
+    r = put(setup, {"title": "through a proxy", "author": "Ann"})
+    assert r.returncode == 0, r.stderr
+    client_id = r.stdout.strip().split()[-1]
+    d.wait_log(f"posts: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=15)
+    wait_for(lambda: outbox_entries(setup) == [], timeout=15, what="the outbox to empty")
+    assert [json.loads(q["body"]) for q in server.requests() if q["method"] == "POST"] == [{"title": "through a proxy", "author": "Ann"}]
+    assert [r for r in server.records("posts") if r["title"] == "through a proxy"] == \
+        [{"title": "through a proxy", "author": "Ann", "id": 1001}]
+    assert [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 1001]
