@@ -130,7 +130,10 @@ struct DaemonControlHandler: ControlHandler {
         case .retryOutbox(let seq):
             await finish(change(.retry(seq: seq)), reply)
         case .dropOutbox(let seq):
-            await finish(change(.drop(seq: seq)), reply)
+            switch await change(.drop(seq: seq)) {
+            case .success(let answer): _ = reply.finish(["shows": .string(answer.text)])
+            case .failure(let error): _ = reply.fail(error)
+            }
         case .restoreDiscarded(let seq):
             switch await change(.restore(seq: seq)) {
             case .success(let answer):

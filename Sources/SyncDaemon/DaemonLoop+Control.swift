@@ -170,8 +170,8 @@ extension DaemonLoop {
                         touched = try engine.retryOutboxEntry(seq)
                         answer = String(seq)
                     case .drop(let seq):
-                        touched = try engine.dropOutboxEntry(seq)
-                        answer = String(seq)
+                        let dropped = try engine.dropOutboxEntry(seq)
+                        (answer, touched) = (dropped.shows.rawValue, dropped.source)
                     case .resolve(_, let id, let keepLocal):
                         try engine.resolve(source: try source(), id: id, keepLocal: keepLocal)
                         (answer, touched) = (id, try source().name)

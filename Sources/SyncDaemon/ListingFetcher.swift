@@ -282,14 +282,14 @@ final class ListingFetcher {
         func failure(_ kind: RefreshFailure.Kind, retryAfter: String? = nil, _ summary: (String) -> String) -> RefreshFailure {
             RefreshFailure(kind, summary(from), excerpt: excerpt, publicSummary: publicFrom.map(summary), status: status, retryAfter: retryAfter)
         }
-        switch status {
-        case 401, 403:
+        switch HTTPAnswer(status: status, answering: .listingPage) {
+        case .credentials:
             return failure(.permanent) { "\(prefix)HTTP \(status) from \($0): check the credentials (BearerTokenCredential=)" }
-        case 404:
+        case .notFound:
             return failure(.permanent) { "\(prefix)HTTP 404 from \($0): check URL=" }
-        case 408, 429, 500...599:
+        case .serverTrouble, .recordTrouble:
             return failure(.transient, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
-        default:
+        case .success, .seeOther, .conflict, .refused:
             return failure(.permanent, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
         }
     }

@@ -76,7 +76,8 @@ extension SyncEngine {
 
     private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>,
                                   listedAt: Int64) throws -> Bool {
-        if try serverRecord(source: source.name, id: entry.recordID) != nil {
+        // With SendClientID=no the server never saw the client's ID: a record under it is someone else's.
+        if source.sendClientID, try serverRecord(source: source.name, id: entry.recordID) != nil {
             try store.markSent(entry.seq)
             logger.forSource(source.name).info("the create of \(entry.recordID), whose answer was lost, is on the server under its ID")
             return true

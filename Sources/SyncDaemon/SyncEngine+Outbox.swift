@@ -165,35 +165,42 @@ extension SyncEngine {
         return entry.source
     }
 
-    /// `syncctl outbox --drop SEQ`: a person gives up a change; the cache file shows the server's version again.
-    public func dropOutboxEntry(_ seq: Int64) throws(ManagerError) -> String {
+    /// `syncctl outbox --drop SEQ`: a person gives up a change. Returns its source and what the cache file shows
+    /// of the record now: the server's version, a newer local change, or nothing (a create the server never took).
+    public func dropOutboxEntry(_ seq: Int64) throws(ManagerError) -> (source: String, shows: DroppedRecordView) {
         guard let entry = try reading("the outbox", { try store.outbox(source: nil) }).first(where: { $0.seq == seq }) else {
             throw .noSuchOutboxEntry(seq: seq)
         }
         // Not while a listing of its source is being committed. A request already out for it is not recalled:
         // the server may still take the change, and the listing then shows it.
-        try shared.withSourceLock(entry.source) { () throws(ManagerError) in
+        let shows = try shared.withSourceLock(entry.source) { () throws(ManagerError) -> DroppedRecordView in
             do {
                 try store.removeOutboxEntry(seq)
                 if entry.state == .conflict { try store.removeConflict(source: entry.source, recordID: entry.recordID) }
             } catch {
                 throw .storageFailure(reason: "\(error)")
             }
+            // Read under the lock that the drop held: what the cache file is republished with below.
+            let rest = (try? store.outbox(source: entry.source)) ?? []
+            if rest.contains(where: { $0.recordID == entry.recordID }) { return .local }
+            // Unreadable: the drop is done all the same, and the usual words are said.
+            do { return try serverRecord(source: entry.source, id: entry.recordID) == nil ? .nothing : .server } catch { return .server }
         }
         logger.forSource(entry.source).notice("dropped the local \(entry.operation.rawValue) of \(entry.recordID) on request")
         republish(entry.source)
-        return entry.source
+        return (entry.source, shows)
     }
 
     // MARK: Pushing
 
     /// Pushes the queued changes of a writable source, oldest first, before its listing is pulled.
     /// Changes to one record go out in order: a record with a parked, conflicting or failing change waits.
-    /// One record's trouble never holds up the others: a 4xx parks that change, and a 500 or 408 leaves it
-    /// queued while the other records go on; the first such failure is returned, so the caller pulls and
-    /// then reports the refresh as failed (retried with backoff). What concerns the whole server stops the
-    /// push and is thrown: a network error, a timeout, a 429, a 502/503/504, a `Retry-After`, three
-    /// records in a row failing, a storage failure, cancellation.
+    /// One record's trouble never holds up the others: a refusal (`HTTPAnswer.refused`, on the push or on the
+    /// check before it) parks that change, and a 500 or 408 leaves it queued while the other records go on; the
+    /// first such failure is returned, so the caller pulls and then reports the refresh as failed (retried with
+    /// backoff). A 401 or 403 stops the push and is returned: the listing is still pulled. What concerns the
+    /// whole server stops the push and is thrown: a network error, a timeout, a 429, a 502/503/504, a
+    /// `Retry-After`, three records in a row failing, a storage failure, cancellation.
     ///
     /// Holds no lock while a request is out: a local change of the same source made meanwhile is never merged
     /// into a change being sent (`pushOne`, `StateStore.enqueue`), so `put` and `delete` never wait for the server.
@@ -234,6 +241,11 @@ extension SyncEngine {
                 blocked.insert(entry.recordID)
                 logger.forSource(source.name).warning("\(error.message); the push stops, the listing is pulled to look for the record")
                 return firstFailure ?? error
+            } catch where refusesTheCredential(error) {
+                // The credential, not the record: no more requests in this push; the listing is still pulled
+                // (a token may read and not write) and the change stays queued for when the credential is fixed.
+                logger.forSource(source.name).warning("\(error.message); the push stops, the changes stay queued")
+                return error
             } catch where concernsOnlyItsRecord(error) {
                 blocked.insert(entry.recordID)
                 if firstFailure == nil { firstFailure = error }
@@ -252,12 +264,24 @@ extension SyncEngine {
     /// Consecutive per-record failures after which the push stops as if the server were down.
     static let pushFailuresBeforeStopping = 3
 
-    /// A transient failure that one record's request met (HTTP 500, 501, 505+ or 408), as opposed to one
-    /// that concerns the whole server or the daemon: no answer, 429, 502/503/504 (the server or its gateway
-    /// is down or overloaded), any answer with `Retry-After`, storage, cancellation.
+    /// A transient failure that one record's request met (`HTTPAnswer.recordTrouble`: 500, 501, 505+ or 408), as
+    /// opposed to one that concerns the whole server or the daemon: no answer, 429, 502/503/504 (the server or
+    /// its gateway is down or overloaded), any answer with `Retry-After`, storage, cancellation.
     private func concernsOnlyItsRecord(_ failure: RefreshFailure) -> Bool {
         guard failure.kind == .transient, let status = failure.status, failure.retryAfter == nil else { return false }
-        return status == 408 || ((500...599).contains(status) && !(502...504).contains(status))
+        return HTTPAnswer(status: status, answering: .push) == .recordTrouble
+    }
+
+    /// A 401 or 403 on a push or on the check before it (`HTTPAnswer.credentials`).
+    private func refusesTheCredential(_ failure: RefreshFailure) -> Bool {
+        failure.status.map { HTTPAnswer(status: $0, answering: .push) } == .credentials
+    }
+
+    /// The failure for a 401 or 403 from `what`: the source's credential, never one record's. `publicWhat`: `what`
+    /// as callers outside ControlGroup= may read it (docs/control-api.md, "Secrets").
+    private func credentialFailure(_ status: Int, from what: String, publicWhat: String? = nil, _ doing: String) -> RefreshFailure {
+        func text(_ from: String) -> String { "\(doing): HTTP \(status) from \(from): check the credentials (BearerTokenCredential=)" }
+        return RefreshFailure(.permanent, text(what), publicMessage: publicWhat.flatMap { $0 == what ? nil : text($0) }, status: status)
     }
 
     /// Pushes one change. `force`: the policy chose the local version after the server refused it with
@@ -284,6 +308,12 @@ extension SyncEngine {
                 throw error
             }
             switch remote {
+            case .refused(let status, let answer):
+                // The item URL does not serve GET (405), or the server refuses the check for good: this change
+                // is parked with the server's answer; the other records' changes and the listing go on.
+                let redaction = Redaction(source: source, token: token)
+                let what = redaction.redacting("GET \(itemURL)") + " (the check before the \(entry.operation == .delete ? "DELETE" : "PUT"))"
+                return try park(entry, source: source, status: status, answer: answer, what: what, redaction: redaction)
             case .missing where try listingHas(entry.recordID, of: source):
                 return try awaitListing(entry, source: source, url: itemURL)
             case .missing where entry.operation == .delete:
@@ -312,7 +342,9 @@ extension SyncEngine {
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.origins = source.originPolicy
-        request.body = entry.operation == .delete ? nil : entry.body
+        request.body = entry.operation == .delete ? nil
+            : entry.operation == .create ? entry.body.map { CreateBody.bytes($0, idField: source.idField, sendClientID: source.sendClientID) }
+            : entry.body
         request.headers = source.headers.map { (name: $0.name, value: $0.value) }
         request.headers.append((name: "Content-Type", value: "application/json"))
         request.headers.append((name: "Accept", value: "application/json"))
@@ -340,9 +372,10 @@ extension SyncEngine {
         // Callers outside ControlGroup= are not shown where the server redirected to (docs/control-api.md, "Secrets").
         let publicWhat = redaction.redacting("\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (after a redirect)"))
         // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
-        let listed = head.status == 404 && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
-        switch head.status {
-        case 200..<300:
+        let meaning = HTTPAnswer(status: head.status, answering: .push)
+        let listed = meaning == .notFound && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
+        switch meaning {
+        case .success:
             var newID: String?
             var newIDIsInteger = false
             if entry.operation == .create, case .object(let object)? = try? JSONValue(parsing: answer) {
@@ -362,18 +395,19 @@ extension SyncEngine {
             }
             do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
-        case 303:
+        case .seeOther:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
             let message = "HTTP 303 See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
             do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
-        case 404 where listed:
+        case .notFound where listed:
             try awaitListing(entry, source: source, url: itemURL)
-        case 404 where entry.operation == .delete:
+        case .notFound where entry.operation == .delete:
             try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
-        case 409 where !force, 412 where !force:
-            let remote = try? fetchRemote(itemURL, source: source, token: token)
+        case .conflict where !force:
+            var remote = try? fetchRemote(itemURL, source: source, token: token)
+            if case .refused? = remote { remote = nil }
             var body: [UInt8]?, version: String?
             if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
@@ -381,7 +415,11 @@ extension SyncEngine {
             // The policy keeps the local version: push it once more, unguarded, against the server's version.
             if remote != nil { _ = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
             try pushOne(entry, source: source, token: token, force: true)
-        case 408, 429, 500...599:
+        case .credentials:
+            let failure = credentialFailure(head.status, from: what, publicWhat: publicWhat, "pushing \(entry.operation.rawValue) of \(entry.recordID)")
+            try? store.noteFailure(entry.seq, status: head.status, error: failure.message)
+            throw failure
+        case .recordTrouble, .serverTrouble:
             // The server's own words, as for a parked 4xx: a 500's body often says what broke.
             let snippet = ErrorSnippet.text(answer, limit: 300, redaction: redaction)
             let summary = "HTTP \(head.status) from \(what)"
@@ -390,13 +428,14 @@ extension SyncEngine {
                                  publicSummary: publicWhat == what ? nil
                                      : "pushing \(entry.operation.rawValue) of \(entry.recordID): HTTP \(head.status) from \(publicWhat)",
                                  status: head.status, retryAfter: head.header("retry-after"))
-        default:
+        case .notFound, .conflict, .refused:
             try park(entry, source: source, status: head.status, answer: answer, what: what, redaction: redaction)
         }
     }
 
-    /// The server's record: its JSON, its `VersionField` value and its `ETag`.
-    private enum Remote { case found([UInt8], String?, String?), missing }
+    /// The server's record: its JSON, its `VersionField` value and its `ETag`; or none; or the server refused
+    /// the check (`HTTPAnswer.refused`: its status and answer), which parks the change.
+    private enum Remote { case found([UInt8], String?, String?), missing, refused(Int, [UInt8]) }
 
     /// `GET URL/ID`: the server's current record and its `VersionField` value.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
@@ -415,8 +454,8 @@ extension SyncEngine {
         } catch {
             throw RefreshFailure(.transient, "checking \(url): \(error)")
         }
-        switch head.status {
-        case 200..<300:
+        switch HTTPAnswer(status: head.status, answering: .prePushCheck) {
+        case .success:
             var version: String?
             if let field = source.versionField, case .object(let object)? = try? JSONValue(parsing: body) {
                 switch object[field] {
@@ -427,12 +466,14 @@ extension SyncEngine {
                 }
             }
             return .found(body, version, head.header("etag"))
-        case 404, 410:
+        case .notFound:
             return .missing
-        case 408, 429, 500...599:
+        case .refused, .seeOther, .conflict:
+            return .refused(head.status, body)
+        case .credentials:
+            throw credentialFailure(head.status, from: Redaction(source: source, token: token).redacting("GET \(url)"), "checking the server's version")
+        case .recordTrouble, .serverTrouble:
             throw RefreshFailure(.transient, "HTTP \(head.status) checking \(url)", status: head.status, retryAfter: head.header("retry-after"))
-        default:
-            throw RefreshFailure(.transient, "HTTP \(head.status) checking \(url)", status: head.status)
         }
     }
 
@@ -476,8 +517,10 @@ extension SyncEngine {
     /// A 404 for a record the latest listing has: the item URL is wrong, not the record gone. Whatever
     /// the conflict policy, the change is parked (never dropped) with the URL it used named.
     private func parkMisdirected(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, url: String) throws(RefreshFailure) {
-        let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL is likely wrong; "
-            + "set ItemURL= (e.g. ItemURL=\(source.itemURL.example)) to the server's URL of one record, then 'syncctl outbox --retry'"
+        // The template that produced the failing URL is never suggested again (ItemURL.alternative).
+        let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL "
+            + "\(source.itemURL.example) is likely wrong; set ItemURL= to the server's URL of one record"
+            + (source.itemURL.alternative.map { " (perhaps ItemURL=\($0))" } ?? "") + ", then 'syncctl outbox --retry'"
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }

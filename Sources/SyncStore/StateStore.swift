@@ -43,6 +43,9 @@ public struct SourceState: Sendable, Equatable {
     public var unpushedCount = 0
     /// Records whose local change conflicts with the server (ConflictPolicy=manual).
     public var conflictCount = 0
+    /// Records with any entry in the outbox, whatever its state (parked and superseded ones too): the only
+    /// records in which the local view can differ from the listing.
+    public var changedRecordCount = 0
     /// What the cache file looked like when syncd last wrote or confirmed it; nil when not known
     /// (never written, or written before the fingerprint columns existed).
     public var snapshotFingerprint: SnapshotFingerprint?
@@ -355,10 +358,11 @@ public final class StateStore {
     /// every internal use.
     public func state(of source: String, countingLocalView: Bool = false) throws(StoreError) -> SourceState {
         var state = try storedState(of: source)
-        if countingLocalView, state.pendingCount + state.conflictCount > 0, !state.snapshotDirty,
+        // A parked create is in the cache file too: every record with an outbox entry counts, whatever its state.
+        if countingLocalView, state.changedRecordCount > 0, !state.snapshotDirty,
            state.snapshotFingerprint != nil, let written = state.snapshotRecordCount {
             state.localRecordCount = written
-        } else if countingLocalView, state.pendingCount + state.conflictCount > 0 {
+        } else if countingLocalView, state.changedRecordCount > 0 {
             // Only with local changes: count the view the cache file shows.
             var local = 0
             do {
@@ -409,7 +413,7 @@ public final class StateStore {
             // table is built (four `count(DISTINCT …)` built four, at every call).
             let counts = try database.prepare("""
                 SELECT count(*) FILTER (WHERE pending), count(*) FILTER (WHERE conflicted),
-                       count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked)
+                       count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked), count(*)
                 FROM (SELECT max(state IN ('queued', 'sent')) AS pending,
                              max(state = 'conflict') AS conflicted,
                              max(state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1)) AS unpushed,
@@ -422,6 +426,7 @@ public final class StateStore {
             state.conflictCount = Int(counts.int64(1))
             state.unpushedCount = Int(counts.int64(2))
             state.parkedCount = Int(counts.int64(3))
+            state.changedRecordCount = Int(counts.int64(4))
             state.localRecordCount = state.recordCount
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             return state

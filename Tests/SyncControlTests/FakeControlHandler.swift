@@ -88,6 +88,10 @@ final class FakeControlHandler: ControlHandler {
             reply.finish(["entries": .array(source == nil || source == "posts" ? [.object(FakeControlHandler.parked.json)] : [])])
         case .put(_, let record):
             reply.finish(["id": .string(record["id"].map { $0.stringValue ?? $0.serialized() } ?? "generated")])
+        case .dropOutbox(let seq):
+            // Entry N's record shows the N-th view; past them, the empty reply of a daemon that does not say.
+            let views = DroppedRecordView.allCases
+            reply.finish(seq <= views.count ? ["shows": .string(views[Int(seq) - 1].rawValue)] : [:])
         case .reload:
             // Deliberately no reply: the server must answer MethodNotImplemented.
             return

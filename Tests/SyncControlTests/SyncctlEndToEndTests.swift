@@ -24,6 +24,18 @@ struct SyncctlEndToEndTests {
         }
     }
 
+    @Test("outbox --drop says what the cache file shows of the record now", arguments: [
+        (1, "Dropped outbox entry 1; the cache shows the server's version of its record again.\n"),
+        (2, "Dropped outbox entry 2; the cache shows the newer local change of its record.\n"),
+        (3, "Dropped outbox entry 3; its record is removed from the local view, as the server's listing does not have it.\n"),
+        (4, "Dropped outbox entry 4; the cache shows the server's version of its record again.\n"),  // an older daemon
+    ])
+    func drop(seq: Int, expected: String) async throws {
+        let fixture = try ControlServerFixture()
+        let dropped = try await syncctl(fixture, ["outbox", "--drop", String(seq)])
+        #expect(dropped.status == 0 && dropped.stdout == expected && dropped.stderr == "")
+    }
+
     @Test func commandsAgainstTheServer() async throws {
         let fixture = try ControlServerFixture()
         let status = try await syncctl(fixture, ["status", "--json"])

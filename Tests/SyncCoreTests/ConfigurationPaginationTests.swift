@@ -62,6 +62,21 @@ struct ConfigurationPaginationTests {
         #expect(source.explanation.contains("change: PUT https://api.example.com/item/{id}.json (ItemURL=)"))
     }
 
+    @Test("SendClientID=: yes by default; no leaves the ID out of creates and out of the lost-create lookup")
+    func sendClientID() throws {
+        let base = "[Source]\nURL=http://localhost:3000/posts\nWritable=yes\n"
+        let standard = try #require(ConfigurationSourceTests.source(base))
+        #expect(standard.sendClientID)
+        #expect(standard.explanation.contains("create: POST http://localhost:3000/posts"))
+        #expect(standard.explanation.contains("lost create answers: looked up by the client's ID, else by every field sent among new records"))
+        let off = try #require(ConfigurationSourceTests.source(base + "SendClientID=no\n"))
+        #expect(!off.sendClientID)
+        #expect(off.explanation.contains("create: POST http://localhost:3000/posts without \"id\": the server assigns the ID (SendClientID=no)"))
+        #expect(off.explanation.contains("lost create answers: looked up by every field sent among new records"))
+        #expect(ConfigurationSourceTests.problems(base + "SendClientID=maybe\n")
+                == ["posts.source:4: SendClientID: invalid boolean \"maybe\"; use yes or no"])
+    }
+
     @Test("bad values are errors with FILE:LINE", arguments: [
         ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body or cursor"),
         ("NextPath=next", "posts.source:3: NextPath: invalid JSON pointer \"next\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),

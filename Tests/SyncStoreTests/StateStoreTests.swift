@@ -378,4 +378,21 @@ extension StateStoreOutboxCountTests {
         state = try store.state(of: "posts", countingLocalView: true)
         #expect((state.snapshotDirty, state.localRecordCount, state.snapshotRecordCount) == (false, 2, 2))
     }
+
+    /// A parked create is in the cache file (in `pending` and `parked`): the local view counts it.
+    @Test func localRecordCountCountsAParkedCreate() throws {
+        let temporary = try TemporaryStore()
+        let store = temporary.store
+        try SyncStoreTests.store(records(3), into: store)
+        let create = try #require(try store.enqueue(source: "posts", recordID: "n", idIsInteger: false, operation: .create,
+                                                    body: Array("{\"id\":\"n\"}".utf8), baseVersion: nil,
+                                                    at: "2026-11-29T10:00:00Z", idempotencyKey: "n"))
+        try store.park(create.seq, status: 405, error: "HTTP 405 from POST http://h/posts")
+        try store.setSnapshotDirty(source: "posts", true)
+        var state = try store.state(of: "posts", countingLocalView: true)
+        #expect((state.recordCount, state.pendingCount, state.parkedCount, state.localRecordCount) == (3, 0, 1, 4))
+        try store.rebuildCacheFile(source: "posts")
+        state = try store.state(of: "posts", countingLocalView: true)
+        #expect((state.snapshotDirty, state.localRecordCount, state.snapshotRecordCount) == (false, 4, 4))
+    }
 }

@@ -254,9 +254,11 @@ public enum ManagerInterface {
         # Makes a parked outbox entry eligible for pushing again.
         method RetryOutbox(seq: int) -> ()
 
-        # Removes an outbox entry without pushing it; the record returns to the
-        # server's version at the next refresh.
-        method DropOutbox(seq: int) -> ()
+        # Removes an outbox entry without pushing it. shows: what the cache file
+        # shows of its record now: "server" (the server's version), "local" (a
+        # newer local change of it) or "nothing" (the server's listing does not
+        # have it, as for a create the server never took).
+        method DropOutbox(seq: int) -> (shows: string)
 
         # Queues a discarded change again, as a change made now against the
         # server's version of the record in the latest listing (a removal of a

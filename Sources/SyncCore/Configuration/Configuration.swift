@@ -164,6 +164,9 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var itemURLTemplate: String?
     /// `ClientIDField=`: a member in which the server keeps the client's ID of a created record; nil if unset.
     public var clientIDField: String?
+    /// `SendClientID=`: whether a create's body carries the record's ID (`IDField=`); false lets the server
+    /// assign it (docs/local-changes.md, "Server-assigned IDs").
+    public var sendClientID = true
     /// `LostCreateWaitSec=` as set; nil when unset (see `lostCreateWait`).
     public var lostCreateWaitSetting: Duration? = nil
     /// How long after a create's request began whose answer was lost syncd waits before it may send it again

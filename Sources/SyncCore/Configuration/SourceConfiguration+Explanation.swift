@@ -23,13 +23,13 @@ extension SourceConfiguration {
                          + (others.isEmpty ? "" : ", or go to \(others) (without the token)"))
         }
         if writable {
-            lines.append("create: POST \(url)")
+            lines.append("create: POST \(url)" + (sendClientID ? "" : " without \"\(idField)\": the server assigns the ID (SendClientID=no)"))
             lines.append("change: PUT \(itemURL.example)" + (itemURLTemplate == nil ? " (derived from URL=; set ItemURL= if the server differs)" : " (ItemURL=)"))
             lines.append("remove: DELETE \(itemURL.example)")
             if let clientIDField {
                 lines.append("lost create answers: looked up by the client's ID in \"\(clientIDField)\" (ClientIDField=)")
             } else {
-                lines.append("lost create answers: looked up by the client's ID, else by every field sent among new records")
+                lines.append("lost create answers: looked up " + (sendClientID ? "by the client's ID, else " : "") + "by every field sent among new records")
             }
             lines.append("lost create answers: sent again only if a listing read \(TimeSpan.format(lostCreateWait)) after the request began lacks the record"
                          + (lostCreateWaitSetting == nil ? " (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)" : " (LostCreateWaitSec=)"))

@@ -65,6 +65,7 @@ extension ConfigurationParser {
                 return text
             },
             .value("ClientIDField", \.clientIDField, default: nil) { $0 },
+            .value("SendClientID", \.sendClientID, default: defaults.sendClientID, BooleanValue.parse),
             .value("LostCreateWaitSec", \.lostCreateWaitSetting, default: nil) { text throws(ValueError) in
                 try Setting.positiveTimeSpan(text)
             },

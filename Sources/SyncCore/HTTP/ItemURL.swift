@@ -27,6 +27,18 @@ public struct ItemURL: Sendable, Equatable {
     /// What `syncd --check-config --verbose` shows: the item URL with `{id}` where the ID goes.
     public var example: String { template ?? derived(segment: "{id}") }
 
+    /// Another template to suggest when a URL made from `example` failed: the same with the slash after `{id}`
+    /// added or removed (`…/notes/{id}/` ↔ `…/notes/{id}`, the query kept); nil when the path does not end in
+    /// `{id}`. Never `example` itself: the template that produced the failing URL is not suggested again.
+    public var alternative: String? {
+        let template = example
+        let pathEnd = template.firstIndex(where: { $0 == "?" || $0 == "#" }) ?? template.endIndex
+        let path = template[..<pathEnd], rest = template[pathEnd...]
+        if path.hasSuffix("{id}/") { return String(path.dropLast()) + rest }
+        if path.hasSuffix("{id}") { return String(path) + "/" + rest }
+        return nil
+    }
+
     private func derived(segment: String) -> String {
         // The fragment is never sent; the query is kept as the item URL's query.
         var base = Substring(collectionURL)

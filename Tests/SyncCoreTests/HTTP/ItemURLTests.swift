@@ -33,3 +33,25 @@ struct ItemURLTests {
         #expect(ItemURL(collectionURL: "http://h/posts", template: nil).example == "http://h/posts/{id}")
     }
 }
+
+@Suite("ItemURL: the template suggested after a failure")
+struct ItemURLAlternativeTests {
+    @Test("the slash after {id} toggled, the query kept; never the template that failed", arguments: [
+        ("http://h/api/notes/", nil, "http://h/api/notes/{id}"),
+        ("http://h/posts", nil, "http://h/posts/{id}/"),
+        ("http://h/api/notes/?format=json", nil, "http://h/api/notes/{id}?format=json"),
+        ("http://h/list", "http://h/item/{id}/", "http://h/item/{id}"),
+        ("http://h/list", "http://h/item/{id}#x", "http://h/item/{id}/#x"),
+    ] as [(String, String?, String)])
+    func alternative(url: String, template: String?, expected: String) {
+        let rule = ItemURL(collectionURL: url, template: template)
+        #expect(rule.alternative == expected)
+        #expect(rule.alternative != rule.example)
+    }
+
+    @Test("no suggestion when the ID is not at the end of the path")
+    func none() {
+        #expect(ItemURL(collectionURL: "http://h/list", template: "http://h/old?id={id}").alternative == nil)
+        #expect(ItemURL(collectionURL: "http://h/list", template: "http://h/item/{id}.json").alternative == nil)
+    }
+}

@@ -12,6 +12,7 @@ The tests steer it through /_control:
   PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
                                          "nextLink": URL, "delay": seconds, "etagBytes": n,
                                          "writeDelay": seconds, "serverIds": true, "dropMembers": [names],
+                                         "knownMembers": [names] (a POST with another member: 400 "Unknown field"),
                                          "byToken": {TOKEN: [records]}}  (records per bearer token, else 401)
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
@@ -122,11 +123,14 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- faults --------------------------------------------------------------------------
     def _apply_fault(self, name, body=b""):
-        """Returns True when a fault answered the request. A fault may be limited to one HTTP "method"
-        and to request bodies containing "bodyContains"."""
+        """Returns True when a fault answered the request. A fault may be limited to one HTTP "method",
+        to request bodies containing "bodyContains", and with "itemOnly" to the item URLs (/<name>/<id>)."""
+        item = len([s for s in urlsplit(self.path).path.split("/") if s]) > 1
         with STATE.lock:
             fault = STATE.faults.get(name)
             if fault and fault.get("method") and fault["method"] != self.command:
+                fault = None
+            if fault and fault.get("itemOnly") and not item:
                 fault = None
             if fault and fault.get("bodyContains") and fault["bodyContains"].encode() not in body:
                 fault = None
@@ -321,6 +325,11 @@ class Handler(BaseHTTPRequestHandler):
             records = c["records"]
             if self.command == "POST" and ident is None:
                 record = json.loads(body)
+                known = STATE.options.get(name, {}).get("knownMembers")
+                unknown = [m for m in record if known is not None and m not in known]
+                if unknown:
+                    # A server with a fixed schema that assigns the IDs itself (Elasticsearch-like, strict DRF).
+                    return send(400, json.dumps({"error": f"Unknown field [{unknown[0]}]"}).encode())
                 for member in STATE.options.get(name, {}).get("dropMembers", []):
                     record.pop(member, None)      # a server that keeps only the fields it knows
                 if STATE.options.get(name, {}).get("serverIds"):

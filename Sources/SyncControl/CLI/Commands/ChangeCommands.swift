@@ -99,8 +99,16 @@ public struct OutboxCommand: SyncctlCommand {
             _ = try context.call(.retryOutbox(seq: seq))
             context.output.write("Queued outbox entry \(seq) again; it is pushed at the next refresh.\n")
         case .drop(let seq):
-            _ = try context.call(.dropOutbox(seq: seq))
-            context.output.write("Dropped outbox entry \(seq); the cache shows the server's version of its record again.\n")
+            let reply = try context.call(.dropOutbox(seq: seq))
+            // A daemon that does not say (older than `shows`) dropped a change of a record the server has.
+            switch reply["shows"]?.stringValue.flatMap(DroppedRecordView.init(rawValue:)) ?? .server {
+            case .server:
+                context.output.write("Dropped outbox entry \(seq); the cache shows the server's version of its record again.\n")
+            case .local:
+                context.output.write("Dropped outbox entry \(seq); the cache shows the newer local change of its record.\n")
+            case .nothing:
+                context.output.write("Dropped outbox entry \(seq); its record is removed from the local view, as the server's listing does not have it.\n")
+            }
         case .restore(let seq):
             let reply = try context.call(.restoreDiscarded(seq: seq))
             context.output.write(OutboxCommand.restored(seq, reply: reply))
