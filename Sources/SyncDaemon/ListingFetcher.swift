@@ -111,8 +111,11 @@ final class ListingFetcher {
                                      + "after \(page - 1) pages; raise it if the server is just slow")
             }
             switch pageResult {
-            case .notModified:
+            case .notModified(let head):
                 writer?.rollback()
+                // The stored listing's first page is unchanged, but its headers may say the collection has
+                // grown past it (a Link or Next-Page header, a Content-Range with more).
+                try requireComplete(head: head, document: nil, page: 1, received: previous.recordCount)
                 return .notModified
             case .page(let head, let document, let records):
                 pagesFetched = page
@@ -146,7 +149,7 @@ final class ListingFetcher {
         /// A page of `records` records; `document` is the page without its records (`PageSkeleton`), nil when
         /// that was larger than `skeletonLimit` or is not an object.
         case page(HTTPResponseHead, document: JSONValue?, records: Int)
-        case notModified
+        case notModified(HTTPResponseHead)
     }
 
     /// Fetches one page and streams its records into `writer` (begun at the first successful page).
@@ -196,7 +199,7 @@ final class ListingFetcher {
             })
             writer = stagedWriter
             if head.status == 304 {
-                return .notModified
+                return .notModified(head)
             }
             guard head.isSuccess else {
                 throw failure(forStatus: head.status, head: head, body: errorBody, prefix: where_)

@@ -33,7 +33,7 @@ def test_an_unfollowed_next_page_makes_the_source_stale_with_the_message_and_kee
     server.options("posts", perPage=2)
     assert syncctl(setup, "refresh", "posts", "--wait").returncode != 0
     message = 'the response has a Link: rel="next" header but Pagination=none: only the first page was received; set Pagination=link'
-    d.wait_log("posts: " + message)
+    d.wait_log(message)
     status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
     assert (status["state"], status["stale"], status["lastError"], status["records"]) == ("error", True, message, 2)
     assert message in syncctl(setup, "status").stdout
