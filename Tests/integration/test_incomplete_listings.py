@@ -92,6 +92,60 @@ def test_offsets_fetch_every_page_even_when_the_server_caps_the_limit(server, se
         "/posts?limit=10", "/posts?limit=10&offset=3", "/posts?limit=10&offset=6"]
 
 
+def test_a_total_the_followed_pages_fall_short_of_is_retried_with_the_reason(server, setup):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data", perPage=2, links=False, extra={"count": 9})
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="page")
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert ("posts: the listing ended after 3 pages with 5 records, but its last page has a total of 9 at /count: "
+            "the collection most likely changed on the server while it was paged; retrying") in r.stderr
+    assert not setup.cache_file("posts").exists()
+
+
+def test_has_more_false_ends_a_listing_whose_pages_always_name_a_next_one(server, setup):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data", extra={"next": "/posts?again=1", "has_more": False})
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="body")
+    r = setup.syncd("--once")                                          # without HasMorePath=: a loop
+    assert r.returncode == 1 and "page 3 links back to" in r.stderr, r.stderr
+    assert not setup.cache_file("posts").exists()
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="body", HasMorePath="/has_more")
+    server.clear_requests()
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert setup.cache_doc("posts")["records"] == RECORDS
+    assert [q["path"] for q in server.requests("/posts")] == ["/posts"]
+
+
+def test_a_total_path_without_a_number_fails_and_keeps_the_cache(server, setup):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data", perPage=2, links=False)
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="page")
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="page", TotalPath="/meta/total")
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert ("posts: page 1: the value at TotalPath=/meta/total is not a whole number; point TotalPath= at the collection's "
+            "record count, or leave it empty") in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+
+
+def test_paging_members_larger_than_4_mib_fail_the_listing_and_keep_the_cache(server, setup):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data")
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="body")
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    server.options("posts", wrapper="data", extra={"blob": "x" * (4 << 20)})
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert ("posts: the page's members besides its records are larger than 4 MiB; with Pagination=body they are read "
+            "to find the next page") in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+
+
 def test_probe_names_the_signals_and_the_settings(server, setup):
     server.set_records("posts", RECORDS)
     server.options("posts", wrapper="data", perPage=2, extra={"count": 5})
@@ -107,7 +161,12 @@ def test_probe_names_the_signals_and_the_settings(server, setup):
     ]
     assert not setup.cache_file("posts").exists()
     r = setup.syncd("--probe", "nothing")
-    assert r.returncode == 1 and 'syncd: no source named "nothing" is configured' in r.stderr
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == f'syncd: no source named "nothing" is configured in {setup.config} (sources: posts)\n'
+    setup.add_source("gone", server.url("gone"))
+    r = setup.syncd("--probe", "gone")
+    assert r.returncode == 1
+    assert r.stdout.splitlines()[-1] == "gone: HTTP 404: not a listing page; check URL= and the credentials, then probe again"
 
 
 @pytest.fixture
