@@ -36,6 +36,22 @@ SIGNALS = [
 ]
 
 
+def synced(setup):
+    """Runs `syncd --once`, which must succeed; returns the cache file's bytes."""
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    return setup.cache_file("posts").read_bytes()
+
+
+def refused(setup, before, message):
+    """Runs `syncd --once`, which must fail with `message` and leave the cache file as `before`."""
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert f"posts: {message}" in r.stderr
+    assert "synced" not in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+
+
 @pytest.mark.parametrize("options,message", SIGNALS, ids=[
     "link", "next-page", "next", "next_url", "links.next", "next_cursor", "meta.next_cursor", "has_more", "count",
     "content-range"])
@@ -43,15 +59,10 @@ def test_a_signal_of_more_data_keeps_the_cache_and_fails_once(server, setup, opt
     server.set_records("posts", RECORDS[:3])
     server.options("posts", wrapper="data")
     setup.add_source("posts", server.url("posts"), RecordsPath="/data")
-    assert setup.syncd("--once").returncode == 0
-    before = setup.cache_file("posts").read_bytes()
+    before = synced(setup)
     server.set_records("posts", RECORDS)                               # a green refresh would change the file
     server.options("posts", wrapper="data", **options)
-    r = setup.syncd("--once")
-    assert r.returncode == 1, r.stderr
-    assert f"posts: {message}" in r.stderr
-    assert "synced" not in r.stderr
-    assert setup.cache_file("posts").read_bytes() == before
+    refused(setup, before, message)
 
 
 def test_a_signal_of_another_kind_on_the_last_followed_page_counts(server, setup):
@@ -122,28 +133,20 @@ def test_a_total_path_without_a_number_fails_and_keeps_the_cache(server, setup):
     server.set_records("posts", RECORDS)
     server.options("posts", wrapper="data", perPage=2, links=False)
     setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="page")
-    assert setup.syncd("--once").returncode == 0
-    before = setup.cache_file("posts").read_bytes()
+    before = synced(setup)
     setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="page", TotalPath="/meta/total")
-    r = setup.syncd("--once")
-    assert r.returncode == 1, r.stderr
-    assert ("posts: page 1: the value at TotalPath=/meta/total is not a whole number; point TotalPath= at the collection's "
-            "record count, or leave it empty") in r.stderr
-    assert setup.cache_file("posts").read_bytes() == before
+    refused(setup, before, "page 1: the value at TotalPath=/meta/total is not a whole number; point TotalPath= at the "
+            "collection's record count, or leave it empty")
 
 
 def test_paging_members_larger_than_4_mib_fail_the_listing_and_keep_the_cache(server, setup):
     server.set_records("posts", RECORDS)
     server.options("posts", wrapper="data")
     setup.add_source("posts", server.url("posts"), RecordsPath="/data", Pagination="body")
-    assert setup.syncd("--once").returncode == 0
-    before = setup.cache_file("posts").read_bytes()
+    before = synced(setup)
     server.options("posts", wrapper="data", extra={"blob": "x" * (4 << 20)})
-    r = setup.syncd("--once")
-    assert r.returncode == 1, r.stderr
-    assert ("posts: the page's members besides its records are larger than 4 MiB; with Pagination=body they are read "
-            "to find the next page") in r.stderr
-    assert setup.cache_file("posts").read_bytes() == before
+    refused(setup, before, "the page's members besides its records are larger than 4 MiB; with Pagination=body they "
+            "are read to find the next page")
 
 
 def test_probe_names_the_signals_and_the_settings(server, setup):
