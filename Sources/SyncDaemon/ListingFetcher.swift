@@ -163,7 +163,8 @@ final class ListingFetcher {
         var stagedWriter = writer
         let where_ = page > 1 ? "page \(page): " : ""
         // The page without its records: where the next page is, the total, has_more, and more data not followed.
-        var skeleton = PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
+        // A page that is the records array has no other members: nothing to keep.
+        var skeleton = source.recordsPath.isEmpty ? nil : PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
         // Records go to the writer on a second thread; the writer is this thread's again after `drain`.
         var pipeline: RecordPipeline?
         var recordsBefore = 0
@@ -182,7 +183,7 @@ final class ListingFetcher {
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
                     return
                 }
-                skeleton.feed(chunk)
+                skeleton?.feed(chunk)
                 let records: RecordPipeline
                 if let pipeline {
                     records = pipeline
@@ -210,11 +211,11 @@ final class ListingFetcher {
                 notices.append(SourceNotice(ownWords: "the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
                                + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional"))
             }
-            if skeleton.overflowed, readsPagingMembers {
+            if skeleton?.overflowed == true, readsPagingMembers {
                 throw RefreshFailure(.permanent, "\(where_)the page's members besides its records are larger than \(ListingFetcher.skeletonLimit >> 20) MiB; "
                                      + "with Pagination=\(source.pagination.rawValue) they are read to find the next page")
             }
-            return .page(head, document: skeleton.document, records: records)
+            return .page(head, document: skeleton?.document, records: records)
         } catch let error as HTTPError {
             writer = stagedWriter
             writer?.rollback()

@@ -132,7 +132,8 @@ public struct PageSignals: Sendable {
         return found
     }
 
-    /// Whether `source` follows the `Next-Page` header itself (a mode that reads a named header).
+    /// Whether `source` follows the `Next-Page` header itself: `Pagination=header` reads the next page's URL
+    /// from a named header (by its name here, so that this rule does not depend on how that mode is built).
     private func followsNextPageHeader(_ source: SourceConfiguration) -> Bool {
         source.pagination.rawValue == "header"
     }
