@@ -179,7 +179,7 @@ def kinto(tmp_path):
     s.stop()
 
 
-def test_a_kinto_listing_with_a_next_page_header_is_incomplete_under_pagination_none(kinto, setup):
+def test_a_kinto_listing_with_a_next_page_header_is_incomplete_under_pagination_none_and_link(kinto, setup):
     kinto.create([{"id": "a", "title": "one"}])
     setup.add_source("notes", kinto.url(), RecordsPath="/data")
     assert setup.syncd("--once").returncode == 0
@@ -190,5 +190,11 @@ def test_a_kinto_listing_with_a_next_page_header_is_incomplete_under_pagination_
     assert r.returncode == 1, r.stderr
     assert ("notes: the response has a Next-Page header but Pagination=none: only the first page was received; "
             "set Pagination=header") in r.stderr
+    assert setup.cache_file("notes").read_bytes() == before
+    setup.add_source("notes", kinto.url(), RecordsPath="/data", Pagination="link")   # Kinto sends no Link header
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert ("notes: page 1, the last one Pagination=link found, has a Next-Page header: only part of the listing was "
+            "received (2 records in 1 page); set Pagination=header") in r.stderr
     assert setup.cache_file("notes").read_bytes() == before
     assert len(kinto.records()) == 3
