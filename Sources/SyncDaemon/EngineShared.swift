@@ -14,11 +14,6 @@ public final class EngineShared: Sendable {
         var checkedCreates: Set<Int64> = []
         /// Lost creates the listing did not show before `LostCreateWaitSec=` had passed: logged once.
         var waitingCreates: Set<Int64> = []
-        /// Sources whose latest listing had a next page their `Pagination=` does not follow
-        /// (`ListingFetcher.incomplete`): a lost create missing from it is not taken for absent.
-        var incompleteListings: Set<String> = []
-        /// Lost creates whose wait ended while their source's listing was incomplete: logged once.
-        var undecidableCreates: Set<Int64> = []
         /// Changes that met a 404 for a record the listing had, by outbox sequence, with the URL that
         /// answered; the next listing decides (`settleNotFound`).
         var notFoundAnswers: [Int64: String] = [:]

@@ -2,17 +2,32 @@ import SyncControl
 import SyncCore
 import SyncRemote
 
-// Where the next page of a listing is (syncd.conf(5), "Pagination="), and what an unpaginated source
-// says when the server clearly has more pages than it fetched.
+// Where the next page of a listing is (syncd.conf(5), "Pagination="), and the rule that nothing is cut
+// short in silence: a last page that names more data syncd did not follow fails the listing.
 
 extension ListingFetcher {
     /// The URL of the page after `page`, or nil when `page` was the last. Every URL is resolved against
     /// the page that named it; `fetch` checks it against the origin rules before requesting it.
-    func nextPage(head: HTTPResponseHead, document: JSONValue?, pageURL: String, page: Int) throws(RefreshFailure) -> String? {
+    /// `records`: how many records `page` held.
+    func nextPage(head: HTTPResponseHead, document: JSONValue?, pageURL: String, page: Int, records: Int) throws(RefreshFailure) -> String? {
+        // HasMorePath= false ends a listing whose pages name a next one even on the last page.
+        if !source.hasMorePath.isEmpty, source.pagination == .body || source.pagination == .cursor,
+           document?.value(at: source.hasMorePath) == .bool(false) {
+            return nil
+        }
         switch source.pagination {
         case .none:
-            noteUnfollowedPages(head: head, document: document)
             return nil
+        case .page, .offset:
+            var total: Int64?
+            if !source.totalPath.isEmpty {
+                guard case .integer(let count)? = document?.value(at: source.totalPath) else {
+                    throw RefreshFailure(.permanent, "page \(page): the value at TotalPath=\(source.totalPathText) is not a whole number; "
+                                         + "point TotalPath= at the collection's record count, or leave it empty")
+                }
+                total = count
+            }
+            return numberedPages?.next(afterPageWith: records, total: total)
         case .link:
             guard let next = LinkHeader.nextTarget(in: head.headerValues("link")) else { return nil }
             return try resolve(next, against: pageURL, page: page, what: "next link")
@@ -51,31 +66,25 @@ extension ListingFetcher {
         return resolved
     }
 
-    /// Body members that servers commonly use for the next page (DRF and many others: `next`; Datasette:
-    /// `next_url`; JSON:API: `links.next`), checked when `Pagination=none` so a paged listing is not
-    /// taken silently for the whole collection.
-    static let commonNextPaths: [[String]] = [["next"], ["next_url"], ["links", "next"]]
+    /// Whether this source reads members of each page besides its records to find the next one.
+    var readsPagingMembers: Bool {
+        switch source.pagination {
+        case .body, .cursor: return true
+        case .page, .offset: return !source.totalPath.isEmpty
+        default: return false
+        }
+    }
 
-    private func noteUnfollowedPages(head: HTTPResponseHead, document: JSONValue?) {
-        if LinkHeader.nextTarget(in: head.headerValues("link")) != nil {
-            incomplete = true
-            notices.append(SourceNotice(ownWords: "the response has a Link: rel=\"next\" header but Pagination=none, "
-                                        + "so only its first page is kept; set Pagination=link"))
-            return
-        }
-        guard let document else { return }
-        for path in Self.commonNextPaths {
-            switch document.value(at: path) {
-            case nil, .null?, .string("")?, .bool(false)?:
-                continue
-            default:
-                let pointer = "/" + path.joined(separator: "/")
-                incomplete = true
-                // `pointer` is one of `commonNextPaths`, syncd's words: the server's reference is not quoted.
-                notices.append(SourceNotice(ownWords: "the response has a next page at \(pointer) but Pagination=none, "
-                                            + "so only its first page is kept; set Pagination=body and NextPath=\(pointer)"))
-                return
-            }
-        }
+    /// Fails the listing when its last page, `page`, names more data than `received` records in all: a next
+    /// page in a header or member its `Pagination=` does not follow, `has_more`, a larger total, a
+    /// `Content-Range` with more (syncd.conf(5), "Pagination="). The previous listing stays in place.
+    func requireComplete(head: HTTPResponseHead, document: JSONValue?, page: Int, received: Int) throws(RefreshFailure) {
+        let signals = PageSignals(linkHeaders: head.headerValues("link"), nextPageHeader: head.header("next-page"),
+                                  contentRange: head.header("content-range"), document: document)
+        guard let first = signals.unfollowed(by: source, received: received).first else { return }
+        // A total that the pages followed fell short of: records left or joined the collection meanwhile, a
+        // new listing sees it settled. Every other signal is a setting to change: retrying cannot help.
+        let kind: RefreshFailure.Kind = first.isTotal && source.pagination != .none ? .transient : .permanent
+        throw RefreshFailure(kind, first.message(source: source, page: page, received: received))
     }
 }

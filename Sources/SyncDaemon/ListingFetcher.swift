@@ -25,14 +25,14 @@ final class ListingFetcher {
     }
     /// Called as data arrives (on the worker thread).
     var progress: ((RefreshProgressCount) -> Void)? = nil
-    /// The largest unpaginated wrapper-object response that is checked for a next page it does not follow.
-    static let truncationCheckLimit = 1 << 20
-    /// Things worth a warning that did not fail the listing (a next page not followed, a validator too
-    /// large to keep); the engine logs each once per source and shows it in the status.
+    /// The most bytes of a page's members besides its records (`PageSkeleton`) that are kept to read its
+    /// paging members (a next page, a total, `has_more`) and to find more data it does not follow.
+    static let skeletonLimit = 4 << 20
+    /// Things worth a warning that did not fail the listing (a validator too large to keep); the engine
+    /// logs each once per source and shows it in the status.
     var notices: [SourceNotice] = []
-    /// The listing has a next page this source's `Pagination=` does not follow: a record missing from it may
-    /// still be on the server (a lost create is then never taken for absent).
-    var incomplete = false
+    /// `Pagination=page` and `offset`: where the listing stands (set by `fetch`).
+    var numberedPages: NumberedPages?
     /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
     var savedAt: String?
     /// The engine's wording and kind for a cache file that could not be written while the listing streamed
@@ -63,6 +63,8 @@ final class ListingFetcher {
         var visited: Set<String> = []
         var writer: ListingWriter?
         var firstHead: HTTPResponseHead?
+        var received = 0
+        numberedPages = NumberedPages(source: source)
         for page in 1...source.maxPages {
             guard visited.insert(url).inserted else {
                 writer?.rollback()
@@ -109,16 +111,23 @@ final class ListingFetcher {
                                      + "after \(page - 1) pages; raise it if the server is just slow")
             }
             switch pageResult {
-            case .notModified:
+            case .notModified(let head):
                 writer?.rollback()
+                // The stored listing's first page is unchanged, but its headers may say the collection has
+                // grown past it (a Link or Next-Page header, a Content-Range with more).
+                try requireComplete(head: head, document: nil, page: 1, received: previous.recordCount)
                 return .notModified
-            case .page(let head, let document):
+            case .page(let head, let document, let records):
                 pagesFetched = page
+                received += records
                 if page == 1 { firstHead = head }
                 let pageURL = head.effectiveURL.isEmpty ? url : head.effectiveURL
                 let next: String?
                 do {
-                    next = try nextPage(head: head, document: document, pageURL: pageURL, page: page)
+                    next = try nextPage(head: head, document: document, pageURL: pageURL, page: page, records: records)
+                    // The last page: whatever Pagination= says, more data it names fails the listing (never a
+                    // green "synced" for part of a collection).
+                    if next == nil { try requireComplete(head: head, document: document, page: page, received: received) }
                 } catch {
                     writer?.rollback()
                     throw error
@@ -137,9 +146,10 @@ final class ListingFetcher {
     }
 
     private enum PageResult {
-        /// A page; `document` is the whole page parsed, kept only where the next page is in the body.
-        case page(HTTPResponseHead, document: JSONValue?)
-        case notModified
+        /// A page of `records` records; `document` is the page without its records (`PageSkeleton`), nil when
+        /// that was larger than `skeletonLimit` or is not an object.
+        case page(HTTPResponseHead, document: JSONValue?, records: Int)
+        case notModified(HTTPResponseHead)
     }
 
     /// Fetches one page and streams its records into `writer` (begun at the first successful page).
@@ -152,12 +162,9 @@ final class ListingFetcher {
         var status = 0
         var stagedWriter = writer
         let where_ = page > 1 ? "page \(page): " : ""
-        // Where the next page is in the body, the page is kept to read it (JSONValue bounds it at 64 MiB);
-        // without pagination a small page is kept to notice an unfollowed next page (no silent truncation).
-        let keepLimit = source.pagination == .body || source.pagination == .cursor ? JSONParseLimits().maxBytes
-            : source.pagination == .none && !source.recordsPath.isEmpty ? ListingFetcher.truncationCheckLimit : 0
-        var kept: [UInt8] = []
-        var keptAll = keepLimit > 0
+        // The page without its records: where the next page is, the total, has_more, and more data not followed.
+        // A page that is the records array has no other members: nothing to keep.
+        var skeleton = source.recordsPath.isEmpty ? nil : PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
         // Records go to the writer on a second thread; the writer is this thread's again after `drain`.
         var pipeline: RecordPipeline?
         var recordsBefore = 0
@@ -176,9 +183,7 @@ final class ListingFetcher {
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
                     return
                 }
-                if keptAll {
-                    if kept.count + chunk.count <= keepLimit { kept += chunk } else { keptAll = false; kept = [] }
-                }
+                skeleton?.feed(chunk)
                 let records: RecordPipeline
                 if let pipeline {
                     records = pipeline
@@ -195,23 +200,22 @@ final class ListingFetcher {
             })
             writer = stagedWriter
             if head.status == 304 {
-                return .notModified
+                return .notModified(head)
             }
             guard head.isSuccess else {
                 throw failure(forStatus: head.status, head: head, body: errorBody, prefix: where_)
             }
-            _ = try scanner.finish()
+            let records = try scanner.finish()
             try pipeline?.finish()
             for name in head.oversizedHeaders where name == "etag" || name == "last-modified" {
                 notices.append(SourceNotice(ownWords: "the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
                                + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional"))
             }
-            guard keepLimit > 0 else { return .page(head, document: nil) }
-            if !keptAll, source.pagination == .body || source.pagination == .cursor {
-                throw RefreshFailure(.permanent, "\(where_)the page is larger than \(keepLimit >> 20) MiB; with Pagination=\(source.pagination.rawValue) "
-                                     + "each page is read whole to find the next one: ask the server for smaller pages")
+            if skeleton?.overflowed == true, readsPagingMembers {
+                throw RefreshFailure(.permanent, "\(where_)the page's members besides its records are larger than \(ListingFetcher.skeletonLimit >> 20) MiB; "
+                                     + "with Pagination=\(source.pagination.rawValue) they are read to find the next page")
             }
-            return .page(head, document: keptAll ? try? JSONValue(parsing: kept) : nil)
+            return .page(head, document: skeleton?.document, records: records)
         } catch let error as HTTPError {
             writer = stagedWriter
             writer?.rollback()

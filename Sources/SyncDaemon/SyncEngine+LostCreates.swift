@@ -108,14 +108,6 @@ extension SyncEngine {
                 }
                 return false
             }
-            // A listing with a next page Pagination= does not follow may lack it only because it is on that page.
-            guard !shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) else {
-                if shared.memory.withLock({ $0.undecidableCreates.insert(entry.seq).inserted }) {
-                    logger.forSource(source.name).warning("the create of \(entry.recordID), whose answer was lost, is not in the listing, but the "
-                                   + "listing is incomplete (a next page Pagination= does not follow): it is not sent again until it is")
-                }
-                return false
-            }
             _ = shared.memory.withLock { $0.waitingCreates.remove(entry.seq) }
             guard entry.blindResends == 0 else {
                 let message = "it was sent again after the outcome of its POST was unknown (no answer, or a 5xx), the second "

@@ -55,10 +55,7 @@ extension SyncEngine {
         let waiting = OutboxRecord.undelivered(entries, through: last)
         guard let first = waiting.first else { return nil }
         var reason = first.lastError.map { ": \($0)" } ?? ""
-        if first.answerWasLost && shared.memory.withLock({ $0.incompleteListings.contains(source.name) }) {
-            reason = ": the outcome of its POST is unknown\(first.lastError.map { " (\($0))" } ?? ""), and the listing is incomplete (a next page "
-                + "Pagination= does not follow), so syncd cannot tell whether the server has it; fix Pagination="
-        } else if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
+        if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
             reason = ": the outcome of its POST is unknown\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
                 + "sent again only if a listing read after \(lostCreateWaitEnds(first, source: source).rfc3339) lacks it"
         }
@@ -69,11 +66,9 @@ extension SyncEngine {
         // Only creates whose answer was lost and that wait for LostCreateWaitSec= to pass: the next refresh
         // comes when the first of them may be sent (or sooner, at IntervalSec=: DaemonLoop.classify), not sooner
         // with backoff (each listing meanwhile would only count an attempt against MaxAttempts=).
-        let (checked, incomplete) = shared.memory.withLock { ($0.checkedCreates, $0.incompleteListings.contains(source.name)) }
+        let checked = shared.memory.withLock { $0.checkedCreates }
         let waits = waiting.map { entry -> Int64? in
             guard entry.answerWasLost, !checked.contains(entry.seq) else { return nil }
-            // Only a complete listing can settle it: nothing to retry for before the next periodic refresh.
-            if incomplete { return 86_400_000 }
             return LostCreateWait.remainingMilliseconds(lostCreateWait(entry, source: source), wait: source.lostCreateWait)
         }
         if let soonest = waits.compactMap({ $0 }).min(), !waits.contains(nil) {

@@ -62,8 +62,8 @@ public final class SyncEngine {
         }
     }
 
-    /// The warnings of each source's latest listing that did not fail it (an unfollowed next page, an
-    /// oversized validator): logged once per source until they change.
+    /// The warnings of each source's latest listing that did not fail it (an oversized validator): logged
+    /// once per source until they change.
     /// Each is redacted (`redaction(for:)`) when noted.
     public var notices: [String: [SourceNotice]] {
         shared.memory.withLock { memory in
@@ -203,12 +203,6 @@ public final class SyncEngine {
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
             notices = fetcher.notices
-            if case .listing = fetched {
-                let incomplete = fetcher.incomplete
-                shared.memory.withLock { memory in
-                    if incomplete { memory.incompleteListings.insert(source.name) } else { memory.incompleteListings.remove(source.name) }
-                }
-            }
         } catch {
             return fail(source, error, at: now)
         }

@@ -13,6 +13,8 @@ let usage = """
       --once              Refresh every source once, push the outbox, exit 0 only if all succeeded
       --check-config      Validate the configuration, print problems as FILE:LINE: message
       --verbose           With --check-config: also show what each source will do (pages, item URLs)
+      --probe SOURCE      Fetch the first page of SOURCE, print the signs of more pages it shows and
+                          the Pagination= settings that fetch them all; nothing is stored
       --config-dir DIR    Read configuration from DIR (default /etc/syncd; with --user
                           $XDG_CONFIG_HOME/syncd)
       --user              User mode: XDG directories instead of system ones
@@ -41,6 +43,7 @@ do { try CoreDumps.disable() } catch { writeStderr("syncd: warning: \(error); a 
 
 var once = false, checkConfig = false, userMode = false, verbose = false
 var configDirectory: String?
+var probe: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -48,6 +51,11 @@ while let argument = arguments.popFirst() {
     case "--check-config": checkConfig = true
     case "--user": userMode = true
     case "--verbose": verbose = true
+    case "--probe":
+        guard let value = arguments.popFirst(), !value.isEmpty else { fail(usage: "option '--probe' needs a source name") }
+        probe = value
+    case _ where argument.hasPrefix("--probe="):
+        probe = String(argument.dropFirst("--probe=".count))
     case "--config-dir":
         guard let value = arguments.popFirst(), !value.isEmpty else { fail(usage: "option '--config-dir' needs a directory") }
         configDirectory = value
@@ -64,7 +72,8 @@ while let argument = arguments.popFirst() {
     }
 }
 if once && checkConfig { fail(usage: "--once and --check-config cannot be combined") }
-if !once && !checkConfig {
+if probe != nil && (once || checkConfig) { fail(usage: "--probe cannot be combined with --once or --check-config") }
+if !once && !checkConfig && probe == nil {
     // From here on SIGTERM, SIGINT and SIGHUP wait for the daemon's loop (which takes them once the configuration
     // is read and the store open) instead of ending the process with exit status 143, no "Stopped" and no retry
     // state saved. Should that fail, the loop tries again and says so.
@@ -78,7 +87,7 @@ let directory = configDirectory ?? ConfigurationDirectory.defaultDirectory(userM
 let logger = Logger(environment: environment)
 // A configuration that cannot be used ends the daemon with EX_CONFIG, which the units do not restart on
 // (RestartPreventExitStatus=); --check-config and --once exit 1 (syncd.8, EXIT STATUS).
-let configurationErrorStatus = StartExitStatus.forConfigurationError(checkConfig ? .checkConfig : once ? .once : .daemon)
+let configurationErrorStatus = StartExitStatus.forConfigurationError(checkConfig || probe != nil ? .checkConfig : once ? .once : .daemon)
 // A directory named with --config-dir must be there: a typo would otherwise run (or check) the defaults.
 // Only the default directory may be missing (syncd.8, OPTIONS).
 if let named = configDirectory {
@@ -96,6 +105,15 @@ if let named = configDirectory {
 let configuration: Configuration
 let failedSources: [FailedSource]
 switch ConfigurationDirectory.loadSkippingFailedSources(directory: directory) {
+case .success(let loaded) where probe != nil:
+    // The source probed must have loaded; the others' problems are not this command's business.
+    guard let name = probe, let source = loaded.configuration.source(named: name) else {
+        for problem in loaded.problems { writeStderr("\(problem)\n") }
+        writeStderr("syncd: no source named \"\(probe ?? "")\" is configured in \(directory)"
+                    + (loaded.configuration.sources.isEmpty ? "" : " (sources: \(loaded.configuration.sources.map(\.name).joined(separator: ", ")))") + "\n")
+        exit(1)
+    }
+    exit(PaginationProbe(source: source, environment: environment).run(print: { print($0) }))
 case .success(let loaded) where checkConfig:
     // Every problem, on stderr as FILE:LINE: message; a broken source would be skipped, but it is still wrong.
     guard loaded.failedSources.isEmpty else {
@@ -110,7 +128,7 @@ case .success(let loaded):
     // Each broken source is left out, at error priority (journalctl -p err shows it); the others run.
     for failed in failedSources { logger.sourceFailed(failed) }
 case .failure(let errors):
-    if checkConfig {
+    if checkConfig || probe != nil {
         for problem in errors.problems { writeStderr("\(problem)\n") }
     } else {
         // syncd.conf (or a drop-in) is wrong: refuse to start, at error priority.

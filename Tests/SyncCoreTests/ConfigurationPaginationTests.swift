@@ -77,8 +77,26 @@ struct ConfigurationPaginationTests {
                 == ["posts.source:4: SendClientID: invalid boolean \"maybe\"; use yes or no"])
     }
 
+    @Test("Pagination=page and offset: their keys, defaults and what --check-config --verbose says")
+    func numbered() throws {
+        let page = try #require(ConfigurationSourceTests.source("[Source]\nURL=https://h/items\nPagination=page\nTotalPath=/count\n"))
+        #expect(page.pagination == .page && page.pageParameter == "page" && page.totalPath == ["count"])
+        #expect(page.explanation[1].hasPrefix("pages: https://h/items with page= counting up, until a short or empty page or once the total "
+                                              + "at /count is reached, at most 10000 pages within "))
+        let offset = try #require(ConfigurationSourceTests.source(
+            "[Source]\nURL=https://h/items?max=20\nPagination=offset\nLimitParameter=max\nOffsetParameter=skip\n"))
+        #expect(offset.limitParameter == "max" && offset.offsetParameter == "skip" && offset.totalPath.isEmpty)
+        #expect(offset.explanation[1].hasPrefix("pages: https://h/items?max=20 with skip= advanced by the records received, until a short "
+                                                + "or empty page, at most 10000 pages within "))
+        let body = try #require(ConfigurationSourceTests.source("[Source]\nURL=https://h/items\nPagination=body\nHasMorePath=/meta/more\n"))
+        #expect(body.hasMorePath == ["meta", "more"] && body.hasMorePathText == "/meta/more")
+        #expect(body.explanation.contains("pages: false at /meta/more ends the listing (HasMorePath=)"))
+    }
+
     @Test("bad values are errors with FILE:LINE", arguments: [
-        ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body or cursor"),
+        ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body, cursor, page or offset"),
+        ("PageParameter=p&x", "posts.source:3: PageParameter: invalid query parameter name \"p&x\"; use letters, digits, \"-\", \"_\", \".\" or \"~\""),
+        ("HasMorePath=has_more", "posts.source:3: HasMorePath: invalid JSON pointer \"has_more\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
         ("NextPath=next", "posts.source:3: NextPath: invalid JSON pointer \"next\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
         ("MaxPages=0", "posts.source:3: MaxPages: invalid page count \"0\"; use a number from 1 to 1000000"),
         ("CursorParameter=a b", "posts.source:3: CursorParameter: invalid query parameter name \"a b\"; use letters, digits, \"-\", \"_\", \".\" or \"~\""),

@@ -105,15 +105,19 @@ def test_the_example_source_names_every_pagination_mode_and_its_keys_check_ok(se
     modes_line = next(line for line in example.splitlines() if line.startswith("Pagination="))
     modes = [m.strip() for m in modes_line.split("#", 1)[1].split("(")[0].split("|")]
     modes += [m.strip() for m in modes_line.split(")", 1)[1].split("|") if m.strip()]
-    assert modes == ["none", "link", "body", "cursor"], modes_line
+    assert modes == ["none", "link", "body", "cursor", "page", "offset"], modes_line
     manual = (BIN.parents[1] / "docs" / "syncd.conf.5.md").read_text()
-    for key in ("NextPath", "CursorPath", "CursorParameter"):
+    for key in ("NextPath", "CursorPath", "CursorParameter", "HasMorePath", "PageParameter", "LimitParameter",
+                "OffsetParameter", "TotalPath"):
         assert f"\n#{key}=" in example and f"*{key}=*" in manual, key
     for mode in modes:
         text = example.replace("http://localhost:3000/posts", server.url("posts")).replace("Pagination=none", f"Pagination={mode}")
+        if mode in ("page", "offset"):
+            for key in ("PageParameter", "LimitParameter", "OffsetParameter", "TotalPath"):
+                text = text.replace(f"\n#{key}=", f"\n{key}=")
         if mode in ("body", "cursor"):
             text = text.replace("\n#NextPath=", "\nNextPath=").replace("\n#CursorPath=", "\nCursorPath=") \
-                       .replace("\n#CursorParameter=", "\nCursorParameter=")
+                       .replace("\n#CursorParameter=", "\nCursorParameter=").replace("\n#HasMorePath=", "\nHasMorePath=")
             if mode == "body":
                 text = text.replace("\nCursorPath=", "\n#CursorPath=").replace("\nCursorParameter=", "\n#CursorParameter=")
         (setup.config / "sources.d" / "posts.source").write_text(text)

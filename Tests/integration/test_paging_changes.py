@@ -1,5 +1,6 @@
 """A collection that changes while syncd pages through it (a record moves from page 1 to page 2): the
-listing is refused with a message saying so, retried with backoff, and taken once it is consistent."""
+listing is refused with a message saying so, retried with backoff, and taken once it is consistent; a
+collection that grows a next page syncd does not follow makes the source stale, its cache kept."""
 import json
 
 from conftest import wait_for
@@ -20,17 +21,20 @@ def test_a_duplicate_id_across_pages_is_retried_with_backoff(server, setup, daem
     assert [r["id"] for r in setup.cache_doc("posts")["records"]] == [1, 2, 3, 4]
 
 
-def test_an_unfollowed_next_page_shows_in_the_status_and_is_logged_once(server, setup, daemons):
+def test_an_unfollowed_next_page_makes_the_source_stale_with_the_message_and_keeps_the_cache(server, setup, daemons):
     setup.write_main("[Network]\nReachabilityIntervalSec=0\n")
-    server.set_records("posts", [{"id": i} for i in range(1, 6)])
-    server.options("posts", perPage=2)
+    server.set_records("posts", [{"id": i} for i in range(1, 3)])
     setup.add_source("posts", server.url("posts"))
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
-    assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
-    warning = 'the response has a Link: rel="next" header but Pagination=none, so only its first page is kept; set Pagination=link'
-    assert d.output().count(warning) == 1
+    before = setup.cache_file("posts").read_bytes()
+    server.set_records("posts", [{"id": i} for i in range(1, 6)])
+    server.options("posts", perPage=2)
+    assert syncctl(setup, "refresh", "posts", "--wait").returncode != 0
+    message = 'the response has a Link: rel="next" header but Pagination=none: only the first page was received; set Pagination=link'
+    d.wait_log(message)
     status = json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]
-    assert status["warnings"] == [warning]
-    assert "    warning: " + warning in syncctl(setup, "status").stdout
+    assert (status["state"], status["stale"], status["lastError"], status["records"]) == ("error", True, message, 2)
+    assert message in syncctl(setup, "status").stdout
+    assert setup.cache_file("posts").read_bytes() == before

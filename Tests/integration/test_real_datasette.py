@@ -1,9 +1,10 @@
 """Datasette (a real JSON API over SQLite, from build/venv) as a read-only source: every way it pages —
 Link headers, the next_url in the body, the _next cursor — gives exactly the rows of its database, and a
-source that does not follow its pages says so."""
+source that does not follow its pages fails as incomplete."""
 import pytest
 
 from realservers import Datasette
+from recipes import recipe
 
 ROWS = 1249
 
@@ -29,10 +30,17 @@ def test_every_page_is_fetched(datasette, setup, keys):
     assert len(ids) == ROWS
 
 
-def test_without_pagination_the_link_header_is_a_warning(datasette, setup):
+def test_without_pagination_the_link_header_makes_the_listing_incomplete(datasette, setup):
     setup.add_source("items", datasette.url(size=1000), RecordsPath="/rows")
     r = setup.syncd("--once")
-    assert r.returncode == 0, r.stderr
-    assert ('items: the response has a Link: rel="next" header but Pagination=none, so only its first page is kept; '
+    assert r.returncode == 1, r.stderr
+    assert ('items: the response has a Link: rel="next" header but Pagination=none: only the first page was received; '
             "set Pagination=link") in r.stderr
-    assert len(setup.cache_doc("items")["records"]) == 1000
+    assert not setup.cache_file("items").exists()                      # no part of the table passes for all of it
+
+
+def test_the_datasette_recipe_fetches_every_row(datasette, setup):
+    (setup.config / "sources.d" / "items.source").write_text(recipe("Datasette", URL=datasette.url(size=100)))
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    assert [row["id"] for row in setup.cache_doc("items")["records"]] == datasette.ids()

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import BIN, wait_for
 from realservers import DRF
+from recipes import recipe
 from test_syncctl import syncctl
 
 
@@ -72,15 +73,29 @@ def test_page_number_pagination_is_followed_to_the_last_page(drf, setup):
     assert len(cached(setup)["records"]) == 250
 
 
-def test_without_pagination_the_unfollowed_next_page_is_a_warning(drf, setup):
+def test_without_pagination_a_next_page_makes_the_listing_incomplete_and_keeps_the_cache(drf, setup):
+    server = drf(page_size=100)
+    server.insert(60)
+    setup.add_source("notes", server.url(), RecordsPath="/results")
+    assert setup.syncd("--once").returncode == 0                      # one page: the whole collection
+    before = setup.cache_file("notes").read_bytes()
+    server.insert(190)                                                 # now DRF names a next page
+    r = setup.syncd("--once")
+    assert r.returncode == 1, r.stderr
+    assert ("notes: the response has a next page at /next but Pagination=none: only the first page was received; "
+            "set Pagination=body and NextPath=/next") in r.stderr
+    assert setup.cache_file("notes").read_bytes() == before
+    assert [n["id"] for n in json.loads(before)["records"]] == [row["id"] for row in server.rows()][:60]
+
+
+def test_limit_offset_pagination_is_followed_with_its_recipe(drf, setup):
     server = drf(page_size=100)
     server.insert(250)
-    setup.add_source("notes", server.url(), RecordsPath="/results")
+    (setup.config / "sources.d" / "notes.source").write_text(
+        recipe("Django REST Framework, LimitOffsetPagination", URL=server.url("/api/offset-notes/?limit=100")))
     r = setup.syncd("--once")
     assert r.returncode == 0, r.stderr
-    assert ("notes: the response has a next page at /next but Pagination=none, so only its first page is kept; "
-            "set Pagination=body and NextPath=/next") in r.stderr
-    assert len(cached(setup)["records"]) == 100
+    assert cached(setup)["records"] == server.rows()
 
 
 def test_check_config_shows_the_derived_item_url(drf, setup):

@@ -82,7 +82,7 @@ public enum ManagerInterface {
           cacheFile: ?string,
           # Writable= of its .source file: local changes are pushed.
           writable: ?bool,
-          # Pagination= of its .source file: "none", "link", "body" or "cursor".
+          # Pagination= of its .source file: "none", "link", "body", "cursor", "page" or "offset".
           pagination: ?string,
           # ConflictPolicy= of a writable source; null for a read-only one.
           conflictPolicy: ?string

@@ -23,6 +23,11 @@ public enum PaginationMode: String, Sendable, CaseIterable {
     case body
     /// The body holds an opaque token at `CursorPath=`; the next page is `URL=` with `CursorParameter=` set to it.
     case cursor
+    /// Pages by number: `URL=` with `PageParameter=` set to 2, 3, …, until a short or empty page or `TotalPath=`.
+    case page
+    /// Pages by offset: `URL=` with `OffsetParameter=` advanced by the records received, until a short or
+    /// empty page or `TotalPath=`.
+    case offset
 }
 
 /// One extra request header of a source, from `Header=Name: value`.
@@ -187,6 +192,20 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var cursorPathText: String = ""
     /// `CursorParameter=`: the query parameter that carries the cursor (default `cursor`).
     public var cursorParameter: String = "cursor"
+    /// `PageParameter=`: the query parameter of `Pagination=page` (default `page`).
+    public var pageParameter: String = "page"
+    /// `LimitParameter=`: the query parameter holding the page size of `Pagination=offset` (default `limit`).
+    public var limitParameter: String = "limit"
+    /// `OffsetParameter=`: the query parameter of `Pagination=offset` (default `offset`).
+    public var offsetParameter: String = "offset"
+    /// `TotalPath=` as reference tokens: where each page holds the collection's record count; empty if unset.
+    public var totalPath: [String] = []
+    /// `TotalPath=` as written, for messages.
+    public var totalPathText: String = ""
+    /// `HasMorePath=` as reference tokens: where a page says whether more follow (`false` = last); empty if unset.
+    public var hasMorePath: [String] = []
+    /// `HasMorePath=` as written, for messages.
+    public var hasMorePathText: String = ""
     /// `MaxPages=`: more pages than this fail the refresh (default 10,000).
     public var maxPages: Int = 10_000
     /// `ListingTimeoutSec=`: the deadline for a whole listing, all pages together (default 10 min).

@@ -15,6 +15,13 @@ extension SourceConfiguration {
             lines.append("pages: the next page's URL at \(nextPathText) in each response, at most \(maxPages) pages within \(listingTimeout) (Pagination=body)")
         case .cursor:
             lines.append("pages: \(url) with \(cursorParameter)= set to the token at \(cursorPathText), at most \(maxPages) pages within \(listingTimeout) (Pagination=cursor)")
+        case .page:
+            lines.append("pages: \(url) with \(pageParameter)= counting up, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=page)")
+        case .offset:
+            lines.append("pages: \(url) with \(offsetParameter)= advanced by the records received, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=offset)")
+        }
+        if !hasMorePath.isEmpty, pagination == .body || pagination == .cursor {
+            lines.append("pages: false at \(hasMorePathText) ends the listing (HasMorePath=)")
         }
         let policy = originPolicy
         if pagination != .none || !allowedOrigins.isEmpty {
@@ -37,4 +44,7 @@ extension SourceConfiguration {
         }
         return lines
     }
+
+    /// How a listing paged by number or offset also ends: ` or once the total at /count is reached`.
+    private var totalEnd: String { totalPath.isEmpty ? "" : " or once the total at \(totalPathText) is reached" }
 }

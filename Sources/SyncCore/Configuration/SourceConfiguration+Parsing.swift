@@ -35,12 +35,12 @@ extension ConfigurationParser {
             },
             pointer("NextPath", \.nextPath, \.nextPathText, defaults: defaults, example: "/next"),
             pointer("CursorPath", \.cursorPath, \.cursorPathText, defaults: defaults, example: "/meta/next_cursor"),
-            .value("CursorParameter", \.cursorParameter, default: defaults.cursorParameter) { text throws(ValueError) in
-                guard !text.isEmpty, text.utf8.allSatisfy({ ConfigurationText.isLetterOrDigit($0) || "-_.~".utf8.contains($0) }) else {
-                    throw ValueError("invalid query parameter name \"\(text)\"; use letters, digits, \"-\", \"_\", \".\" or \"~\"")
-                }
-                return text
-            },
+            .value("CursorParameter", \.cursorParameter, default: defaults.cursorParameter, queryParameter),
+            .value("PageParameter", \.pageParameter, default: defaults.pageParameter, queryParameter),
+            .value("LimitParameter", \.limitParameter, default: defaults.limitParameter, queryParameter),
+            .value("OffsetParameter", \.offsetParameter, default: defaults.offsetParameter, queryParameter),
+            pointer("TotalPath", \.totalPath, \.totalPathText, defaults: defaults, example: "/count"),
+            pointer("HasMorePath", \.hasMorePath, \.hasMorePathText, defaults: defaults, example: "/has_more"),
             .value("MaxPages", \.maxPages, default: defaults.maxPages) { text throws(ValueError) in
                 guard let number = Int(text), number >= 1, number <= 1_000_000 else {
                     throw ValueError("invalid page count \"\(text)\"; use a number from 1 to 1000000")
@@ -99,7 +99,15 @@ extension ConfigurationParser {
         ])
     }
 
-    /// A JSON pointer into each page (`NextPath=`, `CursorPath=`): not the whole document; empty restores the default.
+    /// A query parameter's name (`CursorParameter=`, `PageParameter=`, ...): unreserved characters only.
+    static func queryParameter(_ text: String) throws(ValueError) -> String {
+        guard !text.isEmpty, text.utf8.allSatisfy({ ConfigurationText.isLetterOrDigit($0) || "-_.~".utf8.contains($0) }) else {
+            throw ValueError("invalid query parameter name \"\(text)\"; use letters, digits, \"-\", \"_\", \".\" or \"~\"")
+        }
+        return text
+    }
+
+    /// A JSON pointer into each page (`NextPath=`, `CursorPath=`, `TotalPath=`, `HasMorePath=`): not the whole document; empty restores the default.
     static func pointer(
         _ key: String, _ path: WritableKeyPath<SourceConfiguration, [String]>, _ text: WritableKeyPath<SourceConfiguration, String>,
         defaults: SourceConfiguration, example: String

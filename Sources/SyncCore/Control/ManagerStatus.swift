@@ -145,7 +145,7 @@ public struct SourceStatus: Sendable, Equatable {
 public struct SourceMode: Sendable, Equatable {
     /// `Writable=`.
     public var writable: Bool
-    /// `Pagination=`: `none`, `link`, `body` or `cursor`.
+    /// `Pagination=`: `none`, `link`, `body`, `cursor`, `page` or `offset`.
     public var pagination: String
     /// `ConflictPolicy=` of a writable source; nil for a read-only one.
     public var conflictPolicy: String?

@@ -13,7 +13,11 @@ The tests steer it through /_control:
                                          "nextLink": URL, "delay": seconds, "etagBytes": n,
                                          "writeDelay": seconds, "serverIds": true, "dropMembers": [names],
                                          "knownMembers": [names] (a POST with another member: 400 "Unknown field"),
-                                         "byToken": {TOKEN: [records]}}  (records per bearer token, else 401)
+                                         "byToken": {TOKEN: [records]},  (records per bearer token, else 401)
+                                         "paging": "offset" (with perPage: ?limit=&offset=, the limit capped
+                                         at perPage), "links": false (no Link headers),
+                                         "extra": {members}  (added to the wrapper object of every page),
+                                         "extraHeaders": {name: value}  (added to every page)}
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
 Standard library only.
@@ -256,10 +260,17 @@ class Handler(BaseHTTPRequestHandler):
             records = options["byToken"][token]
             body = json.dumps(records, separators=(",", ":")).encode()
         per = options.get("perPage")
-        if per and records is not None:
+        if per and records is not None and options.get("paging") == "offset":
+            # Limit/offset pages (DRF's LimitOffsetPagination): a larger limit is capped at perPage.
+            limit = min(int(q.get("limit", [str(per)])[0]), per)
+            offset = int(q.get("offset", ["0"])[0])
+            body = json.dumps(records[offset: offset + limit], separators=(",", ":")).encode()
+            if offset + limit < len(records) and options.get("links", True):
+                headers["Link"] = f'</{name}?limit={limit}&offset={offset + limit}>; rel="next"'
+        elif per and records is not None:
             page = int(q.get("page", ["1"])[0])
             chunk = records[(page - 1) * per: page * per]
-            if page * per < len(records):
+            if page * per < len(records) and options.get("links", True):
                 nxt = f"/{name}?page={page + 1}" if options.get("relativeLinks", True) else \
                     f"http://{self.headers.get('Host')}/{name}?page={page + 1}"
                 headers["Link"] = f'<{nxt}>; rel="next", </{name}?page=1>; rel="first"'
@@ -270,7 +281,9 @@ class Handler(BaseHTTPRequestHandler):
         if options.get("delay"):
             time.sleep(options["delay"])
         if options.get("wrapper") and records is not None:
-            body = json.dumps({"meta": {"count": len(records)}, options["wrapper"]: json.loads(body)}).encode()
+            body = json.dumps({"meta": {"count": len(records)}, options["wrapper"]: json.loads(body),
+                               **options.get("extra", {})}).encode()
+        headers.update(options.get("extraHeaders", {}))
         etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
         if options.get("etagBytes"):
             etag = '"' + "e" * options["etagBytes"] + '"'

@@ -2,6 +2,7 @@ import os
 import time
 
 from rest_framework import serializers, status, viewsets
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 
 from notes.models import Note
@@ -36,3 +37,11 @@ class NoteViewSet(viewsets.ModelViewSet):
         serializer.is_valid(raise_exception=True)
         serializer.save()
         return Response(serializer.data)
+
+
+class OffsetNoteViewSet(viewsets.ReadOnlyModelViewSet):
+    """The same notes at /api/offset-notes/, paged by DRF's LimitOffsetPagination: {"count": N, "next": …,
+    "previous": …, "results": […]} for ?limit=&offset= (the limit defaults to PAGE_SIZE)."""
+    queryset = Note.objects.all()
+    serializer_class = NoteSerializer
+    pagination_class = LimitOffsetPagination
