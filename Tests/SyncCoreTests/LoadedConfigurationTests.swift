@@ -22,8 +22,8 @@ struct LoadedConfigurationTests {
         #expect(loaded.failedSources.map(\.problem) == [
             "sources.d/b.source:3: URL: unsupported URL scheme \"ftp\"; use http, https or file",
             "sources.d/c.source:3: unknown key \"Bogus\" in [Source]; known keys: Name, URL, IDField, VersionField, "
-                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, MaxPages, ListingTimeoutSec, AllowedOrigins, "
-                + "ItemURL, ClientIDField, LostCreateWaitSec, Header, BearerTokenCredential, TimeoutSec, MaxBytes, AllowEmpty, Writable, ConflictPolicy",
+                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, NextHeader, MaxPages, ListingTimeoutSec, AllowedOrigins, "
+                + "ItemURL, ClientIDField, LostCreateWaitSec, Header, BearerTokenCredential, TimeoutSec, MaxBytes, AllowEmpty, Writable, ConflictPolicy, RecordEnvelope",
         ].map { $0 })
     }
 

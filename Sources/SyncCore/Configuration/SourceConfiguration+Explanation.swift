@@ -15,6 +15,8 @@ extension SourceConfiguration {
             lines.append("pages: the next page's URL at \(nextPathText) in each response, at most \(maxPages) pages within \(listingTimeout) (Pagination=body)")
         case .cursor:
             lines.append("pages: \(url) with \(cursorParameter)= set to the token at \(cursorPathText), at most \(maxPages) pages within \(listingTimeout) (Pagination=cursor)")
+        case .header:
+            lines.append("pages: the next page's URL in each response's \(nextHeader) header, at most \(maxPages) pages within \(listingTimeout) (Pagination=header)")
         }
         let policy = originPolicy
         if pagination != .none || !allowedOrigins.isEmpty {
@@ -26,6 +28,9 @@ extension SourceConfiguration {
             lines.append("create: POST \(url)")
             lines.append("change: PUT \(itemURL.example)" + (itemURLTemplate == nil ? " (derived from URL=; set ItemURL= if the server differs)" : " (ItemURL=)"))
             lines.append("remove: DELETE \(itemURL.example)")
+            if !recordEnvelope.isEmpty {
+                lines.append("one record: at \(recordEnvelopeText) in the item GET and the write answers; writes send it there (RecordEnvelope=)")
+            }
             if let clientIDField {
                 lines.append("lost create answers: looked up by the client's ID in \"\(clientIDField)\" (ClientIDField=)")
             } else {

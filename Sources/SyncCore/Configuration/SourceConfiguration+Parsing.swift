@@ -16,16 +16,7 @@ extension ConfigurationParser {
             },
             .value("IDField", \.idField, default: defaults.idField) { $0 },
             .value("VersionField", \.versionField, default: nil) { $0 },
-            ConfigurationSetting(
-                key: "RecordsPath",
-                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
-                    source.recordsPath = try JSONPointerSyntax.parse(text)
-                    source.recordsPathText = text
-                },
-                reset: { source in
-                    source.recordsPath = []
-                    source.recordsPathText = ""
-                }),
+            pointer("RecordsPath", \.recordsPath, \.recordsPathText, defaults: defaults, example: nil),
             .value("Pagination", \.pagination, default: defaults.pagination) { text throws(ValueError) in
                 guard let mode = PaginationMode(rawValue: text) else {
                     let names = PaginationMode.allCases.map(\.rawValue)
@@ -38,6 +29,12 @@ extension ConfigurationParser {
             .value("CursorParameter", \.cursorParameter, default: defaults.cursorParameter) { text throws(ValueError) in
                 guard !text.isEmpty, text.utf8.allSatisfy({ ConfigurationText.isLetterOrDigit($0) || "-_.~".utf8.contains($0) }) else {
                     throw ValueError("invalid query parameter name \"\(text)\"; use letters, digits, \"-\", \"_\", \".\" or \"~\"")
+                }
+                return text
+            },
+            .value("NextHeader", \.nextHeader, default: defaults.nextHeader) { text throws(ValueError) in
+                guard ConfigurationSyntax.isToken(Substring(text)) else {
+                    throw ValueError("invalid header name \"\(text)\"; use letters, digits and \"-\", e.g. Next-Page")
                 }
                 return text
             },
@@ -94,19 +91,22 @@ extension ConfigurationParser {
                 }
                 return policy
             },
+            pointer("RecordEnvelope", \.recordEnvelope, \.recordEnvelopeText, defaults: defaults, example: nil),
         ])
     }
 
-    /// A JSON pointer into each page (`NextPath=`, `CursorPath=`): not the whole document; empty restores the default.
+    /// A JSON pointer into a response. With an `example`, it must point inside the response (`NextPath=`,
+    /// `CursorPath=`) and an empty value restores the default; without one, the empty pointer (the whole body)
+    /// is a value like any other (`RecordsPath=`, `RecordEnvelope=`).
     static func pointer(
         _ key: String, _ path: WritableKeyPath<SourceConfiguration, [String]>, _ text: WritableKeyPath<SourceConfiguration, String>,
-        defaults: SourceConfiguration, example: String
+        defaults: SourceConfiguration, example: String?
     ) -> ConfigurationSetting<SourceConfiguration> {
         ConfigurationSetting(
             key: key,
             assign: { (source: inout SourceConfiguration, value: String) throws(ValueError) in
                 let tokens = try JSONPointerSyntax.parse(value)
-                guard !tokens.isEmpty else { throw ValueError("must point inside the response, e.g. \(example)") }
+                if let example, tokens.isEmpty { throw ValueError("must point inside the response, e.g. \(example)") }
                 source[keyPath: path] = tokens
                 source[keyPath: text] = value
             },
