@@ -286,6 +286,9 @@ extension SyncEngine {
                 return try settled(entry, source: source, as: "already removed on the server")
             case .missing:
                 if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
+            case .unreadable(let status, let reason):
+                // Without the server's version there is nothing to compare: not a conflict, and never dropped.
+                return try parkUnreadableVersion(entry, source: source, status: status, reason: reason)
             case .found(let body, let version?, let etag) where entry.baseVersion == nil:
                 // Made against a record with no server version: one syncd created, whose POST was still out (or
                 // its answer lost) when the change was made. The version its create got is the base, not a
@@ -308,7 +311,8 @@ extension SyncEngine {
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.origins = source.originPolicy
-        request.body = entry.operation == .delete ? nil : entry.body
+        // RecordEnvelope=: the server expects the record inside a wrapper (Kinto: {"data": {...}}).
+        request.body = entry.operation == .delete ? nil : entry.body.map { RecordEnvelope.wrap($0, in: source.recordEnvelope) }
         request.headers = source.headers.map { (name: $0.name, value: $0.value) }
         request.headers.append((name: "Content-Type", value: "application/json"))
         request.headers.append((name: "Accept", value: "application/json"))
@@ -341,7 +345,7 @@ extension SyncEngine {
         case 200..<300:
             var newID: String?
             var newIDIsInteger = false
-            if entry.operation == .create, case .object(let object)? = try? JSONValue(parsing: answer) {
+            if entry.operation == .create, case .success(let (object, _)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope) {
                 switch object[source.idField] {
                 case .string(let id)?: newID = id
                 case .integer(let id)?: (newID, newIDIsInteger) = (String(id), true)
@@ -370,6 +374,9 @@ extension SyncEngine {
             try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
         case 409 where !force, 412 where !force:
             let remote = try? fetchRemote(itemURL, source: source, token: token)
+            if case .unreadable(_, let reason)? = remote {
+                return try parkUnreadableVersion(entry, source: source, status: head.status, reason: "HTTP \(head.status) from \(what), and \(reason)")
+            }
             var body: [UInt8]?, version: String?
             if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
@@ -391,10 +398,12 @@ extension SyncEngine {
         }
     }
 
-    /// The server's record: its JSON, its `VersionField` value and its `ETag`.
-    private enum Remote { case found([UInt8], String?, String?), missing }
+    /// The server's record: its JSON (unwrapped from `RecordEnvelope=`), its `VersionField` value and its `ETag`;
+    /// or none; or an answer whose record or version cannot be read, with its status and why.
+    private enum Remote { case found([UInt8], String?, String?), missing, unreadable(Int, String) }
 
-    /// `GET URL/ID`: the server's current record and its `VersionField` value.
+    /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, a
+    /// record that cannot be read or has no readable version is `.unreadable`.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
         var request = HTTPRequest(url: url)
         request.origins = source.originPolicy
@@ -413,16 +422,26 @@ extension SyncEngine {
         }
         switch head.status {
         case 200..<300:
-            var version: String?
-            if let field = source.versionField, case .object(let object)? = try? JSONValue(parsing: body) {
-                switch object[field] {
-                case .string(let text)?: version = text
-                case .integer(let number)?: version = String(number)
-                case .number(let number)?: version = "\(number)"
-                default: break
-                }
+            guard let field = source.versionField else { return .found(body, nil, head.header("etag")) }
+            let record: JSONObject, bytes: [UInt8]
+            switch RecordEnvelope.unwrap(body, at: source.recordEnvelope) {
+            case .success(let unwrapped):
+                (record, bytes) = unwrapped
+            case .failure(let problem):
+                return .unreadable(head.status, "the answer to GET \(Redaction(source: source, token: token).redacting(url)) gives no version to compare: "
+                                   + problem.message(pointerText: source.recordEnvelopeText))
             }
-            return .found(body, version, head.header("etag"))
+            let version: String
+            switch record[field] {
+            case .string(let text)?: version = text
+            case .integer(let number)?: version = String(number)
+            case .number(let number)?: version = "\(number)"
+            default:
+                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
+                return .unreadable(head.status, "the server's copy (GET \(Redaction(source: source, token: token).redacting(url))) has no \"\(field)\" (VersionField=) in its record\(place), "
+                                   + "so its version cannot be compared")
+            }
+            return .found(bytes, version, head.header("etag"))
         case 404, 410:
             return .missing
         case 408, 429, 500...599:
@@ -474,6 +493,14 @@ extension SyncEngine {
     private func parkMisdirected(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, url: String) throws(RefreshFailure) {
         let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL is likely wrong; "
             + "set ItemURL= (e.g. ItemURL=\(source.itemURL.example)) to the server's URL of one record, then 'syncctl outbox --retry'"
+        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
+    }
+
+    /// The server's copy has no version syncd can read (`Remote.unreadable`): whether the change conflicts
+    /// cannot be known, so it is parked with the reason, whatever `ConflictPolicy=` says (docs/local-changes.md).
+    private func parkUnreadableVersion(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, reason: String) throws(RefreshFailure) {
+        let message = "\(reason); check VersionField= and RecordEnvelope=, then 'syncctl outbox --retry \(entry.seq)'"
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }

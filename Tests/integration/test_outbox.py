@@ -522,3 +522,24 @@ def test_a_5xx_answer_is_shown_like_a_4xx(server, setup, daemons):
     entry = outbox_entries(setup)[0]
     assert entry["state"] == "queued" and entry["lastStatus"] == 500
     assert entry["lastError"] == f'HTTP 500 from PUT {server.url("posts")}/1: {{"detail":"database is locked"}}'
+
+
+@pytest.mark.parametrize("envelope,reason", [
+    ("", "the server's copy (GET {url}/1) has no \"version\" (VersionField=) in its record, so its version cannot be compared"),
+    ("/data", "the answer to GET {url}/1 gives no version to compare: the answer has nothing at RecordEnvelope=/data"),
+])
+def test_a_server_version_that_cannot_be_read_parks_the_change(server, setup, daemons, envelope, reason):
+    # Not a conflict: with server-wins the change would be dropped. It waits, parked, with the reason.
+    records = [POSTS[0], dict(POSTS[1], version=V1)] if not envelope else None
+    writable(setup, server, records=records, RecordEnvelope=envelope)
+    start(setup, daemons)
+    before = server.records("posts")
+    assert put(setup, {"id": 1, "title": "local edit"}).returncode == 0
+    wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
+    entry = outbox_entries(setup)[0]
+    assert entry["lastStatus"] == 200
+    assert entry["lastError"] == (reason.format(url=server.url("posts"))
+                                  + f"; check VersionField= and RecordEnvelope=, then 'syncctl outbox --retry {entry['seq']}'")
+    assert writes(server) == [] and server.records("posts") == before
+    doc = setup.cache_doc("posts")
+    assert doc["records"][0]["title"] == "local edit" and doc["pending"] == [1]
