@@ -289,6 +289,12 @@ extension SyncEngine {
             case .unreadable(let status, let reason):
                 // Without the server's version there is nothing to compare: not a conflict, and never dropped.
                 return try parkUnreadableVersion(entry, source: source, status: status, reason: reason)
+            case .found(_, nil, _) where entry.baseVersion != nil:
+                // The change was made against a version the listing showed; the server's copy has none to compare it with.
+                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
+                return try parkUnreadableVersion(entry, source: source, status: 200, reason:
+                    "the server's copy (GET \(Redaction(source: source, token: token).redacting(itemURL))) has no \"\(source.versionField ?? "")\" "
+                    + "(VersionField=) in its record\(place), so its version cannot be compared")
             case .found(let body, let version?, let etag) where entry.baseVersion == nil:
                 // Made against a record with no server version: one syncd created, whose POST was still out (or
                 // its answer lost) when the change was made. The version its create got is the base, not a
@@ -399,11 +405,11 @@ extension SyncEngine {
     }
 
     /// The server's record: its JSON (unwrapped from `RecordEnvelope=`), its `VersionField` value and its `ETag`;
-    /// or none; or an answer whose record or version cannot be read, with its status and why.
+    /// or none; or, with `VersionField=` set, an answer whose record cannot be read, with its status and why.
     private enum Remote { case found([UInt8], String?, String?), missing, unreadable(Int, String) }
 
-    /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, a
-    /// record that cannot be read or has no readable version is `.unreadable`.
+    /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, an
+    /// answer that is not JSON or has no record where `RecordEnvelope=` points is `.unreadable`.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
         var request = HTTPRequest(url: url)
         request.origins = source.originPolicy
@@ -422,24 +428,23 @@ extension SyncEngine {
         }
         switch head.status {
         case 200..<300:
-            guard let field = source.versionField else { return .found(body, nil, head.header("etag")) }
             let record: JSONObject, bytes: [UInt8]
             switch RecordEnvelope.unwrap(body, at: source.recordEnvelope) {
             case .success(let unwrapped):
                 (record, bytes) = unwrapped
+            case .failure where source.versionField == nil:
+                // No version to compare: the answer is only shown beside a 409/412 conflict, as the server wrote it.
+                return .found(body, nil, head.header("etag"))
             case .failure(let problem):
                 return .unreadable(head.status, "the answer to GET \(Redaction(source: source, token: token).redacting(url)) gives no version to compare: "
                                    + problem.message(pointerText: source.recordEnvelopeText))
             }
-            let version: String
-            switch record[field] {
+            var version: String?
+            switch source.versionField.flatMap({ record[$0] }) {
             case .string(let text)?: version = text
             case .integer(let number)?: version = String(number)
             case .number(let number)?: version = "\(number)"
-            default:
-                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
-                return .unreadable(head.status, "the server's copy (GET \(Redaction(source: source, token: token).redacting(url))) has no \"\(field)\" (VersionField=) in its record\(place), "
-                                   + "so its version cannot be compared")
+            default: break
             }
             return .found(bytes, version, head.header("etag"))
         case 404, 410:
