@@ -188,3 +188,15 @@ def test_without_record_envelope_the_change_is_parked_not_dropped(kinto, relay, 
     assert kinto.records() == [record]
     doc = setup.cache_doc("kinto")
     assert doc["records"][0]["title"] == "local edit" and doc["pending"] == ["doc"]
+
+
+def test_a_delete_is_guarded_too_and_an_edit_made_meanwhile_survives_it(kinto, relay, setup, daemons):
+    kinto.create([{"id": "doc", "title": "original"}])
+    kinto_source(setup, relay.url())
+    d = start(setup, daemons)
+    relay.before_write = lambda: kinto.update("doc", {"title": "server edit"})
+    assert syncctl(setup, "delete", "kinto", "doc").returncode == 0
+    d.wait_log("conflict on doc (HTTP 412 from DELETE ", timeout=20)
+    wait_for(lambda: outbox(setup) == [], timeout=20, what="the removal dropped (ConflictPolicy=server-wins)")
+    assert relay.writes() == [("DELETE", "/v1/buckets/b/collections/c/records/doc", 412)]
+    assert [(r["id"], r["title"]) for r in kinto.records()] == [("doc", "server edit")]
