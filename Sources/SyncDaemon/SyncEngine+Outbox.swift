@@ -289,24 +289,24 @@ extension SyncEngine {
             case .unreadable(let status, let reason):
                 // Without the server's version there is nothing to compare: not a conflict, and never dropped.
                 return try parkUnreadableVersion(entry, source: source, status: status, reason: reason)
-            case .found(_, nil, _) where entry.baseVersion != nil:
+            case .found(_, nil, _, let status) where entry.baseVersion != nil:
                 // The change was made against a version the listing showed; the server's copy has none to compare it with.
                 let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
-                return try parkUnreadableVersion(entry, source: source, status: 200, reason:
+                return try parkUnreadableVersion(entry, source: source, status: status, reason:
                     "the server's copy (GET \(Redaction(source: source, token: token).redacting(itemURL))) has no \"\(source.versionField ?? "")\" "
                     + "(VersionField=) in its record\(place), so its version cannot be compared")
-            case .found(let body, let version?, let etag) where entry.baseVersion == nil:
+            case .found(let body, let version?, let etag, _) where entry.baseVersion == nil:
                 // Made against a record with no server version: one syncd created, whose POST was still out (or
                 // its answer lost) when the change was made. The version its create got is the base, not a
                 // conflict: pushed against it, guarded by the record's ETag.
                 if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
                 ifMatch = etag
-            case .found(let body, let version, _) where version != entry.baseVersion:
+            case .found(let body, let version, _, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
                 // The policy keeps the local version: pushed against the server's.
                 entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version)
-            case .found(_, _, let etag):
+            case .found(_, _, let etag, _):
                 ifMatch = etag
             }
         }
@@ -384,7 +384,7 @@ extension SyncEngine {
                 return try parkUnreadableVersion(entry, source: source, status: head.status, reason: "HTTP \(head.status) from \(what), and \(reason)")
             }
             var body: [UInt8]?, version: String?
-            if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
+            if case .found(let b, let v, _, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                             reason: "HTTP \(head.status) from \(what)", status: head.status) { return }
             // The policy keeps the local version: push it once more, unguarded, against the server's version.
@@ -404,9 +404,10 @@ extension SyncEngine {
         }
     }
 
-    /// The server's record: its JSON (unwrapped from `RecordEnvelope=`), its `VersionField` value and its `ETag`;
-    /// or none; or, with `VersionField=` set, an answer whose record cannot be read, with its status and why.
-    private enum Remote { case found([UInt8], String?, String?), missing, unreadable(Int, String) }
+    /// The server's record: its JSON (unwrapped from `RecordEnvelope=`), its `VersionField` value, its `ETag` and
+    /// the answer's status; or none; or, with `VersionField=` set, an answer whose record cannot be read, with
+    /// its status and why.
+    private enum Remote { case found([UInt8], String?, String?, Int), missing, unreadable(Int, String) }
 
     /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, an
     /// answer that is not JSON or has no record where `RecordEnvelope=` points is `.unreadable`.
@@ -434,7 +435,7 @@ extension SyncEngine {
                 (record, bytes) = unwrapped
             case .failure where source.versionField == nil:
                 // No version to compare: the answer is only shown beside a 409/412 conflict, as the server wrote it.
-                return .found(body, nil, head.header("etag"))
+                return .found(body, nil, head.header("etag"), head.status)
             case .failure(let problem):
                 return .unreadable(head.status, "the answer to GET \(Redaction(source: source, token: token).redacting(url)) gives no version to compare: "
                                    + problem.message(pointerText: source.recordEnvelopeText))
@@ -446,7 +447,7 @@ extension SyncEngine {
             case .number(let number)?: version = "\(number)"
             default: break
             }
-            return .found(bytes, version, head.header("etag"))
+            return .found(bytes, version, head.header("etag"), head.status)
         case 404, 410:
             return .missing
         case 408, 429, 500...599:
