@@ -105,6 +105,12 @@ def by_id(records):
     return sorted(records, key=lambda r: r["id"])
 
 
+def new_id(setup):
+    """The ID syncd gave the record created without one (the only one not among the seeded IDs)."""
+    ids = [r["id"] for r in setup.cache_doc("kinto")["records"] if r["id"] not in ("keep", "edit", "gone")]
+    return ids[0] if ids else None
+
+
 def test_a_listing_of_three_pages_arrives_complete_through_next_page(kinto, relay, setup):
     kinto.create([{"id": f"r{i:03}", "title": f"record {i}", "n": i} for i in range(250)])
     kinto_source(setup, relay.url())
@@ -134,12 +140,6 @@ def test_a_create_an_edit_and_a_delete_reach_kinto_exactly_once(kinto, relay, se
         ("POST", "/v1/buckets/b/collections/c/records")])
     assert all(status in (200, 201) for _, _, status in relay.writes())
     assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
-
-
-def new_id(setup):
-    """The ID syncd gave the record created without one (the only one not among the seeded IDs)."""
-    ids = [r["id"] for r in setup.cache_doc("kinto")["records"] if r["id"] not in ("keep", "edit", "gone")]
-    return ids[0] if ids else None
 
 
 @pytest.mark.parametrize("policy", ["server-wins", "client-wins", "manual", "last-write-wins"])
