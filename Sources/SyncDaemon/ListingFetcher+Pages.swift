@@ -31,6 +31,10 @@ extension ListingFetcher {
         case .link:
             guard let next = LinkHeader.nextTarget(in: head.headerValues("link")) else { return nil }
             return try resolve(next, against: pageURL, page: page, what: "next link")
+        case .header:
+            // Kinto's Next-Page: the whole header value is the URL; absent or empty on the last page.
+            guard let next = head.header(source.nextHeader).map({ $0.trimmed() }), !next.isEmpty else { return nil }
+            return try resolve(next, against: pageURL, page: page, what: "\(source.nextHeader) header")
         case .body:
             switch document?.value(at: source.nextPath) {
             case nil, .null?:

@@ -320,18 +320,27 @@ extension SyncEngine {
                 return try settled(entry, source: source, as: "already removed on the server")
             case .missing:
                 if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
-            case .found(let body, let version?, let etag) where entry.baseVersion == nil:
+            case .unreadable(let status, let reason):
+                // Without the server's version there is nothing to compare: not a conflict, and never dropped.
+                return try parkUnreadableVersion(entry, source: source, status: status, reason: reason)
+            case .found(_, nil, _, let status) where entry.baseVersion != nil:
+                // The change was made against a version the listing showed; the server's copy has none to compare it with.
+                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
+                return try parkUnreadableVersion(entry, source: source, status: status, reason:
+                    "the server's copy (GET \(Redaction(source: source, token: token).redacting(itemURL))) has no \"\(source.versionField ?? "")\" "
+                    + "(VersionField=) in its record\(place), so its version cannot be compared")
+            case .found(let body, let version?, let etag, _) where entry.baseVersion == nil:
                 // Made against a record with no server version: one syncd created, whose POST was still out (or
                 // its answer lost) when the change was made. The version its create got is the base, not a
                 // conflict: pushed against it, guarded by the record's ETag.
                 if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
                 ifMatch = etag
-            case .found(let body, let version, _) where version != entry.baseVersion:
+            case .found(let body, let version, _, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
                 // The policy keeps the local version: pushed against the server's.
                 entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version)
-            case .found(_, _, let etag):
+            case .found(_, _, let etag, _):
                 ifMatch = etag
             }
         }
@@ -342,9 +351,11 @@ extension SyncEngine {
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.origins = source.originPolicy
-        request.body = entry.operation == .delete ? nil
-            : entry.operation == .create ? entry.body.map { CreateBody.bytes($0, idField: source.idField, sendClientID: source.sendClientID) }
-            : entry.body
+        // SendClientID=no leaves the ID out of a create; RecordEnvelope= wraps the record (Kinto: {"data": {...}}).
+        request.body = entry.operation == .delete ? nil : entry.body.map { body in
+            RecordEnvelope.wrap(entry.operation == .create ? CreateBody.bytes(body, idField: source.idField, sendClientID: source.sendClientID) : body,
+                                in: source.recordEnvelope)
+        }
         request.headers = source.headers.map { (name: $0.name, value: $0.value) }
         request.headers.append((name: "Content-Type", value: "application/json"))
         request.headers.append((name: "Accept", value: "application/json"))
@@ -378,7 +389,7 @@ extension SyncEngine {
         case .success:
             var newID: String?
             var newIDIsInteger = false
-            if entry.operation == .create, case .object(let object)? = try? JSONValue(parsing: answer) {
+            if entry.operation == .create, case .success(let (object, _)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope) {
                 switch object[source.idField] {
                 case .string(let id)?: newID = id
                 case .integer(let id)?: (newID, newIDIsInteger) = (String(id), true)
@@ -408,8 +419,11 @@ extension SyncEngine {
         case .conflict where !force:
             var remote = try? fetchRemote(itemURL, source: source, token: token)
             if case .refused? = remote { remote = nil }
+            if case .unreadable(_, let reason)? = remote {
+                return try parkUnreadableVersion(entry, source: source, status: head.status, reason: "HTTP \(head.status) from \(what), and \(reason)")
+            }
             var body: [UInt8]?, version: String?
-            if case .found(let b, let v, _)? = remote { (body, version) = (b, v) }
+            if case .found(let b, let v, _, _)? = remote { (body, version) = (b, v) }
             if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                             reason: "HTTP \(head.status) from \(what)", status: head.status) { return }
             // The policy keeps the local version: push it once more, unguarded, against the server's version.
@@ -433,11 +447,14 @@ extension SyncEngine {
         }
     }
 
-    /// The server's record: its JSON, its `VersionField` value and its `ETag`; or none; or the server refused
-    /// the check (`HTTPAnswer.refused`: its status and answer), which parks the change.
-    private enum Remote { case found([UInt8], String?, String?), missing, refused(Int, [UInt8]) }
+    /// The server's record: its JSON (unwrapped from `RecordEnvelope=`), its `VersionField` value, its `ETag` and
+    /// the answer's status; or none; or the server refused the check (`HTTPAnswer.refused`: its status and answer),
+    /// which parks the change; or, with `VersionField=` set, an answer whose record cannot be read, with its status
+    /// and why.
+    private enum Remote { case found([UInt8], String?, String?, Int), missing, refused(Int, [UInt8]), unreadable(Int, String) }
 
-    /// `GET URL/ID`: the server's current record and its `VersionField` value.
+    /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, an
+    /// answer that is not JSON or has no record where `RecordEnvelope=` points is `.unreadable`.
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
         var request = HTTPRequest(url: url)
         request.origins = source.originPolicy
@@ -456,16 +473,25 @@ extension SyncEngine {
         }
         switch HTTPAnswer(status: head.status, answering: .prePushCheck) {
         case .success:
-            var version: String?
-            if let field = source.versionField, case .object(let object)? = try? JSONValue(parsing: body) {
-                switch object[field] {
-                case .string(let text)?: version = text
-                case .integer(let number)?: version = String(number)
-                case .number(let number)?: version = "\(number)"
-                default: break
-                }
+            let record: JSONObject, bytes: [UInt8]
+            switch RecordEnvelope.unwrap(body, at: source.recordEnvelope) {
+            case .success(let unwrapped):
+                (record, bytes) = unwrapped
+            case .failure where source.versionField == nil:
+                // No version to compare: the answer is only shown beside a 409/412 conflict, as the server wrote it.
+                return .found(body, nil, head.header("etag"), head.status)
+            case .failure(let problem):
+                return .unreadable(head.status, "the answer to GET \(Redaction(source: source, token: token).redacting(url)) gives no version to compare: "
+                                   + problem.message(pointerText: source.recordEnvelopeText))
             }
-            return .found(body, version, head.header("etag"))
+            var version: String?
+            switch source.versionField.flatMap({ record[$0] }) {
+            case .string(let text)?: version = text
+            case .integer(let number)?: version = String(number)
+            case .number(let number)?: version = "\(number)"
+            default: break
+            }
+            return .found(bytes, version, head.header("etag"), head.status)
         case .notFound:
             return .missing
         case .refused, .seeOther, .conflict:
@@ -521,6 +547,14 @@ extension SyncEngine {
         let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL "
             + "\(source.itemURL.example) is likely wrong; set ItemURL= to the server's URL of one record"
             + (source.itemURL.alternative.map { " (perhaps ItemURL=\($0))" } ?? "") + ", then 'syncctl outbox --retry'"
+        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
+    }
+
+    /// The server's copy has no version syncd can read (`Remote.unreadable`): whether the change conflicts
+    /// cannot be known, so it is parked with the reason, whatever `ConflictPolicy=` says (docs/local-changes.md).
+    private func parkUnreadableVersion(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, reason: String) throws(RefreshFailure) {
+        let message = "\(reason); check VersionField= and RecordEnvelope=, then 'syncctl outbox --retry \(entry.seq)'"
         do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }

@@ -26,7 +26,7 @@ struct ConfigurationExampleTests {
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("#") && $0.contains("=") ? String($0.dropFirst()) : String($0) }
             .joined(separator: "\n")
-        #expect(uncommented.split(separator: "\n").filter { $0.contains("=") && !$0.hasPrefix("#") }.count == 15)
+        #expect(uncommented.split(separator: "\n").filter { $0.contains("=") && !$0.hasPrefix("#") }.count == 16)
         #expect(ConfigurationFixture.configuration(main: uncommented) == .defaults)
     }
 

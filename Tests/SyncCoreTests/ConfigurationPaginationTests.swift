@@ -10,6 +10,29 @@ struct ConfigurationPaginationTests {
         #expect(source.cursorPath.isEmpty && source.cursorParameter == "cursor")
         #expect(source.maxPages == 10_000 && source.listingTimeout == .seconds(600))
         #expect(source.itemURLTemplate == nil && source.clientIDField == nil && source.allowedOrigins.isEmpty)
+        #expect(source.nextHeader == "Next-Page" && source.recordEnvelope.isEmpty && source.recordEnvelopeText.isEmpty)
+    }
+
+    @Test("Pagination=header, NextHeader= and RecordEnvelope= (Kinto)")
+    func headerPagesAndEnvelope() throws {
+        let text = """
+            [Source]
+            URL=http://127.0.0.1:8888/v1/buckets/b/collections/c/records
+            RecordsPath=/data
+            Pagination=header
+            NextHeader=X-Next
+            RecordEnvelope=/data
+            VersionField=last_modified
+            Writable=yes
+            """
+        let source = try #require(ConfigurationSourceTests.source(text))
+        #expect(source.pagination == .header && source.nextHeader == "X-Next")
+        #expect(source.recordEnvelope == ["data"] && source.recordEnvelopeText == "/data")
+        #expect(source.explanation.contains("pages: the next page's URL in each response's X-Next header, at most 10000 pages within 600.0 seconds (Pagination=header)"))
+        #expect(source.explanation.contains("one record: at /data in the item GET and the write answers; writes send it there (RecordEnvelope=)"))
+        // The empty pointer is the default: the record is the whole body.
+        let reset = try #require(ConfigurationSourceTests.source(text + "\nRecordEnvelope=\nNextHeader=\n"))
+        #expect(reset.recordEnvelope.isEmpty && reset.recordEnvelopeText.isEmpty && reset.nextHeader == "Next-Page")
     }
 
     @Test("LostCreateWaitSec=: twice TimeoutSec=, at least a minute, unless set")
@@ -94,9 +117,11 @@ struct ConfigurationPaginationTests {
     }
 
     @Test("bad values are errors with FILE:LINE", arguments: [
-        ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body, cursor, page or offset"),
+        ("Pagination=pages", "posts.source:3: Pagination: invalid pagination \"pages\"; use none, link, body, cursor, page, offset or header"),
         ("PageParameter=p&x", "posts.source:3: PageParameter: invalid query parameter name \"p&x\"; use letters, digits, \"-\", \"_\", \".\" or \"~\""),
         ("HasMorePath=has_more", "posts.source:3: HasMorePath: invalid JSON pointer \"has_more\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
+        ("NextHeader=Next Page", "posts.source:3: NextHeader: invalid header name \"Next Page\"; use letters, digits and \"-\", e.g. Next-Page"),
+        ("RecordEnvelope=data", "posts.source:3: RecordEnvelope: invalid JSON pointer \"data\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
         ("NextPath=next", "posts.source:3: NextPath: invalid JSON pointer \"next\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
         ("MaxPages=0", "posts.source:3: MaxPages: invalid page count \"0\"; use a number from 1 to 1000000"),
         ("CursorParameter=a b", "posts.source:3: CursorParameter: invalid query parameter name \"a b\"; use letters, digits, \"-\", \"_\", \".\" or \"~\""),

@@ -112,7 +112,7 @@ struct ConfigurationSourceTests {
         ("[Source]\nURL=http://h/\nRecordsPath=data\n", "posts.source:3: RecordsPath: invalid JSON pointer \"data\": must be empty or start with \"/\" (RFC 6901), e.g. /data"),
         ("[Source]\nURL=http://h/\nRecordsPath=/a~2\n", "posts.source:3: RecordsPath: invalid JSON pointer \"/a~2\": invalid escape \"~2\"; use ~0 for \"~\" and ~1 for \"/\""),
         ("[Source]\nURL=http://h/\nConflictPolicy=newest\n", "posts.source:3: ConflictPolicy: invalid conflict policy \"newest\"; use server-wins, client-wins, last-write-wins or manual"),
-        ("[Source]\nURL=http://h/\nPagination=next\n", "posts.source:3: Pagination: invalid pagination \"next\"; use none, link, body, cursor, page or offset"),
+        ("[Source]\nURL=http://h/\nPagination=next\n", "posts.source:3: Pagination: invalid pagination \"next\"; use none, link, body, cursor, page, offset or header"),
         ("[Source]\nURL=http://h/\nAllowEmpty=perhaps\n", "posts.source:3: AllowEmpty: invalid boolean \"perhaps\"; use yes or no"),
         ("[Source]\nURL=file:///srv/posts.json\nWritable=yes\n", "posts.source:3: Writable=yes is not possible with a file: URL; local changes can only be pushed over http or https"),
         ("[Source]\nURL=http://h/\n[Daemon]\nAccount=x\n", "posts.source:3: unknown section [Daemon]; [Daemon] belongs in syncd.conf"),

@@ -22,9 +22,9 @@ struct LoadedConfigurationTests {
         #expect(loaded.failedSources.map(\.problem) == [
             "sources.d/b.source:3: URL: unsupported URL scheme \"ftp\"; use http, https or file",
             "sources.d/c.source:3: unknown key \"Bogus\" in [Source]; known keys: Name, URL, IDField, VersionField, "
-                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, MaxPages, ListingTimeoutSec, AllowedOrigins, "
+                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, PageParameter, LimitParameter, OffsetParameter, TotalPath, HasMorePath, NextHeader, MaxPages, ListingTimeoutSec, AllowedOrigins, "
                 + "ItemURL, ClientIDField, SendClientID, LostCreateWaitSec, Header, BearerTokenCredential, TimeoutSec, MaxBytes, AllowEmpty, Writable, ConflictPolicy, "
-                + "DiscardedRetentionSec",
+                + "DiscardedRetentionSec, RecordEnvelope",
         ].map { $0 })
     }
 

@@ -105,10 +105,10 @@ def test_the_example_source_names_every_pagination_mode_and_its_keys_check_ok(se
     modes_line = next(line for line in example.splitlines() if line.startswith("Pagination="))
     modes = [m.strip() for m in modes_line.split("#", 1)[1].split("(")[0].split("|")]
     modes += [m.strip() for m in modes_line.split(")", 1)[1].split("|") if m.strip()]
-    assert modes == ["none", "link", "body", "cursor", "page", "offset"], modes_line
+    assert modes == ["none", "link", "body", "cursor", "page", "offset", "header"], modes_line
     manual = (BIN.parents[1] / "docs" / "syncd.conf.5.md").read_text()
     for key in ("NextPath", "CursorPath", "CursorParameter", "HasMorePath", "PageParameter", "LimitParameter",
-                "OffsetParameter", "TotalPath"):
+                "OffsetParameter", "TotalPath", "NextHeader"):
         assert f"\n#{key}=" in example and f"*{key}=*" in manual, key
     for mode in modes:
         text = example.replace("http://localhost:3000/posts", server.url("posts")).replace("Pagination=none", f"Pagination={mode}")
@@ -120,6 +120,8 @@ def test_the_example_source_names_every_pagination_mode_and_its_keys_check_ok(se
                        .replace("\n#CursorParameter=", "\nCursorParameter=").replace("\n#HasMorePath=", "\nHasMorePath=")
             if mode == "body":
                 text = text.replace("\nCursorPath=", "\n#CursorPath=").replace("\nCursorParameter=", "\n#CursorParameter=")
+        if mode == "header":
+            text = text.replace("\n#NextHeader=", "\nNextHeader=")
         (setup.config / "sources.d" / "posts.source").write_text(text)
         r = setup.syncd("--check-config")
         assert (r.returncode, r.stdout) == (0, "configuration OK\n"), (mode, r.stderr)

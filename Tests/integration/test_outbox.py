@@ -522,3 +522,45 @@ def test_a_5xx_answer_is_shown_like_a_4xx(server, setup, daemons):
     entry = outbox_entries(setup)[0]
     assert entry["state"] == "queued" and entry["lastStatus"] == 500
     assert entry["lastError"] == f'HTTP 500 from PUT {server.url("posts")}/1: {{"detail":"database is locked"}}'
+
+
+@pytest.mark.parametrize("envelope,reason", [
+    ("", "the server's copy (GET {url}/1) has no \"version\" (VersionField=) in its record, so its version cannot be compared"),
+    ("/data", "the answer to GET {url}/1 gives no version to compare: the answer has nothing at RecordEnvelope=/data"),
+])
+def test_a_server_version_that_cannot_be_read_parks_the_change(server, setup, daemons, envelope, reason):
+    # Not a conflict: with server-wins the change would be dropped. It waits, parked, with the reason.
+    writable(setup, server, RecordEnvelope=envelope)
+    start(setup, daemons)
+    before = server.records("posts")
+    if not envelope:
+        # The listing had version V1; the server's answer to the pre-push GET has none.
+        server.fault("posts", kind="body", method="GET", times=1, body=json.dumps(POSTS[0]))
+    assert put(setup, {"id": 1, "title": "local edit", "version": V1}).returncode == 0
+    wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
+    entry = outbox_entries(setup)[0]
+    assert entry["lastStatus"] == 200
+    assert entry["lastError"] == (reason.format(url=server.url("posts"))
+                                  + f"; check VersionField= and RecordEnvelope=, then 'syncctl outbox --retry {entry['seq']}'")
+    assert writes(server) == [] and server.records("posts") == before
+    doc = setup.cache_doc("posts")
+    assert doc["records"][0]["title"] == "local edit" and doc["pending"] == [1]
+
+
+def test_a_412_whose_server_copy_cannot_be_read_parks_the_change(server, setup, daemons):
+    # client-wins sends no pre-push GET; the 412 makes syncd read the server's copy, which has no record at /data.
+    writable(setup, server, policy="client-wins", RecordEnvelope="/data")
+    start(setup, daemons)
+    before = server.records("posts")
+    server.fault("posts", kind="status", status=412, method="PUT", body='{"error":"precondition failed"}')
+    assert put(setup, {"id": 1, "title": "local edit", "version": V1}).returncode == 0
+    wait_for(lambda: [e["state"] for e in outbox_entries(setup)] == ["parked"], what="the change parked")
+    entry = outbox_entries(setup)[0]
+    url = server.url("posts")
+    assert entry["lastStatus"] == 412
+    assert entry["lastError"] == (f"HTTP 412 from PUT {url}/1, and the answer to GET {url}/1 gives no version to compare: the answer "
+                                  f"has nothing at RecordEnvelope=/data; check VersionField= and RecordEnvelope=, then "
+                                  f"'syncctl outbox --retry {entry['seq']}'")
+    assert writes(server) == [("PUT", "/posts/1")] and server.records("posts") == before
+    doc = setup.cache_doc("posts")
+    assert doc["records"][0]["title"] == "local edit" and doc["pending"] == [1]

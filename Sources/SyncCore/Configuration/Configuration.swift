@@ -28,6 +28,8 @@ public enum PaginationMode: String, Sendable, CaseIterable {
     /// Pages by offset: `URL=` with `OffsetParameter=` advanced by the records received, until a short or
     /// empty page or `TotalPath=`.
     case offset
+    /// The next page's URL (absolute or relative) is in the response header `NextHeader=` (Kinto: `Next-Page`).
+    case header
 }
 
 /// One extra request header of a source, from `Header=Name: value`.
@@ -206,6 +208,13 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var hasMorePath: [String] = []
     /// `HasMorePath=` as written, for messages.
     public var hasMorePathText: String = ""
+    /// `NextHeader=`: the response header holding the next page's URL with `Pagination=header` (default `Next-Page`).
+    public var nextHeader: String = "Next-Page"
+    /// `RecordEnvelope=` as reference tokens: where one record sits in a single-record body (the item GET, the
+    /// answers to POST and PUT), and how a write's body is wrapped; `[]` means the record is the whole body.
+    public var recordEnvelope: [String] = []
+    /// `RecordEnvelope=` as written, for messages.
+    public var recordEnvelopeText: String = ""
     /// `MaxPages=`: more pages than this fail the refresh (default 10,000).
     public var maxPages: Int = 10_000
     /// `ListingTimeoutSec=`: the deadline for a whole listing, all pages together (default 10 min).

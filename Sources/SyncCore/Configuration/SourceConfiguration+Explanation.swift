@@ -19,6 +19,8 @@ extension SourceConfiguration {
             lines.append("pages: \(url) with \(pageParameter)= counting up, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=page)")
         case .offset:
             lines.append("pages: \(url) with \(offsetParameter)= advanced by the records received, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=offset)")
+        case .header:
+            lines.append("pages: the next page's URL in each response's \(nextHeader) header, at most \(maxPages) pages within \(listingTimeout) (Pagination=header)")
         }
         if !hasMorePath.isEmpty, pagination == .body || pagination == .cursor {
             lines.append("pages: false at \(hasMorePathText) ends the listing (HasMorePath=)")
@@ -33,6 +35,9 @@ extension SourceConfiguration {
             lines.append("create: POST \(url)" + (sendClientID ? "" : " without \"\(idField)\": the server assigns the ID (SendClientID=no)"))
             lines.append("change: PUT \(itemURL.example)" + (itemURLTemplate == nil ? " (derived from URL=; set ItemURL= if the server differs)" : " (ItemURL=)"))
             lines.append("remove: DELETE \(itemURL.example)")
+            if !recordEnvelope.isEmpty {
+                lines.append("one record: at \(recordEnvelopeText) in the item GET and the write answers; writes send it there (RecordEnvelope=)")
+            }
             if let clientIDField {
                 lines.append("lost create answers: looked up by the client's ID in \"\(clientIDField)\" (ClientIDField=)")
             } else {

@@ -16,16 +16,7 @@ extension ConfigurationParser {
             },
             .value("IDField", \.idField, default: defaults.idField) { $0 },
             .value("VersionField", \.versionField, default: nil) { $0 },
-            ConfigurationSetting(
-                key: "RecordsPath",
-                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
-                    source.recordsPath = try JSONPointerSyntax.parse(text)
-                    source.recordsPathText = text
-                },
-                reset: { source in
-                    source.recordsPath = []
-                    source.recordsPathText = ""
-                }),
+            pointer("RecordsPath", \.recordsPath, \.recordsPathText, defaults: defaults, example: nil),
             .value("Pagination", \.pagination, default: defaults.pagination) { text throws(ValueError) in
                 guard let mode = PaginationMode(rawValue: text) else {
                     let names = PaginationMode.allCases.map(\.rawValue)
@@ -41,6 +32,12 @@ extension ConfigurationParser {
             .value("OffsetParameter", \.offsetParameter, default: defaults.offsetParameter, queryParameter),
             pointer("TotalPath", \.totalPath, \.totalPathText, defaults: defaults, example: "/count"),
             pointer("HasMorePath", \.hasMorePath, \.hasMorePathText, defaults: defaults, example: "/has_more"),
+            .value("NextHeader", \.nextHeader, default: defaults.nextHeader) { text throws(ValueError) in
+                guard ConfigurationSyntax.isToken(Substring(text)) else {
+                    throw ValueError("invalid header name \"\(text)\"; use letters, digits and \"-\", e.g. Next-Page")
+                }
+                return text
+            },
             .value("MaxPages", \.maxPages, default: defaults.maxPages) { text throws(ValueError) in
                 guard let number = Int(text), number >= 1, number <= 1_000_000 else {
                     throw ValueError("invalid page count \"\(text)\"; use a number from 1 to 1000000")
@@ -96,6 +93,7 @@ extension ConfigurationParser {
                 return policy
             },
             .value("DiscardedRetentionSec", \.discardedRetention, default: defaults.discardedRetention, Setting.positiveTimeSpan),
+            pointer("RecordEnvelope", \.recordEnvelope, \.recordEnvelopeText, defaults: defaults, example: nil),
         ])
     }
 
@@ -107,16 +105,18 @@ extension ConfigurationParser {
         return text
     }
 
-    /// A JSON pointer into each page (`NextPath=`, `CursorPath=`, `TotalPath=`, `HasMorePath=`): not the whole document; empty restores the default.
+    /// A JSON pointer into a response. With an `example`, it must point inside the response (`NextPath=`,
+    /// `CursorPath=`, `TotalPath=`, `HasMorePath=`) and an empty value restores the default; without one, the empty
+    /// pointer (the whole body) is a value like any other (`RecordsPath=`, `RecordEnvelope=`).
     static func pointer(
         _ key: String, _ path: WritableKeyPath<SourceConfiguration, [String]>, _ text: WritableKeyPath<SourceConfiguration, String>,
-        defaults: SourceConfiguration, example: String
+        defaults: SourceConfiguration, example: String?
     ) -> ConfigurationSetting<SourceConfiguration> {
         ConfigurationSetting(
             key: key,
             assign: { (source: inout SourceConfiguration, value: String) throws(ValueError) in
                 let tokens = try JSONPointerSyntax.parse(value)
-                guard !tokens.isEmpty else { throw ValueError("must point inside the response, e.g. \(example)") }
+                if let example, tokens.isEmpty { throw ValueError("must point inside the response, e.g. \(example)") }
                 source[keyPath: path] = tokens
                 source[keyPath: text] = value
             },
