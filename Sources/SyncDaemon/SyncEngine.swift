@@ -106,6 +106,8 @@ public final class SyncEngine {
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
         forgotListing = false
+        // A failure of the state folder's file system during this refresh makes its failure local (`fail`).
+        store.clearStorageFailure()
         var result = refreshOnce(source, progress: progress, cacheFileChecked: cacheFileChecked)
         if cacheFileChecked, forgotListing, case .failed(let failure) = result, failure.kind != .cancelled {
             logger.forSource(source.name).notice("fetching the whole listing again now")
@@ -358,7 +360,8 @@ public final class SyncEngine {
 
     /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
-        let failure = failure.redacted(by: redaction(for: source))
+        let failure = StateStorageFailure.classify(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
+                                                   database: store.path, source: source.name)
         if failure.kind == .cancelled {
             logger.forSource(source.name).info("refresh cancelled")
             return .failed(failure)
