@@ -35,6 +35,9 @@ final class ListingFetcher {
     var incomplete = false
     /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
     var savedAt: String?
+    /// When the whole refresh must end (ListingTimeoutSec= after it began, its push included); nil: that long
+    /// after the listing begins.
+    var deadline: ContinuousClock.Instant?
     /// The engine's wording and kind for a cache file that could not be written while the listing streamed
     /// into it (`SyncEngine.cacheFileFailure`: a local failure, retried until it clears, with advice on a
     /// full disk); nil for another store error, which `storeFailure` classifies.
@@ -58,7 +61,8 @@ final class ListingFetcher {
         let conditional = previous.url == source.url && source.pagination == .none
         let policy = source.originPolicy
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: source.listingTimeout)
+        // The refresh's deadline, which its push used part of (`RefreshDeadline`), else the listing's own.
+        let deadline = self.deadline ?? clock.now.advanced(by: source.listingTimeout)
         var url = source.url
         var visited: Set<String> = []
         var writer: ListingWriter?

@@ -26,6 +26,8 @@ public final class SyncEngine {
     private var overtaken = false
     /// A cache file was found damaged or missing and its listing forgotten (`forget`) since the refresh began.
     var forgotListing = false
+    /// When the refresh under way began: its push and its listing share one deadline (`RefreshDeadline`).
+    var refreshStarted: ContinuousClock.Instant?
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
@@ -164,6 +166,7 @@ public final class SyncEngine {
                              confirming: Bool = false, cacheFileChecked: Bool = false) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
+        refreshStarted = ContinuousClock.now
         let previous: SourceState
         do {
             // The cache file is the only copy of the bodies: one found damaged is set aside and the
@@ -199,6 +202,7 @@ public final class SyncEngine {
             let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress)
             fetcher.savedAt = now
+            fetcher.deadline = refreshStarted.map { $0.advanced(by: source.listingTimeout) }
             fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
             listedAt = BootClock.uptime()
             fetched = try fetcher.fetch(previous: previous)

@@ -465,6 +465,31 @@ def test_a_full_state_folder_is_retried_past_max_attempts_with_advice_and_recove
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def test_a_server_taking_writes_slowly_holds_a_refresh_no_longer_than_listing_timeout_and_keeps_the_rest_queued(
+        server, setup, daemons):
+    # Each write is answered within TimeoutSec=, but slowly: the push stops at the refresh's deadline.
+    records = [{"id": i, "title": f"Post {i}"} for i in range(1, 11)]
+    writable(setup, server, version=False, records=records, ListingTimeoutSec="2s")
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="PUT")        # held back while they are queued
+    for i in range(1, 9):
+        assert put(setup, {"id": i, "title": f"edited {i}"}).returncode == 0
+    wait_for(lambda: any(e["attempts"] > 0 for e in outbox_entries(setup)), what="the failed push")
+    server.options("posts", writeDelay=0.8)
+    server.clear_fault("posts")
+    d.wait_log("posts: the push stopped at ListingTimeoutSec=2.0 seconds, the deadline of a whole refresh: ")
+    line = next(l for l in d.output().splitlines() if "the push stopped at ListingTimeoutSec=" in l)
+    left = int(line.split("refresh: ")[1].split(" change")[0])
+    assert 1 <= left < 8, line
+    assert line.endswith("not pushed stay queued and go out at the next refresh; "
+                         "raise ListingTimeoutSec= if the server is just slow") or left == 1, line
+    # Nothing lost: once the server is quick again, every change arrives.
+    server.options("posts", writeDelay=0)
+    wait_for(lambda: all(p["title"] == f"edited {p['id']}" for p in server.records("posts") if p["id"] <= 8),
+             timeout=30, what="every queued change delivered")
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="the changes confirmed by the listing")
+
+
 def test_a_stale_listing_after_a_push_neither_drops_a_create_nor_resurrects_a_delete(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)

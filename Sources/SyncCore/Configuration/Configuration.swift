@@ -175,7 +175,8 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var cursorParameter: String = "cursor"
     /// `MaxPages=`: more pages than this fail the refresh (default 10,000).
     public var maxPages: Int = 10_000
-    /// `ListingTimeoutSec=`: the deadline for a whole listing, all pages together (default 10 min).
+    /// `ListingTimeoutSec=`: the deadline for a whole refresh, its push and all pages of its listing together
+    /// (default 10 min).
     public var listingTimeout: Duration = .seconds(600)
     /// `AllowedOrigins=`: origins besides `URL=`'s that pages and redirects may lead to (never given the token).
     public var allowedOrigins: [URLOrigin] = []
