@@ -150,7 +150,8 @@ final class ListingFetcher {
     private func fetchPage(_ request: HTTPRequest, page: Int, writer: inout ListingWriter?) throws(RefreshFailure) -> PageResult {
         var counted = RefreshProgressCount(pages: Int64(page), bytes: totalBytes, records: 0)
         defer { totalBytes = counted.bytes }
-        let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField)
+        let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField,
+                                           maxRecordBytes: Int(clamping: source.maxRecordBytes))
         var scanner = RecordScanner(options: options)
         var errorBody: [UInt8] = []
         var status = 0
@@ -227,7 +228,7 @@ final class ListingFetcher {
         } catch let error as JSONScanError {
             writer = stagedWriter
             writer?.rollback()
-            throw RefreshFailure(.permanent, "\(where_)response rejected: \(error)")
+            throw rejection(error, prefix: where_)
         } catch let error as StoreError {
             // The record pipeline's writer failed (reported at `finish`, or by `add` after the fact).
             writer = stagedWriter
@@ -240,10 +241,20 @@ final class ListingFetcher {
         }
     }
 
+    /// A listing the scanner refused; a record larger than MaxRecordBytes= says what to do.
+    private func rejection(_ error: JSONScanError, prefix: String) -> RefreshFailure {
+        guard case .recordTooLarge(let index, _) = error.kind else { return RefreshFailure(.permanent, "\(prefix)response rejected: \(error)") }
+        return RefreshFailure(.permanent, "\(prefix)response rejected: record \(index) of the listing is larger than MaxRecordBytes=\(source.maxRecordBytes) "
+            + "bytes (found at byte \(error.offset)); syncctl get and the List call could not return it, so the listing is not stored and "
+            + "the previous copy stays: " + (source.maxRecordBytes < SourceConfiguration.maxServableRecordBytes
+                ? "raise MaxRecordBytes= (up to 32M) or ask the server for smaller records"
+                : "ask the server for smaller records (32 MiB is the most syncd serves)"))
+    }
+
     private func classify(_ error: HTTPError, prefix: String) -> RefreshFailure {
         switch error {
         case .rejected(let inner as JSONScanError):
-            return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
+            return rejection(inner, prefix: prefix)
         case .rejected(let inner as StoreError):
             return fromStore(inner, prefix: prefix)
         case .rejected(let inner as RefreshFailure):
