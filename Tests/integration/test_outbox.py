@@ -490,6 +490,19 @@ def test_a_server_taking_writes_slowly_holds_a_refresh_no_longer_than_listing_ti
     wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="the changes confirmed by the listing")
 
 
+def test_a_put_larger_than_one_control_call_says_so_and_queues_nothing(server, setup, daemons):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    before = setup.cache_file("posts").read_bytes()
+    r = put(setup, {"id": "big", "title": "x" * 1_100_000})
+    assert r.returncode == 1
+    assert r.stderr == ("syncctl: the record is 1100023 bytes as JSON, but one call to syncd carries at most 1 MiB "
+                        "(1048576 bytes, a limit that cannot be raised): make the record smaller than 1 MiB, or change "
+                        "a record this large on the server itself; nothing was queued\n"), r.stderr
+    assert outbox_entries(setup) == []
+    assert setup.cache_file("posts").read_bytes() == before
+
+
 def test_a_stale_listing_after_a_push_neither_drops_a_create_nor_resurrects_a_delete(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)
