@@ -167,6 +167,9 @@ public final class SyncEngine {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
         refreshStarted = ContinuousClock.now
+        // A listing whose conversion failed at the start is converted first: fetching over it would leave the old
+        // copy behind, and the file apps read is the one it describes.
+        if let failure = convertLegacyListing(source.name) { return fail(source, failure, at: now) }
         let previous: SourceState
         do {
             // The cache file is the only copy of the bodies: one found damaged is set aside and the
