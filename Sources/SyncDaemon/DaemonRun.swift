@@ -398,6 +398,9 @@ extension SourcePlan {
     init(_ configuration: Configuration, changed: Set<String> = []) {
         self.init(sources: configuration.sources.map(\.name), changed: changed, settings: SchedulerSettings(configuration),
                   probeInterval: configuration.network.reachabilityInterval, probeURL: configuration.network.reachabilityURL != nil,
-                  lanes: min(DaemonStateMachine.maxLanes, configuration.sources.count))
+                  lanes: min(DaemonStateMachine.maxLanes, configuration.sources.count),
+                  // A loopback server or a file needs no network link (syncd(8), "Network").
+                  local: Set(configuration.sources.filter { URLOrigin(url: $0.url).map { $0.scheme == "file" || $0.isLoopback } == true }
+                      .map(\.name)))
     }
 }
