@@ -133,6 +133,8 @@ final class DaemonLoop {
     /// Waiting requests and how to answer them.
     var pending: [RequestID: PendingRequest] = [:]
     var linkState = "routable"
+    /// One log line per link flap (`LinkChangeLog`).
+    var linkLog = LinkChangeLog()
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
     static let statusEveryEventLimit = 100
@@ -284,6 +286,7 @@ final class DaemonLoop {
                 notifier.watchdog()
                 nextWatchdog = now + (notifier.watchdogInterval ?? .seconds(30))
             }
+            if let line = linkLog.due(at: now, window: configuration.network.debounce) { logger.notice(line.text) }
             feed(.timer)
             releaseIdlePagesIfDue(at: now)
         case .signal(let number):
@@ -368,7 +371,8 @@ final class DaemonLoop {
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due].compactMap { $0 }
+        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due,
+                         linkLog.deadline(window: configuration.network.debounce)].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)
             return
