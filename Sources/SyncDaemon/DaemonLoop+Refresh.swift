@@ -195,10 +195,8 @@ extension DaemonLoop {
         skipInitialLinkReport = false
         let wasOnline = core.online
         linkState = state
-        if wasOnline != isOnline {
-            logger.notice(isOnline ? "Network is back (\(state)); refreshing sources" : "Offline (\(state)); serving cached data")
-        } else if isOnline && significant {
-            logger.info("Network changed (\(state)); refreshing sources")
+        if let line = linkLog.changed(to: isOnline, from: wasOnline, state: state, significant: significant, at: monotonicNow()) {
+            if line.notice { logger.notice(line.text) } else { logger.info(line.text) }
         }
         feed(.links(online: isOnline, significant: significant))
         statusDirty = true

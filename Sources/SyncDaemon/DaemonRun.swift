@@ -133,6 +133,8 @@ final class DaemonLoop {
     /// Waiting requests and how to answer them.
     var pending: [RequestID: PendingRequest] = [:]
     var linkState = "routable"
+    /// One log line per link flap (`LinkChangeLog`).
+    var linkLog = LinkChangeLog()
     var nextWatchdog: MonotonicInstant?
     var statusDirty = true
     static let statusEveryEventLimit = 100
@@ -284,6 +286,7 @@ final class DaemonLoop {
                 notifier.watchdog()
                 nextWatchdog = now + (notifier.watchdogInterval ?? .seconds(30))
             }
+            if let line = linkLog.due(at: now, window: configuration.network.debounce) { logger.notice(line.text) }
             feed(.timer)
             releaseIdlePagesIfDue(at: now)
         case .signal(let number):
@@ -368,7 +371,8 @@ final class DaemonLoop {
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due].compactMap { $0 }
+        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due,
+                         linkLog.deadline(window: configuration.network.debounce)].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)
             return
@@ -398,6 +402,9 @@ extension SourcePlan {
     init(_ configuration: Configuration, changed: Set<String> = []) {
         self.init(sources: configuration.sources.map(\.name), changed: changed, settings: SchedulerSettings(configuration),
                   probeInterval: configuration.network.reachabilityInterval, probeURL: configuration.network.reachabilityURL != nil,
-                  lanes: min(DaemonStateMachine.maxLanes, configuration.sources.count))
+                  lanes: min(DaemonStateMachine.maxLanes, configuration.sources.count),
+                  // A loopback server or a file needs no network link (syncd(8), "Network").
+                  local: Set(configuration.sources.filter { URLOrigin(url: $0.url).map { $0.scheme == "file" || $0.isLoopback } == true }
+                      .map(\.name)))
     }
 }

@@ -35,6 +35,9 @@ final class ListingFetcher {
     var numberedPages: NumberedPages?
     /// When this refresh saves the listing (RFC 3339): the new cache file's `savedAt`.
     var savedAt: String?
+    /// When the whole refresh must end (ListingTimeoutSec= after it began, its push included); nil: that long
+    /// after the listing begins.
+    var deadline: ContinuousClock.Instant?
     /// The engine's wording and kind for a cache file that could not be written while the listing streamed
     /// into it (`SyncEngine.cacheFileFailure`: a local failure, retried until it clears, with advice on a
     /// full disk); nil for another store error, which `storeFailure` classifies.
@@ -58,7 +61,8 @@ final class ListingFetcher {
         let conditional = previous.url == source.url && source.pagination == .none
         let policy = source.originPolicy
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: source.listingTimeout)
+        // The refresh's deadline, which its push used part of (`RefreshDeadline`), else the listing's own.
+        let deadline = self.deadline ?? clock.now.advanced(by: source.listingTimeout)
         var url = source.url
         var visited: Set<String> = []
         var writer: ListingWriter?
@@ -156,7 +160,8 @@ final class ListingFetcher {
     private func fetchPage(_ request: HTTPRequest, page: Int, writer: inout ListingWriter?) throws(RefreshFailure) -> PageResult {
         var counted = RefreshProgressCount(pages: Int64(page), bytes: totalBytes, records: 0)
         defer { totalBytes = counted.bytes }
-        let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField)
+        let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField,
+                                           maxRecordBytes: Int(clamping: source.maxRecordBytes))
         var scanner = RecordScanner(options: options)
         var errorBody: [UInt8] = []
         var status = 0
@@ -227,7 +232,7 @@ final class ListingFetcher {
         } catch let error as JSONScanError {
             writer = stagedWriter
             writer?.rollback()
-            throw RefreshFailure(.permanent, "\(where_)response rejected: \(error)")
+            throw rejection(error, prefix: where_)
         } catch let error as StoreError {
             // The record pipeline's writer failed (reported at `finish`, or by `add` after the fact).
             writer = stagedWriter
@@ -240,10 +245,20 @@ final class ListingFetcher {
         }
     }
 
+    /// A listing the scanner refused; a record larger than MaxRecordBytes= says what to do.
+    private func rejection(_ error: JSONScanError, prefix: String) -> RefreshFailure {
+        guard case .recordTooLarge(let index, _) = error.kind else { return RefreshFailure(.permanent, "\(prefix)response rejected: \(error)") }
+        return RefreshFailure(.permanent, "\(prefix)response rejected: record \(index) of the listing is larger than MaxRecordBytes=\(source.maxRecordBytes) "
+            + "bytes (found at byte \(error.offset)); syncctl get and the List call could not return it, so the listing is not stored and "
+            + "the previous copy stays: " + (source.maxRecordBytes < SourceConfiguration.maxServableRecordBytes
+                ? "raise MaxRecordBytes= (up to 32M) or ask the server for smaller records"
+                : "ask the server for smaller records (32 MiB is the most syncd serves)"))
+    }
+
     private func classify(_ error: HTTPError, prefix: String) -> RefreshFailure {
         switch error {
         case .rejected(let inner as JSONScanError):
-            return RefreshFailure(.permanent, "\(prefix)response rejected: \(inner)")
+            return rejection(inner, prefix: prefix)
         case .rejected(let inner as StoreError):
             return fromStore(inner, prefix: prefix)
         case .rejected(let inner as RefreshFailure):

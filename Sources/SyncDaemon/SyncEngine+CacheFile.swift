@@ -136,6 +136,9 @@ extension SyncEngine {
     /// Before a refresh: a cache file that is no longer the one syncd wrote is set aside and its listing
     /// forgotten. Costs a `stat` and two small reads while the file is untouched.
     func checkCacheFile(_ name: String) {
+        // A listing still in the earlier storage format describes the file the earlier syncd wrote, not by the
+        // new index: the file is the apps' copy until the conversion succeeds (`convertLegacyListing`).
+        if hasUnconvertedListing(name) { return }
         // The folder may have been removed since the start (the writer creates files, not folders).
         do {
             try snapshots.prepareDirectory()
@@ -221,12 +224,7 @@ extension SyncEngine {
     func migrateLegacyListings() {
         guard let names = try? store.legacySources(), !names.isEmpty else { return }
         for name in names {
-            do {
-                let records = try store.migrateLegacyListing(source: name)
-                logger.forSource(name).notice("converted the stored listing (\(counted(records, "record"))) to the new storage format")
-            } catch {
-                logger.forSource(name).error("Failed to convert the stored listing to the new storage format: \(failureReason(cacheFileFailure(error) ?? error))")
-            }
+            if let failure = convertLegacyListing(name) { logger.forSource(name).error(failure.message) }
         }
         do {
             try store.finishLegacyMigration()

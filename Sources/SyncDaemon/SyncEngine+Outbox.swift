@@ -218,7 +218,7 @@ extension SyncEngine {
                 shared.reportState(of: source.name, from: store)
             }
         }
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
             guard entry.state == .queued else {
                 if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }
                 continue
@@ -230,7 +230,10 @@ extension SyncEngine {
                 blocked.insert(entry.recordID)
                 continue
             }
+            // One deadline for the whole refresh: the changes left when it passes stay queued.
+            try checkPushDeadline(source, remaining: entries[index...])
             changed = true
+            let started = refreshElapsed()
             do {
                 try pushOne(entry, source: source, token: token)
                 if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(entry.recordID) }
@@ -241,6 +244,8 @@ extension SyncEngine {
                 blocked.insert(entry.recordID)
                 logger.forSource(source.name).warning("\(error.message); the push stops, the listing is pulled to look for the record")
                 return firstFailure ?? error
+            } catch where pushStoppedByDeadline(source, startedAfter: started) {
+                throw pushDeadlineFailure(source, remaining: entries[index...])
             } catch where refusesTheCredential(error) {
                 // The credential, not the record: no more requests in this push; the listing is still pulled
                 // (a token may read and not write) and the change stays queued for when the credential is fixed.
@@ -347,7 +352,7 @@ extension SyncEngine {
         if entry.operation == .create { _ = shared.memory.withLock { $0.checkedCreates.remove(entry.seq) } }
         var request = HTTPRequest(url: entry.operation == .create ? source.url : itemURL)
         request.method = entry.operation == .create ? "POST" : entry.operation == .update ? "PUT" : "DELETE"
-        request.timeout = source.timeout
+        request.timeout = pushRequestTimeout(source)
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.origins = source.originPolicy
@@ -458,7 +463,7 @@ extension SyncEngine {
     private func fetchRemote(_ url: String, source: SourceConfiguration, token: String?) throws(RefreshFailure) -> Remote {
         var request = HTTPRequest(url: url)
         request.origins = source.originPolicy
-        request.timeout = source.timeout
+        request.timeout = pushRequestTimeout(source)
         request.maxBytes = 1 << 20
         request.bearerToken = token
         request.headers = source.headers.map { (name: $0.name, value: $0.value) } + [(name: "Accept", value: "application/json")]

@@ -26,6 +26,8 @@ public final class SyncEngine {
     private var overtaken = false
     /// A cache file was found damaged or missing and its listing forgotten (`forget`) since the refresh began.
     var forgotListing = false
+    /// When the refresh under way began: its push and its listing share one deadline (`RefreshDeadline`).
+    var refreshStarted: ContinuousClock.Instant?
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
@@ -106,6 +108,8 @@ public final class SyncEngine {
                         progress: ((RefreshProgressCount) -> Void)? = nil) -> RefreshResult {
         if let cancellation { client.cancellation = cancellation }
         forgotListing = false
+        // A failure of the state folder's file system during this refresh makes its failure local (`fail`).
+        store.clearStorageFailure()
         var result = refreshOnce(source, progress: progress, cacheFileChecked: cacheFileChecked)
         if cacheFileChecked, forgotListing, case .failed(let failure) = result, failure.kind != .cancelled {
             logger.forSource(source.name).notice("fetching the whole listing again now")
@@ -162,6 +166,10 @@ public final class SyncEngine {
                              confirming: Bool = false, cacheFileChecked: Bool = false) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
+        refreshStarted = ContinuousClock.now
+        // A listing whose conversion failed at the start is converted first: fetching over it would leave the old
+        // copy behind, and the file apps read is the one it describes.
+        if let failure = convertLegacyListing(source.name) { return fail(source, failure, at: now) }
         let previous: SourceState
         do {
             // The cache file is the only copy of the bodies: one found damaged is set aside and the
@@ -198,6 +206,7 @@ public final class SyncEngine {
             let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
                                          progress: progress)
             fetcher.savedAt = now
+            fetcher.deadline = refreshStarted.map { $0.advanced(by: source.listingTimeout) }
             fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
             listedAt = BootClock.uptime()
             fetched = try fetcher.fetch(previous: previous)
@@ -353,7 +362,8 @@ public final class SyncEngine {
 
     /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
-        let failure = failure.redacted(by: redaction(for: source))
+        let failure = StateStorageFailure.classify(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
+                                                   database: store.path, source: source.name)
         if failure.kind == .cancelled {
             logger.forSource(source.name).info("refresh cancelled")
             return .failed(failure)

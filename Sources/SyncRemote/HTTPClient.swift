@@ -246,6 +246,11 @@ public final class HTTPClient {
         case CURLE_OPERATION_TIMEDOUT:
             let doing = request.method == "GET" || request.method == "HEAD" ? "fetching" : "sending \(request.method) to"
             return "timed out after \(request.timeout) (TimeoutSec=) \(doing) \(request.url)"
+        case CURLE_OUT_OF_MEMORY where !context.headDelivered:
+            // libcurl refuses a header line over CURL_MAX_HTTP_HEADER (100 KiB) with this code, and its
+            // message then says "Out of memory" (curl 7.88).
+            return "the response from \(request.url) has a header larger than libcurl accepts (100 KiB for one header line): "
+                + "the server, or a proxy in front of it, sends an oversized header; have it fixed there"
         case CURLE_PARTIAL_FILE:
             return "connection closed before the whole body arrived (\(context.received) bytes received)"
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:

@@ -14,6 +14,10 @@ public final class Database {
     /// statement on this connection. Whoever owns the connection checks it after an operation and replaces
     /// the file: a damaged page fails every later operation that touches it, so retrying cannot help.
     public private(set) var corruption: SQLiteError?
+    /// The latest error by which the file system under the database failed a statement (full, read-only,
+    /// an I/O error), until `clearStorageFailure()`: a refresh that fails after it failed for a local
+    /// reason, whatever error it reports (docs/syncd.8.md GUARANTEES 8).
+    public private(set) var storageFailure: SQLiteError?
     private var isClosed = false
 
     /// Opens (creating if needed) the database at `path`. The corresponding C function is `sqlite3_open_v2(3)`.
@@ -62,11 +66,15 @@ public final class Database {
         if isClosed { throw SQLiteError(code: SQLITE_MISUSE, operation: operation, message: "the database connection is closed") }
     }
 
-    /// Remembers `error` when it reports damage; returns it.
+    /// Remembers `error` when it reports damage or a failing file system; returns it.
     func noted(_ error: SQLiteError) -> SQLiteError {
         if error.isCorruption && corruption == nil { corruption = error }
+        if error.isStorageFailure { storageFailure = error }
         return error
     }
+
+    /// Forgets the storage failure noted so far (before an operation whose failures are to be told apart).
+    public func clearStorageFailure() { storageFailure = nil }
 
     /// Runs one or more SQL statements that return no rows.
     public func execute(_ sql: String) throws(SQLiteError) {

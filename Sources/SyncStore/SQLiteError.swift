@@ -16,6 +16,19 @@ public struct SQLiteError: FailureReason, Sendable {
         return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
     }
 
+    /// True when the file system under the database failed the operation rather than the data: it is full
+    /// (SQLITE_FULL: ENOSPC, a quota), read-only (SQLITE_READONLY) or failed the I/O (SQLITE_IOERR).
+    public var isStorageFailure: Bool {
+        let primary = code & 0xff
+        return primary == SQLITE_FULL || primary == SQLITE_READONLY || primary == SQLITE_IOERR
+    }
+
+    /// True when the file system under the database is full (SQLITE_FULL).
+    public var isFull: Bool { code & 0xff == SQLITE_FULL }
+
+    /// True when the database cannot be written (SQLITE_READONLY: a read-only file system or file).
+    public var isReadOnly: Bool { code & 0xff == SQLITE_READONLY }
+
     /// True when a UNIQUE or PRIMARY KEY constraint refused a row.
     public var isUniqueViolation: Bool {
         // SQLITE_CONSTRAINT_UNIQUE (2067) and SQLITE_CONSTRAINT_PRIMARYKEY (1555) are macros Swift cannot import.

@@ -575,6 +575,13 @@ extension StateStore {
     /// nil while none did. The owner then replaces the file (see `AccountStorage`).
     public var damage: SQLiteError? { database.corruption }
 
+    /// The latest error by which the file system of the database failed a write (full, read-only, an I/O
+    /// error) since `clearStorageFailure()`; nil while none did.
+    public var storageFailure: SQLiteError? { database.storageFailure }
+
+    /// Forgets the storage failure noted so far: called when a refresh starts.
+    public func clearStorageFailure() { database.clearStorageFailure() }
+
     /// Closes the database now (before its files are moved); the store must not be used afterwards.
     public func close() { database.close() }
 

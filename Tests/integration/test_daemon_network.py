@@ -160,3 +160,40 @@ def test_failures_across_the_veth_follow_the_retry_rules(netns, setup, daemons, 
     gaps = [b - a for a, b in zip(times, times[1:])]
     for n, gap in enumerate(gaps, start=1):
         assert 0.2 - 0.05 <= gap <= min(1.0, 0.2 * 2 ** n) + 0.35, (n, gaps)
+
+
+def test_a_loopback_source_is_fetched_with_only_loopback_up(tmp_path, setup, daemons):
+    # No link but lo in the daemon's namespace: offline for the network, yet a localhost server answers.
+    ns = f"syncd-lo-{os.getpid() % 100000}"
+    ip("netns", "add", ns)
+    try:
+        ip("-n", ns, "link", "set", "lo", "up")
+        server = SyncServer(tmp_path, host="127.0.0.1", netns=ns)
+        try:
+            network_config(setup)
+            server.set_records("posts", POSTS)
+            setup.add_source("posts", server.url("posts").replace("127.0.0.1", "localhost"))
+            d = daemons(setup, netns=ns)
+            d.wait_log("Offline (")
+            assert "no cached data yet (no cache file for posts: fetching its listing)" in d.output()
+            d.wait_log("posts: synced 2 records")
+            assert setup.cache_doc("posts")["records"] == POSTS
+        finally:
+            server.stop()
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_a_flap_is_logged_as_one_line(netns, setup, daemons):
+    srv, dmn, server = netns
+    network_config(setup, debounce="4s")
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    d = daemons(setup, netns=dmn)
+    d.wait_log("posts: synced 2 records")
+    ip("-n", srv, "link", "set", "vs", "down")
+    time.sleep(0.5)
+    ip("-n", srv, "link", "set", "vs", "up")
+    d.wait_log(" and is back (routable); refreshing sources")
+    lines = [l for l in d.output().splitlines() if "Network" in l or "Offline" in l]
+    assert len(lines) == 1 and lines[0].startswith("Network dropped for "), lines

@@ -66,6 +66,22 @@ def test_body_over_max_bytes_is_aborted_early(server, setup):
     assert "(kept 2 cached records)" in r.stderr
 
 
+def test_a_record_larger_than_max_record_bytes_is_refused_at_refresh_time_never_published(server, setup):
+    # About 70 MB in one record, within MaxBytes=256M: refused while it streams in, since `syncctl get`
+    # and List could not return it (never "published but not found").
+    before = seed(server, setup)
+    server.fault("posts", kind="bigRecord", bytes=70_000_000)
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert ("posts: response rejected: record 1 of the listing is larger than MaxRecordBytes=33554432 bytes (found at byte "
+            in r.stderr), r.stderr
+    assert ("syncctl get and the List call could not return it, so the listing is not stored and the previous copy stays: "
+            "ask the server for smaller records (32 MiB is the most syncd serves) (kept 2 cached records)") in r.stderr, r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
+    assert "larger than MaxRecordBytes=" in last_error(setup)
+
+
 def test_empty_listing_refused_unless_allowed(server, setup):
     before = seed(server, setup)
     server.set_records("posts", [])

@@ -116,3 +116,17 @@ def test_an_oversized_etag_is_not_kept_or_sent_back(server, setup):
     assert second.returncode == 0, second.stderr
     assert [r["headers"].get("if-none-match") for r in server.requests("/posts")] == [None, None]
     assert setup.cache_doc("posts")["records"] == POSTS
+
+
+def test_a_response_header_too_large_for_libcurl_says_so_not_out_of_memory(server, setup):
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"))
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    server.options("posts", etagBytes=200_000)               # one 200 KB header line
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert (f"posts: the response from {server.url('posts')} has a header larger than libcurl accepts (100 KiB for one "
+            "header line): the server, or a proxy in front of it, sends an oversized header; have it fixed there") in r.stderr, r.stderr
+    assert "Out of memory" not in r.stderr
+    assert setup.cache_file("posts").read_bytes() == before

@@ -429,6 +429,80 @@ def test_full_disk_during_put_fails_clearly_and_loses_nothing(server, setup, dae
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+def test_a_full_state_folder_is_retried_past_max_attempts_with_advice_and_recovers_by_itself(
+        server, setup, daemons, small_state):
+    # The state database's file system is full: a local failure, not the server's (syncd(8) GUARANTEES 8).
+    writable(setup, server, version=False)
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=500ms\nMaxAttempts=2\n"
+                     "[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="PUT")
+    assert put(setup, {"id": 1, "title": "queued before the disk filled"}).returncode == 0
+    wait_for(lambda: any(e["attempts"] > 0 for e in outbox_entries(setup)), what="the failed push")
+    many = [dict(p, version=V1) for p in POSTS] + [{"id": i, "title": f"Post {i}", "body": "x" * 200} for i in range(3, 3000)]
+    server.set_records("posts", many)
+    filler = fill_filesystem(small_state / "filler")
+    server.clear_fault("posts")
+    r = syncctl(setup, "refresh", "posts", "--wait")
+    assert r.returncode == 1
+    advice = (f"the file system of the state folder {small_state} is full: free some space in {small_state}, then run "
+              "`syncctl refresh posts` (the daemon also retries by itself, every MaxDelaySec= at most, until the write "
+              "succeeds; queued local changes stay queued)")
+    assert "database or disk is full" in r.stderr and advice in r.stderr, r.stderr
+    # More failures than MaxAttempts=, and still retrying, never resting until the next trigger.
+    d.wait_log(advice, count=4)
+    assert "not retrying until the next trigger" not in d.output()
+    assert "until it succeeds (a local failure, not the server's)" in d.output()
+    assert [(e["id"], e["state"]) for e in outbox_entries(setup)] == [("1", "queued")]      # nothing lost
+    assert server.records("posts")[0]["title"] == "Post 1"
+    # Space again: the next retry pushes the change and stores the listing, with no command from anyone.
+    filler.unlink()
+    wait_for(lambda: server.records("posts")[0]["title"] == "queued before the disk filled", what="the queued change delivered")
+    d.wait_log("posts: synced 2999 records")
+    doc = setup.cache_doc("posts")
+    assert doc["records"][0]["title"] == "queued before the disk filled" and len(doc["records"]) == 2999
+    with sqlite3.connect(setup.db()) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_server_taking_writes_slowly_holds_a_refresh_no_longer_than_listing_timeout_and_keeps_the_rest_queued(
+        server, setup, daemons):
+    # Each write is answered within TimeoutSec=, but slowly: the push stops at the refresh's deadline.
+    records = [{"id": i, "title": f"Post {i}"} for i in range(1, 11)]
+    writable(setup, server, version=False, records=records, ListingTimeoutSec="2s")
+    d = start(setup, daemons)
+    server.fault("posts", kind="status", status=503, method="PUT")        # held back while they are queued
+    for i in range(1, 9):
+        assert put(setup, {"id": i, "title": f"edited {i}"}).returncode == 0
+    wait_for(lambda: any(e["attempts"] > 0 for e in outbox_entries(setup)), what="the failed push")
+    server.options("posts", writeDelay=0.8)
+    server.clear_fault("posts")
+    d.wait_log("posts: the push stopped at ListingTimeoutSec=2.0 seconds, the deadline of a whole refresh: ")
+    line = next(l for l in d.output().splitlines() if "the push stopped at ListingTimeoutSec=" in l)
+    left = int(line.split("refresh: ")[1].split(" change")[0])
+    assert 1 <= left < 8, line
+    assert line.endswith("not pushed stay queued and go out at the next refresh; "
+                         "raise ListingTimeoutSec= if the server is just slow") or left == 1, line
+    # Nothing lost: once the server is quick again, every change arrives.
+    server.options("posts", writeDelay=0)
+    wait_for(lambda: all(p["title"] == f"edited {p['id']}" for p in server.records("posts") if p["id"] <= 8),
+             timeout=30, what="every queued change delivered")
+    wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="the changes confirmed by the listing")
+
+
+def test_a_put_larger_than_one_control_call_says_so_and_queues_nothing(server, setup, daemons):
+    writable(setup, server, version=False)
+    start(setup, daemons)
+    before = setup.cache_file("posts").read_bytes()
+    r = put(setup, {"id": "big", "title": "x" * 1_100_000})
+    assert r.returncode == 1
+    assert r.stderr == ("syncctl: the record is 1100023 bytes as JSON, but one call to syncd carries at most 1 MiB "
+                        "(1048576 bytes, a limit that cannot be raised): make the record smaller than 1 MiB, or change "
+                        "a record this large on the server itself; nothing was queued\n"), r.stderr
+    assert outbox_entries(setup) == []
+    assert setup.cache_file("posts").read_bytes() == before
+
+
 def test_a_stale_listing_after_a_push_neither_drops_a_create_nor_resurrects_a_delete(server, setup, daemons):
     writable(setup, server, version=False)
     d = start(setup, daemons)

@@ -1,12 +1,13 @@
 """A state folder written by an earlier syncd (Tests/fixtures/store-v1, made by its make-fixture.py) is taken
 over without a refetch: records, outbox, conflicts and validators survive, and the next refresh is conditional."""
 import json
+import subprocess
 import shutil
 import sqlite3
 import time
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, fill_filesystem
 
 FIXTURE = ROOT / "Tests" / "fixtures" / "store-v1"
 
@@ -78,3 +79,37 @@ def test_an_earlier_store_is_taken_over_without_a_refetch(server, setup):
     outbox_after, conflicts_after, _ = stored(setup)
     assert [row[3] for row in outbox_after] == ["conflict", "parked"]
     assert conflicts_after == conflicts
+
+
+def test_a_conversion_a_full_disk_stops_keeps_the_earlier_copy_and_says_so(server, setup):
+    adopt_fixture(setup, server)
+    folder = setup.cache / setup.account
+    files = {p.name: p.read_bytes() for p in folder.iterdir()}
+    shutil.rmtree(folder)
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0750", "tmpfs", str(folder)], check=True)
+    try:
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+        filler = fill_filesystem(folder / "filler")
+        server.fault("users", kind="status", status=503)
+        r = setup.syncd("--once")
+        assert r.returncode == 1
+        assert ("users: Failed to convert the stored listing to the new storage format: Failed to write cache file "
+                f"{folder}/users.json, keeping the previous copy (2 cached records): write {folder}/users.json: "
+                "No space left on device") in r.stderr, r.stderr
+        assert ("the records are still in the state database in the earlier format and the cache file is as it was, "
+                "and the conversion is tried again before the next refresh") in r.stderr, r.stderr
+        assert "no other copy" not in r.stderr and "damaged" not in r.stderr, r.stderr
+        assert {p.name: p.read_bytes() for p in folder.iterdir() if p.name != "filler"} == files
+        with sqlite3.connect(setup.db()) as db:
+            assert db.execute("SELECT DISTINCT source FROM v1_chunks ORDER BY source").fetchall() == [("posts",), ("users",)]
+        db.close()
+        # Room again: the conversion goes through before the refresh, nothing fetched whole.
+        filler.unlink()
+        server.clear_fault("users")
+        r = setup.syncd("--once")
+        assert "users: converted the stored listing (2 records) to the new storage format" in r.stderr, r.stderr
+        assert setup.cache_doc("users")["records"] == fixture_doc("users")["records"]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -55,8 +55,11 @@ public struct ControlServerLimits: Sendable, Equatable {
     /// a connection past these is answered `TooManyConnections` and closed at once.
     public var connections: ControlConnectionPolicy
 
+    /// The largest call syncd accepts, 1 MiB: `syncctl put` refuses a larger record before it sends it.
+    public static let defaultMaxMessageSize = 1 << 20
+
     /// Creates limits: 1 MiB calls, 4 MiB queued output, and `ControlConnectionPolicy`'s defaults.
-    public init(maxMessageSize: Int = 1 << 20, maxPendingOutput: Int = 4 << 20, connections: ControlConnectionPolicy = ControlConnectionPolicy()) {
+    public init(maxMessageSize: Int = ControlServerLimits.defaultMaxMessageSize, maxPendingOutput: Int = 4 << 20, connections: ControlConnectionPolicy = ControlConnectionPolicy()) {
         self.maxMessageSize = maxMessageSize
         self.maxPendingOutput = maxPendingOutput
         self.connections = connections

@@ -161,6 +161,8 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var timeout: Duration
     /// `MaxBytes=`: a larger response is rejected; always positive.
     public var maxBytes: Int64
+    /// `MaxRecordBytes=`: a listing with a larger record is refused; from 1 to `maxServableRecordBytes`.
+    public var maxRecordBytes: Int64 = SourceConfiguration.maxServableRecordBytes
     /// `AllowEmpty=`: whether an empty listing may replace a non-empty cache.
     public var allowEmpty: Bool
     /// `Writable=`: whether local changes are queued and pushed.
@@ -217,7 +219,8 @@ public struct SourceConfiguration: Equatable, Sendable {
     public var recordEnvelopeText: String = ""
     /// `MaxPages=`: more pages than this fail the refresh (default 10,000).
     public var maxPages: Int = 10_000
-    /// `ListingTimeoutSec=`: the deadline for a whole listing, all pages together (default 10 min).
+    /// `ListingTimeoutSec=`: the deadline for a whole refresh, its push and all pages of its listing together
+    /// (default 10 min).
     public var listingTimeout: Duration = .seconds(600)
     /// `AllowedOrigins=`: origins besides `URL=`'s that pages and redirects may lead to (never given the token).
     public var allowedOrigins: [URLOrigin] = []
@@ -229,6 +232,11 @@ public struct SourceConfiguration: Equatable, Sendable {
 
     /// Where this source's requests may go and where its token may be sent.
     public var originPolicy: OriginPolicy { OriginPolicy(configuredURL: url, extraOrigins: allowedOrigins) }
+
+    /// The largest record syncd serves, the default and the maximum of `MaxRecordBytes=`: 32 MiB. `syncctl get`
+    /// and the control calls `Get` and `List` return a record whole, in one reply of at most 64 MiB
+    /// (docs/control-api.md), which leaves room for the reply's own bytes and escapes.
+    public static let maxServableRecordBytes: Int64 = 32 << 20
 
     /// The default for `MaxBytes=`: 256 MiB.
     public static let defaultMaxBytes: Int64 = 256 * 1024 * 1024

@@ -82,6 +82,14 @@ extension ConfigurationParser {
                 guard size > 0 else { throw ValueError("must be greater than 0, e.g. 64M") }
                 return size
             },
+            .value("MaxRecordBytes", \.maxRecordBytes, default: defaults.maxRecordBytes) { text throws(ValueError) in
+                let size = try ByteSize.parse(text)
+                guard size > 0, size <= SourceConfiguration.maxServableRecordBytes else {
+                    throw ValueError("must be from 1 to 32M: syncctl get and the List call return a record whole, "
+                                     + "in one reply of at most 64 MiB")
+                }
+                return size
+            },
             .value("AllowEmpty", \.allowEmpty, default: defaults.allowEmpty, BooleanValue.parse),
             .value("Writable", \.writable, default: defaults.writable, BooleanValue.parse),
             .value("ConflictPolicy", \.conflictPolicy, default: defaults.conflictPolicy) { text throws(ValueError) in

@@ -87,10 +87,13 @@ public struct SourcePlan: Sendable, Equatable {
     public var probeURL: Bool
     /// How many sources may refresh at once (each on its own lane; never two refreshes of one source).
     public var lanes: Int
+    /// Sources whose URL needs no network link (loopback, `file:`): never offline (`Scheduler.localSources`).
+    public var local: Set<String> = []
 
     /// Creates a plan.
     public init(sources: [String], changed: Set<String> = [], settings: SchedulerSettings, probeInterval: Duration,
-                probeURL: Bool = false, lanes: Int = 1) {
+                probeURL: Bool = false, lanes: Int = 1, local: Set<String> = []) {
+        self.local = local
         self.sources = sources
         self.changed = changed
         self.settings = settings

@@ -94,6 +94,7 @@ extension DaemonStateMachine {
         probeURL = plan.probeURL
         lanes = plan.lanes
         scheduler.updateSettings(plan.settings)
+        scheduler.setLocalSources(plan.local)
         for name in plan.sources {
             if !old.contains(name) {
                 // A new source has nothing to serve yet: refreshed at once, as at startup.

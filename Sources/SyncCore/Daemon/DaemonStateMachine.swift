@@ -94,6 +94,7 @@ public struct DaemonStateMachine: Sendable {
         probeURL = plan.probeURL
         lanes = plan.lanes
         scheduler = Scheduler(settings: plan.settings)
+        scheduler.setLocalSources(plan.local)
         for name in plan.sources { scheduler.addSource(name, restoring: saved[name], at: now) }
     }
 

@@ -34,6 +34,8 @@ public struct JSONScanError: Error, Equatable, Sendable, CustomStringConvertible
         /// A string holds a raw control character (U+0000–U+001F), which RFC 8259 §7
         /// requires to be escaped.
         case controlCharacterInString
+        /// The record at `index` is larger than `limit` bytes (`RecordScannerOptions.maxRecordBytes`).
+        case recordTooLarge(index: Int, limit: Int)
         /// An earlier `onRecord` callback threw; the scanner stopped there. Only seen
         /// when a dead scanner is used again.
         case callbackFailed
@@ -75,6 +77,8 @@ public struct JSONScanError: Error, Equatable, Sendable, CustomStringConvertible
             return "record \(index) has an invalid ID: \(reason)"
         case .controlCharacterInString:
             return "invalid JSON at byte \(offset): unescaped control character in a string"
+        case .recordTooLarge(let index, let limit):
+            return "record \(index) is larger than \(limit) bytes (at byte \(offset))"
         case .callbackFailed:
             return "record scanning stopped at byte \(offset) because the record handler failed"
         }

@@ -29,6 +29,10 @@ extension RecordScanner {
             }
         }
         endChunk(p)
+        // A record open across chunks is held until its end: one past the limit is refused now, not once whole.
+        if inRecord && recordBuffer.count > maxRecordBytes {
+            throw fail(.recordTooLarge(index: emitted, limit: maxRecordBytes), at: chunkBase &+ Int64(n))
+        }
     }
 
     /// Scans structural bytes, whitespace and plain strings from `start` for as long as the state stays

@@ -114,6 +114,8 @@ extension RecordScanner {
             guard let versionRange else { return ScannedRecord(index: index, id: id, version: version, bytes: bytes) }
             return ScannedRecord(index: index, id: id, versionRange: versionRange, bytes: bytes)
         }
+        let size = (recordSpansChunks ? recordBuffer.count : -recordChunkStart) &+ i &+ 1
+        guard size <= maxRecordBytes else { throw fail(.recordTooLarge(index: index, limit: maxRecordBytes), atIndex: i) }
         do {
             if recordSpansChunks {
                 recordBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[0...i]))

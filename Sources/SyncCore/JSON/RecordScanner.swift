@@ -42,6 +42,7 @@ public struct RecordScanner: Sendable {
     let versionFieldBytes: [UInt8]?
     let maxDepth: Int
     let maxIDBytes: Int
+    let maxRecordBytes: Int
     /// The longest record-level key worth capturing (longer keys match nothing).
     let maxFieldBytes: Int
 
@@ -135,6 +136,7 @@ public struct RecordScanner: Sendable {
         versionFieldBytes = options.versionField.map { Array($0.utf8) }
         maxDepth = max(options.maxDepth, 0)
         maxIDBytes = max(options.maxIDBytes, 1)
+        maxRecordBytes = max(options.maxRecordBytes, 2)
         maxFieldBytes = max(idFieldBytes.count, versionFieldBytes?.count ?? 0)
         containerIsArray = Array(repeating: false, count: maxDepth + 1)
         pathKeySeen = Array(repeating: false, count: pathTokens.count)

@@ -16,6 +16,9 @@ public struct RecordScannerOptions: Sendable {
     public var maxDepth: Int
     /// The longest allowed ID in bytes (UTF-8, after unescaping).
     public var maxIDBytes: Int
+    /// The largest allowed record in bytes, from `{` to `}` as received (`MaxRecordBytes=`). A larger one
+    /// stops the scan as soon as its bytes pass the limit, before it is held whole.
+    public var maxRecordBytes: Int
 
     /// Creates options; the defaults read a top-level array of records keyed by `id`.
     public init(
@@ -23,13 +26,15 @@ public struct RecordScannerOptions: Sendable {
         idField: String = "id",
         versionField: String? = nil,
         maxDepth: Int = 64,
-        maxIDBytes: Int = 1024
+        maxIDBytes: Int = 1024,
+        maxRecordBytes: Int = .max
     ) {
         self.recordsPath = recordsPath
         self.idField = idField
         self.versionField = versionField
         self.maxDepth = maxDepth
         self.maxIDBytes = maxIDBytes
+        self.maxRecordBytes = maxRecordBytes
     }
 
     /// The records path as a JSON pointer (`""` for the top level, else `/a/b` with

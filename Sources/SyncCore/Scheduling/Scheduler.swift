@@ -12,6 +12,9 @@ public struct Scheduler: Sendable {
     /// The link monitor's last verdict, applied to sources added later.
     public private(set) var isOnline: Bool = true
     private var sources: [String: SourceScheduler] = [:]
+    /// Sources whose URL needs no network link (a loopback host, a `file:` URL): the link state never makes
+    /// them offline, so with only loopback up they are still refreshed at start and by the timer.
+    public private(set) var localSources: Set<String> = []
     /// Every source's next deadline: `.tick` and `nextDeadline()` touch only the sources that are due.
     private var deadlines = DeadlineQueue()
     /// The sources whose scheduler was added, replaced, removed or fed an event since the last
@@ -33,11 +36,16 @@ public struct Scheduler: Sendable {
     /// `.trigger(.startup)` (or `.reload` when added by a reload) afterwards.
     public mutating func addSource(_ name: String, restoring saved: PersistedRetryState? = nil, at now: MonotonicInstant) {
         var source = SourceScheduler(name: name, settings: settings, restoring: saved, at: now)
-        if !isOnline {
+        if !isOnline && !localSources.contains(name) {
             var noJitter = ConstantJitter(0)
             _ = source.handle(.linkState(online: false), at: now, jitter: &noJitter)
         }
         store(source, as: name)
+    }
+
+    /// Sets the sources that need no network link (`localSources`), for sources added and link changes from now.
+    public mutating func setLocalSources(_ names: Set<String>) {
+        localSources = names
     }
 
     /// Removes a source; a refresh of it that ends later is ignored.
@@ -67,7 +75,8 @@ public struct Scheduler: Sendable {
     ///
     /// - `.trigger`: to `source`, or to every source when `source` is nil.
     /// - `.refreshFinished`: to `source` (required; nil or unknown is ignored).
-    /// - `.linkState`, `.tick`: to every source (`source` is ignored).
+    /// - `.linkState`: to every source but the local ones (`localSources`); `.tick`: to every source due
+    ///   (`source` is ignored).
     ///
     /// Returns the actions of all sources concerned, in source-name order.
     public mutating func handle<J: JitterSource>(
@@ -81,7 +90,7 @@ public struct Scheduler: Sendable {
             targets = source.map { sources[$0] == nil ? [] : [$0] } ?? []
         case .linkState(let online):
             isOnline = online
-            targets = sourceNames
+            targets = sourceNames.filter { !localSources.contains($0) }
         case .tick:
             // Only the sources whose deadline passed: a tick of any other source changes nothing.
             targets = deadlines.popDue(at: now)

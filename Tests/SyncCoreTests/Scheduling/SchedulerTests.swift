@@ -36,6 +36,23 @@ struct SchedulerTests {
         #expect(scheduler.nextDeadline() == ms(2_040))
     }
 
+    @Test func aLocalSourceIsNeverOfflineWhileOthersAre() {
+        var jitter = ConstantJitter(0)
+        var scheduler = Scheduler()
+        scheduler.setLocalSources(["local"])
+        _ = scheduler.handle(.linkState(online: false), at: ms(0), jitter: &jitter)
+        for name in ["local", "remote"] { scheduler.addSource(name, at: ms(0)) }
+        #expect(scheduler.status(of: "remote")?.state == .offline)
+        #expect(scheduler.handle(.trigger(.startup), at: ms(10), jitter: &jitter) == [.startRefresh(source: "local")])
+        _ = scheduler.handle(.refreshFinished(.success), source: "local", at: ms(20), jitter: &jitter)
+        _ = scheduler.handle(.linkState(online: false), at: ms(30), jitter: &jitter)
+        #expect(scheduler.status(of: "local")?.state == .idle)
+        // The timer refreshes it too (the periodic refresh, RefreshIntervalSec= after the last).
+        let periodic = scheduler.nextDeadline()
+        #expect(periodic != nil)
+        #expect(scheduler.handle(.tick, at: periodic ?? ms(0), jitter: &jitter) == [.startRefresh(source: "local")])
+    }
+
     @Test func eventsForUnknownOrRemovedSourcesAreIgnored() {
         var jitter = ConstantJitter(0)
         var scheduler = Scheduler()

@@ -204,6 +204,22 @@ class Handler(BaseHTTPRequestHandler):
             except (BrokenPipeError, ConnectionResetError):
                 pass
             self.close_connection = True
+        elif kind == "bigRecord":
+            # A valid listing whose second record is about `bytes` long, generated as it is sent.
+            total = fault["bytes"]
+            pad = b"a" * 65536
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(b'[{"id":1,"title":"small"},{"id":2,"pad":""}]') + total // len(pad) * len(pad)))
+            self.end_headers()
+            try:
+                self.wfile.write(b'[{"id":1,"title":"small"},{"id":2,"pad":"')
+                for _ in range(total // len(pad)):
+                    self.wfile.write(pad)
+                self.wfile.write(b'"}]')
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            self.close_connection = True
         elif kind == "redirect":
             # Redirects to fault["to"] (a path or an absolute URL) with the given status.
             self._send(fault.get("status", 302), b"", {"Location": fault["to"]}, "text/plain")

@@ -26,9 +26,23 @@ public struct PutCommand: SyncctlCommand {
         } catch {
             throw .failed("\(error)")
         }
+        try checkFitsOneCall(record)
         let reply = try context.call(.put(source: source, record: record))
         context.output.write(HumanFormat.printable(reply["id"]?.stringValue ?? "") + "\n")
         warnUnwritten(reply, source: source, context)
+    }
+}
+
+extension PutCommand {
+    /// Refuses a record that cannot fit in one control call, which syncd would refuse as a bare protocol
+    /// error (docs/control-api.md, "Bounds and protocol errors"); the call's own bytes are counted generously.
+    func checkFitsOneCall(_ record: JSONObject) throws(CommandFailure) {
+        let size = JSONValue.object(record).serializedBytes().count
+        let limit = ControlServerLimits.defaultMaxMessageSize
+        guard size + 256 + source.utf8.count > limit else { return }
+        throw .failed("the record is \(size) bytes as JSON, but one call to syncd carries at most 1 MiB (\(limit) bytes, a limit "
+                      + "that cannot be raised): make the record smaller than 1 MiB, or change a record this large on the "
+                      + "server itself; nothing was queued")
     }
 }
 
