@@ -156,7 +156,7 @@ struct DaemonControlHandler: ControlHandler {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 let local = try store.outbox(source: source).filter { $0.state == .conflict }
                 return try store.conflicts(source: source).map { conflict in
-                    let mine = local.last { $0.source == conflict.source && $0.recordID == conflict.recordID }
+                    let mine = local.last { $0.source == conflict.source && $0.recordID.isSameID(as: conflict.recordID) }
                     return .object(ConflictEntry(
                         source: conflict.source, id: conflict.recordID,
                         local: mine?.body.flatMap { try? JSONValue(parsing: $0) }?.objectValue,
