@@ -20,6 +20,7 @@ Standard library only.
 import argparse
 import base64
 import email.utils
+import gzip
 import hashlib
 import json
 import sys
@@ -27,7 +28,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 
 class State:
@@ -166,6 +167,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             self.close_connection = True
+        elif kind == "gzip":
+            # The listing gzip-compressed (Content-Encoding: gzip), without its last "cut" bytes: 8 cuts exactly the
+            # CRC-32 and length trailer; Content-Length announces the bytes sent, so the cut is not seen by HTTP.
+            body = gzip.compress(STATE.body_of(name))
+            body = body[: len(body) - fault.get("cut", 0)]
+            self._send(200, body, {"Content-Encoding": "gzip"})
         elif kind == "stall":
             body = STATE.body_of(name)
             self.send_response(200)
@@ -373,7 +380,7 @@ class Handler(BaseHTTPRequestHandler):
             if self._apply_fault(name):
                 return
             return self._serve_collection(name)
-        return self._write(name, segs[1] if len(segs) > 1 else None)
+        return self._write(name, unquote(segs[1]) if len(segs) > 1 else None)
 
     do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = _route
 
