@@ -1,6 +1,6 @@
 // gzip bodies (RFC 1952) decoded by syncd with the zlib libcurl already loaded, instead of by libcurl:
 // libcurl takes a gzip body that stops before its 8-byte trailer (CRC-32 and length) as whole, so a
-// response cut there would replace a cache (docs/syncd.8.md, "Truncated bodies"). zlib is found through
+// response cut there would replace a cache (docs/syncd.8.md, GUARANTEES). zlib is found through
 // libcurl's handle (it is one of libcurl's libraries), so syncd links nothing more.
 #include "cshim.h"
 #include <stdio.h>

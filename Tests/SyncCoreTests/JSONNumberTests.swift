@@ -1,7 +1,7 @@
 import Testing
 @testable import SyncCore
 
-/// Numbers are text (docs/local-changes.md, "Numbers"): what is parsed is written back byte for byte, and
+/// Numbers are text (docs/local-changes.md, "Records as written"): what is parsed is written back byte for byte, and
 /// numbers compare by their exact decimal value, never through a `Double`.
 @Suite("JSONNumber")
 struct JSONNumberTests {

@@ -1,11 +1,13 @@
 """Bytes in, the same bytes out: numbers no double can hold reach the cache file, Get, List and the server as
-written (docs/local-changes.md, "Numbers"); IDs that are canonically equivalent Unicode are two records; a gzip
-body cut before its trailer is a truncated body (syncd(8))."""
+written (docs/local-changes.md, "Records as written"); IDs that are canonically equivalent Unicode are two records; a gzip
+body cut before its trailer is a truncated body (syncd(8) GUARANTEES 2)."""
 import json
 import socket
 import subprocess
 import unicodedata
 from urllib.parse import quote
+
+import pytest
 
 from conftest import BIN, POSTS, wait_for
 from test_outbox import start, writable, writes
@@ -100,7 +102,18 @@ def test_canonically_equivalent_ids_are_two_records(server, setup, daemons):
     assert setup.cache_doc("posts")["records"] == [{"id": NFD, "v": "local"}]
 
 
-def test_a_gzip_body_cut_before_its_trailer_keeps_the_cache(server, setup):
+GZIP_FAULTS = [
+    # name, fault, the reason syncd gives
+    ("cut-before-trailer", dict(cut=8),
+     "truncated body: the gzip-compressed response ended before its CRC-32 and length trailer"),
+    ("wrong-crc", dict(badCRC=True), "the gzip-compressed body is damaged (incorrect data check)"),
+    ("unasked-encoding", dict(encoding="br"), "the server answered with Content-Encoding: br, which syncd did not ask "
+     "for (it asks for gzip only); configure the server to send gzip or no encoding"),
+]
+
+
+@pytest.mark.parametrize("name,fault,reason", GZIP_FAULTS, ids=[c[0] for c in GZIP_FAULTS])
+def test_a_gzip_body_that_is_not_whole_keeps_the_cache(server, setup, name, fault, reason):
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
     server.fault("posts", kind="gzip")                   # whole: decoded and stored
@@ -110,12 +123,12 @@ def test_a_gzip_body_cut_before_its_trailer_keeps_the_cache(server, setup):
     assert server.requests("/posts")[-1]["headers"]["accept-encoding"] == "gzip"
     before = setup.cache_file("posts").read_bytes()
     server.set_records("posts", POSTS + [{"id": 3, "title": "new"}])
-    server.fault("posts", kind="gzip", cut=8)            # every data byte, not the CRC-32 and length
+    server.fault("posts", kind="gzip", **fault)
     r = setup.syncd("--once")
     assert r.returncode == 1
     line = [l for l in r.stderr.splitlines() if l.startswith("posts: ")]
     assert len(line) == 1, r.stderr
-    assert "truncated body: the gzip-compressed response ended before its CRC-32 and length trailer" in line[0]
+    assert reason in line[0]
     assert line[0].endswith("(kept 2 cached records)")
     assert setup.cache_file("posts").read_bytes() == before
     assert setup.leftovers() == []

@@ -2,7 +2,7 @@
 
 /// A JSON number as written (RFC 8259 §6): its literal text, so that serialising writes back exactly the
 /// bytes that were read. `12345678901234567890`, `0.123456789012345678`, `1e-400`, `1e400` and `-0` are kept
-/// as they are: none is rounded to a `Double` (docs/local-changes.md, "Numbers").
+/// as they are: none is rounded to a `Double` (docs/local-changes.md, "Records as written").
 ///
 /// Two numbers are equal when they denote the same decimal value (`1`, `1.0`, `10e-1` and `0.1e1` are
 /// equal, `-0` equals `0`), compared digit by digit, never through a `Double`. A number whose exponent is

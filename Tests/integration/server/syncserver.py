@@ -170,9 +170,14 @@ class Handler(BaseHTTPRequestHandler):
         elif kind == "gzip":
             # The listing gzip-compressed (Content-Encoding: gzip), without its last "cut" bytes: 8 cuts exactly the
             # CRC-32 and length trailer; Content-Length announces the bytes sent, so the cut is not seen by HTTP.
+            # "badCRC" flips the CRC-32's first byte; "encoding" names another encoding and sends the listing as is.
             body = gzip.compress(STATE.body_of(name))
             body = body[: len(body) - fault.get("cut", 0)]
-            self._send(200, body, {"Content-Encoding": "gzip"})
+            if fault.get("badCRC"):
+                body = body[:-8] + bytes([body[-8] ^ 0xFF]) + body[-7:]
+            if fault.get("encoding"):
+                body = STATE.body_of(name)
+            self._send(200, body, {"Content-Encoding": fault.get("encoding", "gzip")})
         elif kind == "stall":
             body = STATE.body_of(name)
             self.send_response(200)
