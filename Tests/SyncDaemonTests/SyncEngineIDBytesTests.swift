@@ -14,14 +14,7 @@ struct SyncEngineIDBytesTests {
     let writable = SourceConfiguration(name: "posts", url: "http://127.0.0.1:9/posts", writable: true,
                                        location: SourceLocation(file: "posts.source", line: 1))
 
-    func engine() throws -> (SyncEngine, String) {
-        try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
-        let path = directory + "/state.db"
-        let engine = try SyncEngine(store: StateStore(path: path),
-                                    snapshots: SnapshotWriter(directory: directory + "/cache", account: "default", group: nil),
-                                    logger: Logger(journal: false, threshold: .error), environment: [:])
-        return (engine, path)
-    }
+    func engine() throws -> (SyncEngine, String) { try temporaryEngine(in: directory) }
 
     @Test func changesOfCanonicallyEquivalentIDsStayApart() throws {
         let (engine, path) = try engine()
