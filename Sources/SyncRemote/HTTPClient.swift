@@ -395,10 +395,10 @@ private let writeCallback: cshim_curl_data_cb = { pointer, size, count, user in
         }
         try transfer.gunzip?.feed(chunk) { decoded throws in
             try transfer.deliver(decoded)
-            if transfer.overflow { throw GzipDecoder.Failure.damaged("") }
+            if transfer.overflow { throw BodyOverflow() }
         }
     } catch GzipDecoder.Failure.consumer(let error) {
-        if !transfer.overflow { transfer.consumerError = error }
+        if !(error is BodyOverflow) { transfer.consumerError = error }
         return cshim_curl_writefunc_error()
     } catch GzipDecoder.Failure.damaged(let reason) {
         transfer.decodingFailure = "the gzip-compressed body is damaged (\(reason))"
@@ -409,6 +409,9 @@ private let writeCallback: cshim_curl_data_cb = { pointer, size, count, user in
     }
     return length
 }
+
+/// Stops decoding a gzip body past MaxBytes (`TransferContext.overflow` says why).
+private struct BodyOverflow: Error {}
 
 /// CURLOPT_HEADERFUNCTION: one header line per call; a status line starts a new response (redirects, 1xx).
 private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in

@@ -132,3 +132,18 @@ def test_a_gzip_body_that_is_not_whole_keeps_the_cache(server, setup, name, faul
     assert line[0].endswith("(kept 2 cached records)")
     assert setup.cache_file("posts").read_bytes() == before
     assert setup.leftovers() == []
+
+
+def test_a_gzip_body_over_max_bytes_once_decoded_keeps_the_cache(server, setup):
+    # 20 KB on the wire, 1 MB decoded: MaxBytes= bounds what the body decodes to, not what it weighs compressed.
+    server.set_records("posts", POSTS)
+    setup.add_source("posts", server.url("posts"), MaxBytes="64K")
+    assert setup.syncd("--once").returncode == 0
+    before = setup.cache_file("posts").read_bytes()
+    server.set_records("posts", [{"id": n, "pad": "a" * 1000} for n in range(1000)])
+    server.fault("posts", kind="gzip")
+    r = setup.syncd("--once")
+    assert r.returncode == 1
+    assert "larger than MaxBytes=65536" in r.stderr and "(kept 2 cached records)" in r.stderr, r.stderr
+    assert setup.cache_file("posts").read_bytes() == before
+    assert setup.leftovers() == []
