@@ -23,7 +23,7 @@ let package = Package(
         .executable(name: "syncctl", targets: ["syncctl"]),
     ],
     targets: [
-        // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev; systemd is spoken to over its sockets, not through libsystemd).
+        // System libraries (Debian: libsqlite3-dev, libcurl4-openssl-dev, zlib1g-dev for zlib.h in CShim; systemd is spoken to over its sockets, not through libsystemd).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         // libcurl: headers only, no link: it is dlopened while in use (Sources/CShim/cshim_curl.c).
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),

@@ -108,3 +108,4 @@ CURLcode cshim_curl_getinfo_off(const cshim_curl *api, CURL *h, CURLINFO i, curl
 CURLcode cshim_curl_getinfo_str(const cshim_curl *api, CURL *h, CURLINFO i, char **out) { return api->easy_getinfo(h, i, out); }
 long cshim_curlauth_bearer(void) { return (long)CURLAUTH_BEARER; }
 size_t cshim_curl_writefunc_error(void) { return CURL_WRITEFUNC_ERROR; }
+void *cshim_curl_symbol(const cshim_curl *api, const char *name) { return dlsym(api->library, name); }

@@ -49,12 +49,12 @@ struct DaemonControlHandler: ControlHandler {
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let folder = cacheFolder
-            let page: Result<(records: [JSONValue], total: Int, file: SourceState), ManagerError> = await read(source: source) {
+            let page: Result<(records: [[UInt8]], total: Int, file: SourceState), ManagerError> = await read(source: source) {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
-                var records: [JSONValue] = []
-                // The local view, as in the cache file: the server's rows with the outbox applied.
+                var records: [[UInt8]] = []
+                // The local view, as in the cache file: the server's rows with the outbox applied, as stored.
                 let total = try store.localRecords(source: source, offset: offset, limit: limit) { _, json in
-                    records.append((try? JSONValue(parsing: Array(json))) ?? .null)
+                    records.append(Array(json))
                 }
                 var file = try store.state(of: source)
                 file.localRecordCount = total
@@ -69,25 +69,25 @@ struct DaemonControlHandler: ControlHandler {
                 let unwritten = page.file.unwrittenRecordCount
                 // No listing held (never fetched, or set aside as damaged and being fetched again): the view is
                 // only the local changes, not an empty listing.
-                _ = reply.finish(["records": .array(page.records), "total": .int(page.total), "next": next,
-                                  "cached": unwritten == nil ? .null : .int(page.file.cachedRecordCount),
-                                  "unwritten": unwritten.map { JSONValue.int($0) } ?? .null,
-                                  "fetched": .bool(page.file.savedAt != nil)])
+                _ = reply.finish(serializedParameters: RecordsReply.bytes("records", records: page.records, asArray: true, others: [
+                    "total": .int(page.total), "next": next, "cached": unwritten == nil ? .null : .int(page.file.cachedRecordCount),
+                    "unwritten": unwritten.map { JSONValue.int($0) } ?? .null, "fetched": .bool(page.file.savedAt != nil)]))
             }
         case .get(let source, let id):
             guard await sourceExists(source, reply: reply) else { return }
             let path = databasePath
             let folder = cacheFolder
-            let found: Result<JSONValue?, ManagerError> = await read(source: source) {
+            let found: Result<[UInt8]?, ManagerError> = await read(source: source) {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
-                var value: JSONValue?
-                _ = try store.localRecord(source: source, id: id) { value = try? JSONValue(parsing: Array($0)) }
-                return value
+                var value: [UInt8]?
+                _ = try store.localRecord(source: source, id: id) { value = Array($0) }
+                // A stored record that is not one JSON value (never written by syncd) is not found, as it always was.
+                return value.flatMap { (try? JSONValue(parsing: $0)) == nil ? nil : $0 }
             }
             switch found {
             case .failure(let error): _ = reply.fail(error)
             case .success(nil): _ = reply.fail(ManagerError.noSuchRecord(source: source, id: id))
-            case .success(let record?): _ = reply.finish(["record": record])
+            case .success(let record?): _ = reply.finish(serializedParameters: RecordsReply.bytes("record", records: [record], asArray: false))
             }
         case .watch:
             // Unbounded: the loop yields one `current` event per source before this task starts draining, and a
@@ -172,7 +172,7 @@ struct DaemonControlHandler: ControlHandler {
                 let store = try StateStore(readingFrom: path, cacheFolder: folder)
                 let local = try store.outbox(source: source).filter { $0.state == .conflict }
                 return try store.conflicts(source: source).map { conflict in
-                    let mine = local.last { $0.source == conflict.source && $0.recordID == conflict.recordID }
+                    let mine = local.last { $0.source == conflict.source && $0.recordID.isSameID(as: conflict.recordID) }
                     return .object(ConflictEntry(
                         source: conflict.source, id: conflict.recordID,
                         local: mine?.body.flatMap { try? JSONValue(parsing: $0) }?.objectValue,

@@ -52,8 +52,8 @@ extension ListingFetcher {
                 return nil
             case .string(let text)?:
                 token = text
-            case .integer(let number)?:
-                token = String(number)
+            case let number? where number.integerText != nil:
+                token = number.integerText ?? ""
             case .some:
                 throw RefreshFailure(.permanent, "page \(page): the value at CursorPath=\(source.cursorPathText) is neither a string, "
                                      + "an integer nor null; point CursorPath= at the next page's token")

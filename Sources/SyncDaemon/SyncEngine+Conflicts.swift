@@ -12,10 +12,10 @@ extension SyncEngine {
 
     private func resolveLocked(source: SourceConfiguration, id: String, keepLocal: Bool) throws(ManagerError) {
         let entries = try reading("the outbox") { try store.outbox(source: source.name) }
-        guard let entry = entries.first(where: { $0.recordID == id && $0.state == .conflict }) else {
+        guard let entry = entries.first(where: { $0.recordID.isSameID(as: id) && $0.state == .conflict }) else {
             throw .invalidParameter(parameter: "id", reason: "record \"\(id)\" of \"\(source.name)\" is not in conflict")
         }
-        let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID == id }
+        let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID.isSameID(as: id) }
         do {
             if keepLocal {
                 // Made again against the server's current version: it goes out as is at the next push.

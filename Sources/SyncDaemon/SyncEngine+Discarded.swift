@@ -84,7 +84,7 @@ extension SyncEngine {
             operation = .delete
         case .create, .update:
             // As `put` decides: an update of a record the server has (or was sent), else a create.
-            let sent = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == change.recordID && $0.state == .sent }
+            let sent = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID.isSameID(as: change.recordID) && $0.state == .sent }
             operation = onServer != nil || sent ? .update : .create
             if let field = source.versionField, let local = change.body, let server = onServer?.body {
                 body = VersionRebase.body(local, field: field, server: server) ?? local
@@ -99,7 +99,7 @@ extension SyncEngine {
             throw .storageFailure(reason: "Failed to queue discarded change \(change.seq) again, nothing was changed: \(failureReason(error))")
         }
         guard restored else { throw .noSuchDiscardedChange(seq: change.seq) }
-        let queued = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == change.recordID && $0.state == .queued }
+        let queued = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID.isSameID(as: change.recordID) && $0.state == .queued }
         return RestoredChange(source: source.name, id: change.recordID, operation: queued?.operation ?? operation, seq: queued?.seq)
     }
 }

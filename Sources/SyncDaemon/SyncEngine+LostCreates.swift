@@ -36,9 +36,9 @@ extension SyncEngine {
     }
 
     /// The IDs of the listing as it was before the pull: records that were in it cannot be the lost create.
-    func listingIDs(of source: SourceConfiguration) -> Set<String> {
-        var ids: Set<String> = []
-        try? store.forEachRecord(source: source.name) { ids.insert($0.id) }
+    func listingIDs(of source: SourceConfiguration) -> Set<RecordID> {
+        var ids: Set<RecordID> = []
+        try? store.forEachRecord(source: source.name) { ids.insert(RecordID($0.id)) }
         return ids
     }
 
@@ -50,7 +50,7 @@ extension SyncEngine {
     /// request (`LostCreateWait`); until then the server may still be working on it, and later listings look
     /// again. Sent again once already and still not shown: parked (the server stores it differently, or takes
     /// longer than the wait), so that it is never on the server more than twice.
-    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<String>, listedAt: Int64) {
+    func settleLostCreates(_ source: SourceConfiguration, previousIDs: Set<RecordID>, listedAt: Int64) {
         var changed = false
         for entry in lostCreates(of: source) {
             do {
@@ -74,7 +74,7 @@ extension SyncEngine {
         return Timestamp(secondsSinceEpoch: clock().secondsSinceEpoch + (remaining + 999) / 1000)
     }
 
-    private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<String>,
+    private func settleLostCreate(_ entry: OutboxRecord, source: SourceConfiguration, previousIDs: Set<RecordID>,
                                   listedAt: Int64) throws -> Bool {
         // With SendClientID=no the server never saw the client's ID: a record under it is someone else's.
         if source.sendClientID, try serverRecord(source: source.name, id: entry.recordID) != nil {

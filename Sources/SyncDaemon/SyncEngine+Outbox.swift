@@ -22,8 +22,8 @@ extension SyncEngine {
         switch record[source.idField] {
         case .string(let text)? where !text.isEmpty:
             (id, isInteger) = (text, false)
-        case .integer(let number)?:
-            (id, isInteger) = (String(number), true)
+        case let number? where number.integerText != nil:
+            (id, isInteger) = (number.integerText ?? "", true)
         case nil, .null?:
             id = Identifiers.uuid()
             isInteger = false
@@ -33,7 +33,7 @@ extension SyncEngine {
         }
         // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
         let onServer = try serverRecord(source: source.name, id: id)
-        let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID == id && $0.state == .sent }
+        let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID.isSameID(as: id) && $0.state == .sent }
         let operation: OutboxRecord.Operation = onServer != nil || known ? .update : .create
         // A create carries the client's ID in ClientIDField= (unless the record sets that member), so that the
         // server stores it and a create whose answer is lost is recognised in the listing (docs/local-changes.md).
@@ -56,7 +56,7 @@ extension SyncEngine {
     private func deleteLocked(id: String, from source: SourceConfiguration) throws(ManagerError) {
         guard source.writable else { throw .notWritable(source: source.name) }
         let onServer = try serverRecord(source: source.name, id: id)
-        let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID == id }
+        let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID.isSameID(as: id) }
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
             throw .noSuchRecord(source: source.name, id: id)
         }
@@ -88,7 +88,7 @@ extension SyncEngine {
     /// A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
     /// (`syncctl outbox`), and no longer holds the record's changes back.
     func supersedeParked(_ id: String, of source: SourceConfiguration) throws(ManagerError) {
-        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID == id && $0.state == .parked && !$0.isSuperseded }
+        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID.isSameID(as: id) && $0.state == .parked && !$0.isSuperseded }
         for entry in parked {
             do {
                 try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
@@ -182,7 +182,7 @@ extension SyncEngine {
             }
             // Read under the lock that the drop held: what the cache file is republished with below.
             let rest = (try? store.outbox(source: entry.source)) ?? []
-            if rest.contains(where: { $0.recordID == entry.recordID }) { return .local }
+            if rest.contains(where: { $0.recordID.isSameID(as: entry.recordID) }) { return .local }
             // Unreadable: the drop is done all the same, and the usual words are said.
             do { return try serverRecord(source: entry.source, id: entry.recordID) == nil ? .nothing : .server } catch { return .server }
         }
@@ -208,7 +208,7 @@ extension SyncEngine {
         guard source.writable else { return nil }
         let entries: [OutboxRecord]
         do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
-        var blocked: Set<String> = []
+        var blocked: Set<RecordID> = []
         var changed = false
         var firstFailure: RefreshFailure?
         var failuresInARow = 0
@@ -220,14 +220,14 @@ extension SyncEngine {
         }
         for (index, entry) in entries.enumerated() {
             guard entry.state == .queued else {
-                if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(entry.recordID) }
+                if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(RecordID(entry.recordID)) }
                 continue
             }
-            guard !blocked.contains(entry.recordID) else { continue }
+            guard !blocked.contains(RecordID(entry.recordID)) else { continue }
             if entry.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(entry.seq) }) {
                 // Its answer was lost (a timeout, a closed connection, a crash): the listing pulled next decides
                 // whether it is on the server (settleLostCreates); it is never POSTed again blindly.
-                blocked.insert(entry.recordID)
+                blocked.insert(RecordID(entry.recordID))
                 continue
             }
             // One deadline for the whole refresh: the changes left when it passes stay queued.
@@ -236,12 +236,12 @@ extension SyncEngine {
             let started = refreshElapsed()
             do {
                 try pushOne(entry, source: source, token: token)
-                if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(entry.recordID) }
+                if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(RecordID(entry.recordID)) }
                 failuresInARow = 0
             } catch where error.leftCreateUnknown {
                 // The server may be slow rather than down, and may have the record: no more requests in this push,
                 // but the listing is pulled to look for it (settleLostCreates).
-                blocked.insert(entry.recordID)
+                blocked.insert(RecordID(entry.recordID))
                 logger.forSource(source.name).warning("\(error.message); the push stops, the listing is pulled to look for the record")
                 return firstFailure ?? error
             } catch where pushStoppedByDeadline(source, startedAfter: started) {
@@ -252,7 +252,7 @@ extension SyncEngine {
                 logger.forSource(source.name).warning("\(error.message); the push stops, the changes stay queued")
                 return error
             } catch where concernsOnlyItsRecord(error) {
-                blocked.insert(entry.recordID)
+                blocked.insert(RecordID(entry.recordID))
                 if firstFailure == nil { firstFailure = error }
                 failuresInARow += 1
                 // Several records in a row failing alike is the server, not the records: stop asking.
@@ -397,7 +397,7 @@ extension SyncEngine {
             if entry.operation == .create, case .success(let (object, _)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope) {
                 switch object[source.idField] {
                 case .string(let id)?: newID = id
-                case .integer(let id)?: (newID, newIDIsInteger) = (String(id), true)
+                case let id? where id.integerText != nil: (newID, newIDIsInteger) = (id.integerText, true)
                 default: break
                 }
             }
@@ -493,7 +493,7 @@ extension SyncEngine {
             switch source.versionField.flatMap({ record[$0] }) {
             case .string(let text)?: version = text
             case .integer(let number)?: version = String(number)
-            case .number(let number)?: version = "\(number)"
+            case .number(let number)?: version = number.literal
             default: break
             }
             return .found(bytes, version, head.header("etag"), head.status)

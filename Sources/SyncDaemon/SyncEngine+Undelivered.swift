@@ -13,13 +13,13 @@ extension OutboxRecord {
     /// `through` leaves out the changes queued after that sequence number (made while the refresh ran: their
     /// own trigger pushes them).
     static func undelivered(_ entries: [OutboxRecord], through last: Int64) -> [OutboxRecord] {
-        var held: Set<String> = []
+        var held: Set<RecordID> = []
         var waiting: [OutboxRecord] = []
         for entry in entries {
             switch entry.state {
             case .parked where !entry.isSuperseded, .conflict:
-                held.insert(entry.recordID)
-            case .queued where entry.seq <= last && !held.contains(entry.recordID):
+                held.insert(RecordID(entry.recordID))
+            case .queued where entry.seq <= last && !held.contains(RecordID(entry.recordID)):
                 waiting.append(entry)
             case .queued, .parked, .sent:
                 break

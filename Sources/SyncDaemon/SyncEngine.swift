@@ -187,7 +187,7 @@ public final class SyncEngine {
         }
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
-        var lostCreateIDs: Set<String>?
+        var lostCreateIDs: Set<RecordID>?
         var listedAt = BootClock.uptime()
         var notices: [SourceNotice] = []
         var pages = 1
@@ -246,7 +246,7 @@ public final class SyncEngine {
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.
     private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, previous: SourceState,
-                          pushFailure: RefreshFailure?, lostCreateIDs: Set<String>?, listedAt: Int64, pages: Int,
+                          pushFailure: RefreshFailure?, lostCreateIDs: Set<RecordID>?, listedAt: Int64, pages: Int,
                           now: String) -> RefreshResult {
         switch fetched {
         case .notModified:

@@ -132,6 +132,7 @@ public final class HTTPClient {
         return try withoutActuallyEscaping(onHead) { (onHead) throws(HTTPError) -> HTTPResponseHead in
             try withoutActuallyEscaping(onBody) { (onBody) throws(HTTPError) -> HTTPResponseHead in
                 let context = TransferContext(api: api, handle: handle, maxBytes: request.maxBytes, cancellation: cancellation, onHead: onHead, onBody: onBody)
+                context.decodesGzip = request.method != "HEAD" && GzipDecoder.isAvailable(api: api)
                 return try run(request, target: target, context: context)
             }
         }
@@ -146,6 +147,8 @@ public final class HTTPClient {
         }
         // curl adds "Expect: 100-continue" to large uploads; servers like json-server do not answer it.
         headerList = cshim_curl_slist_append(api, headerList, "Expect:")
+        // gzip is asked for and decoded here (GzipDecoder), so that a body cut before its trailer is refused.
+        if context.decodesGzip { headerList = cshim_curl_slist_append(api, headerList, "Accept-Encoding: gzip") }
         var bodyReader = BodyReader(bytes: request.body ?? [])
 
         let code: CURLcode = withExtendedLifetime(context) {
@@ -172,10 +175,16 @@ public final class HTTPClient {
         let head = context.head
         if let error = context.consumerError { throw .rejected(error) }
         if context.overflow { throw .tooLarge(limit: request.maxBytes) }
+        if let failure = context.decodingFailure { throw .transport(code: Int32(CURLE_BAD_CONTENT_ENCODING.rawValue), message: failure) }
         switch code {
         case CURLE_OK:
             if !context.headDelivered && !context.isRedirect {
                 do { try context.onHead(head) } catch { throw .rejected(error) }
+            }
+            if let gunzip = context.gunzip, !gunzip.isComplete, !context.isRedirect {
+                throw .transport(code: Int32(CURLE_PARTIAL_FILE.rawValue),
+                                 message: "truncated body: the gzip-compressed response ended before its CRC-32 and length "
+                                    + "trailer (\(context.received) bytes decoded)")
             }
             return head
         case CURLE_ABORTED_BY_CALLBACK:
@@ -195,7 +204,8 @@ public final class HTTPClient {
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_NOSIGNAL, 1)
         _ = cshim_curl_setopt_str(api, handle, CURLOPT_USERAGENT, syncdUserAgent)
         _ = cshim_curl_setopt_slist(api, handle, CURLOPT_HTTPHEADER, headerList)
-        _ = cshim_curl_setopt_str(api, handle, CURLOPT_ACCEPT_ENCODING, "")
+        // Without zlib from libcurl (GzipDecoder), libcurl decodes every encoding it knows, as it always did.
+        if !transfer.decodesGzip { _ = cshim_curl_setopt_str(api, handle, CURLOPT_ACCEPT_ENCODING, "") }
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_CONNECTTIMEOUT_MS, timeoutMS)
         _ = cshim_curl_setopt_long(api, handle, CURLOPT_TIMEOUT_MS, timeoutMS)
         // A stall of the whole timeout aborts even before the total bound is reached.
@@ -289,6 +299,12 @@ final class TransferContext {
     var received: Int64 = 0
     var overflow = false
     var consumerError: (any Error)?
+    /// Whether syncd asked for gzip itself and decodes it (`GzipDecoder`), instead of libcurl.
+    var decodesGzip = false
+    /// The decoder of this response's gzip body, made at its first byte.
+    var gunzip: GzipDecoder?
+    /// Why the body could not be decoded (damaged gzip, an encoding syncd did not ask for).
+    var decodingFailure: String?
     /// libcurl's detailed message for the last failure (CURLOPT_ERRORBUFFER, CURL_ERROR_SIZE bytes).
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
 
@@ -316,6 +332,17 @@ final class TransferContext {
         [301, 302, 303, 307, 308].contains(head.status) && head.header("location") != nil
     }
 
+    /// Counts `chunk` of the (decoded) body against MaxBytes and hands it to the consumer; past MaxBytes, sets
+    /// `overflow` instead.
+    func deliver(_ chunk: UnsafeRawBufferPointer) throws {
+        received += Int64(chunk.count)
+        if received > maxBytes {
+            overflow = true
+            return
+        }
+        try onBody(chunk)
+    }
+
     /// Hands the status and headers to the consumer before the first body byte.
     func deliverHead() throws {
         guard !headDelivered else { return }
@@ -341,25 +368,55 @@ private func context(_ user: UnsafeMutableRawPointer?) -> TransferContext {
     Unmanaged<TransferContext>.fromOpaque(user!).takeUnretainedValue()
 }
 
-/// CURLOPT_WRITEFUNCTION: counts against MaxBytes and hands the chunk on.
+/// CURLOPT_WRITEFUNCTION: decodes a gzip body syncd asked for, counts against MaxBytes and hands the chunk on.
 private let writeCallback: cshim_curl_data_cb = { pointer, size, count, user in
     let transfer = context(user)
     let length = size * count
-    transfer.received += Int64(length)
-    if transfer.received > transfer.maxBytes {
-        transfer.overflow = true
-        return cshim_curl_writefunc_error()
-    }
+    let chunk = UnsafeRawBufferPointer(start: pointer, count: length)
     do {
         try transfer.deliverHead()
         if transfer.isRedirect { return length }
-        try transfer.onBody(UnsafeRawBufferPointer(start: pointer, count: length))
+        guard transfer.decodesGzip else {
+            try transfer.deliver(chunk)
+            return transfer.overflow ? cshim_curl_writefunc_error() : length
+        }
+        if transfer.gunzip == nil {
+            let encoding = transfer.head.header("content-encoding")?.lowercased() ?? "identity"
+            switch encoding {
+            case "gzip", "x-gzip":
+                guard let decoder = GzipDecoder(api: transfer.api) else {
+                    transfer.decodingFailure = "Failed to decode the gzip-compressed body: zlib could not be initialised"
+                    return cshim_curl_writefunc_error()
+                }
+                transfer.gunzip = decoder
+            case "identity", "":
+                try transfer.deliver(chunk)
+                return transfer.overflow ? cshim_curl_writefunc_error() : length
+            default:
+                transfer.decodingFailure = "the server answered with Content-Encoding: \(encoding), which syncd did not ask for "
+                    + "(it asks for gzip only); configure the server to send gzip or no encoding"
+                return cshim_curl_writefunc_error()
+            }
+        }
+        try transfer.gunzip?.feed(chunk) { decoded throws in
+            try transfer.deliver(decoded)
+            if transfer.overflow { throw BodyOverflow() }
+        }
+    } catch GzipDecoder.Failure.consumer(let error) {
+        if !(error is BodyOverflow) { transfer.consumerError = error }
+        return cshim_curl_writefunc_error()
+    } catch GzipDecoder.Failure.damaged(let reason) {
+        transfer.decodingFailure = "the gzip-compressed body is damaged (\(reason))"
+        return cshim_curl_writefunc_error()
     } catch {
         transfer.consumerError = error
         return cshim_curl_writefunc_error()
     }
     return length
 }
+
+/// Stops decoding a gzip body past MaxBytes (`TransferContext.overflow` says why).
+private struct BodyOverflow: Error {}
 
 /// CURLOPT_HEADERFUNCTION: one header line per call; a status line starts a new response (redirects, 1xx).
 private let headerCallback: cshim_curl_data_cb = { pointer, size, count, user in

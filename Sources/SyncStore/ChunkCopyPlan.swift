@@ -1,3 +1,5 @@
+import SyncCore
+
 /// Which chunks of the cache file a local change rewrites and which it copies from the previous file
 /// (docs/architecture.md, "Storing listings", local changes).
 ///
@@ -80,13 +82,13 @@ struct ChunkCopyPlan {
 extension RecordChunk {
     /// Whether any entry of `chunk` is overlaid or, when `ids` is given, has one of those IDs; reads the
     /// flags without decoding the entries into strings. A damaged chunk throws.
-    static func touches(_ chunk: UnsafeRawBufferPointer, ids: Set<String>?) throws -> Bool {
+    static func touches(_ chunk: UnsafeRawBufferPointer, ids: Set<RecordID>?) throws -> Bool {
         var reader = ChunkReader(chunk: chunk)
         while !reader.atEnd {
             let id = try reader.slice(try reader.varint())
             let flags = try reader.slice(1)[0]
             if flags & overlaid != 0 { return true }
-            if let ids, ids.contains(String(decoding: id, as: UTF8.self)) { return true }
+            if let ids, ids.contains(RecordID(String(decoding: id, as: UTF8.self))) { return true }
             if flags & hasVersion != 0 { _ = try reader.slice(try reader.varint()) }
             if flags & inFile != 0 { _ = try reader.varint() }
         }

@@ -29,11 +29,11 @@ extension StateStore {
     /// The chunks of `source` a rebuild for `overlay` (the IDs with outbox entries) may change: those holding
     /// an overlaid entry now, and those the ID index names for an ID of `overlay` (all chunks are searched for
     /// them when the index cannot answer). Reads the index only, never the file.
-    func touchedChunks(source: String, overlay: Set<String>) throws -> Set<Int> {
+    func touchedChunks(source: String, overlay: Set<RecordID>) throws -> Set<Int> {
         var touched: Set<Int> = []
-        var unindexed: Set<String> = []
+        var unindexed: Set<RecordID> = []
         for id in overlay {
-            if let seqs = try chunksHolding(source: source, id: id) { touched.formUnion(seqs) } else { unindexed.insert(id) }
+            if let seqs = try chunksHolding(source: source, id: id.key) { touched.formUnion(seqs) } else { unindexed.insert(id) }
         }
         let statement = try database.prepare("SELECT seq, data FROM chunks WHERE source = ?1 ORDER BY seq")
         try statement.bind(1, source)

@@ -32,10 +32,11 @@ public final class ListingWriter {
     let folder: CacheFolder
     let purpose: Purpose
     private let header: [UInt8]
-    /// The latest outbox entry of each record with local changes, and the order they were first made in.
-    private var overlay: [String: OutboxRecord] = [:]
-    private var madeOrder: [String] = []
-    private var seenOverlaid: Set<String> = []
+    /// The latest outbox entry of each record with local changes, and the order they were first made in
+    /// (keyed by the IDs' bytes: `RecordID`).
+    private var overlay: [RecordID: OutboxRecord] = [:]
+    private var madeOrder: [RecordID] = []
+    private var seenOverlaid: Set<RecordID> = []
     /// The outbox as this writer applied it.
     public let outboxApplied: [OutboxRecord]
     let stored: [ChunkLayout]
@@ -72,8 +73,9 @@ public final class ListingWriter {
         self.header = CacheFolder.header(source: source, account: folder.account, savedAt: header.savedAt, etag: header.etag)
         outboxApplied = try store.outbox(source: source)
         for entry in outboxApplied {
-            if overlay[entry.recordID] == nil { madeOrder.append(entry.recordID) }
-            overlay[entry.recordID] = entry
+            let id = RecordID(entry.recordID)
+            if overlay[id] == nil { madeOrder.append(id) }
+            overlay[id] = entry
         }
         stored = purpose == .migration ? [] : try store.chunkLayouts(source: source)
         stageChunk = try store.database.prepare("""
@@ -107,15 +109,15 @@ public final class ListingWriter {
     }
 
     /// The IDs with outbox entries (the records this writer overlays or creates).
-    var overlaidIDs: Set<String> { Set(overlay.keys) }
+    var overlaidIDs: Set<RecordID> { Set(overlay.keys) }
 
     /// Adds one record of the server's listing.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
         var fileLength: Int?
         var serverBody: UnsafeRawBufferPointer?
         // No dictionary lookup (an ID hash per record) while no record has local changes.
-        if !overlay.isEmpty, let change = overlay[id] {
-            seenOverlaid.insert(id)
+        if !overlay.isEmpty, let change = overlay[RecordID(id)] {
+            seenOverlaid.insert(RecordID(id))
             serverBody = body
             if change.operation != .delete, let local = change.body {
                 local.withUnsafeBytes { emit($0) }
@@ -393,10 +395,10 @@ extension ListingWriter {
     private func checkDuplicates() throws {
         let suspects = idHashes.repeated()
         guard !suspects.isEmpty else { return }
-        var seen: Set<String> = []
+        var seen: Set<RecordID> = []
         var position = 0
         try store.forEachID(source: source) { id in
-            if suspects.contains(RecordChunk.hash(id) >> 16) && !seen.insert(id).inserted {
+            if suspects.contains(RecordChunk.hash(id) >> 16) && !seen.insert(RecordID(id)).inserted {
                 throw StoreError.duplicateID(id, index: position)
             }
             position += 1

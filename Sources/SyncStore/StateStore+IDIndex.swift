@@ -98,7 +98,7 @@ extension StateStore {
     public func record(source: String, id: String, _ body: (StoredRecord) throws -> Void) throws -> Bool {
         var found = false
         func visit(_ record: StoredRecord) throws {
-            if !found && record.id == id {
+            if !found && record.id.isSameID(as: id) {
                 found = true
                 try body(record)
             }

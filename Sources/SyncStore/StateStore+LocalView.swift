@@ -27,7 +27,7 @@ extension StateStore {
     /// through the ID index.
     public func localRecord(source: String, id: String,
                             _ body: (_ json: UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        if let change = try outbox(source: source).last(where: { $0.recordID == id }) {
+        if let change = try outbox(source: source).last(where: { $0.recordID.isSameID(as: id) }) {
             guard change.operation != .delete, let local = change.body else { return false }
             try local.withUnsafeBytes { try body($0) }
             return true

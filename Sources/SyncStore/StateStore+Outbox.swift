@@ -99,7 +99,7 @@ extension StateStore {
                     body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws -> OutboxRecord? {
         try noteUnwritten(source: source, recordID: recordID)
         // The record's latest change that is, or may be, on its way to the server or on it.
-        let latest = try outbox(source: source).last { $0.recordID == recordID && ($0.state == .queued || $0.state == .sent) }
+        let latest = try outbox(source: source).last { $0.recordID.isSameID(as: recordID) && ($0.state == .queued || $0.state == .sent) }
         if let existing = latest, existing.state == .queued, existing.attempts == 0 {
             let merged: OutboxRecord.Operation?
             switch (existing.operation, operation) {
@@ -335,23 +335,25 @@ extension StateStore {
     /// Calls `body` with the local view of `source`, in order: the server's listing with the local changes
     /// applied (a removed record left out, a changed one replaced), then records created locally.
     public func forEachLocalRecord(source: String, _ body: (_ id: String, _ json: UnsafeRawBufferPointer) throws -> Void) throws {
-        var overlay: [String: OutboxRecord] = [:]
-        var created: [String] = []
+        // Keyed by the IDs' bytes (`RecordID`): canonically equivalent IDs are different records.
+        var overlay: [RecordID: OutboxRecord] = [:]
+        var created: [RecordID] = []
         for entry in try outbox(source: source) {
-            if overlay[entry.recordID] == nil { created.append(entry.recordID) }
-            overlay[entry.recordID] = entry
+            let id = RecordID(entry.recordID)
+            if overlay[id] == nil { created.append(id) }
+            overlay[id] = entry
         }
-        var seen: Set<String> = []
+        var seen: Set<RecordID> = []
         try forEachRecord(source: source) { record in
-            guard let change = overlay[record.id] else { return try body(record.id, record.body) }
-            seen.insert(record.id)
+            guard let change = overlay[RecordID(record.id)] else { return try body(record.id, record.body) }
+            seen.insert(RecordID(record.id))
             if change.operation != .delete, let local = change.body {
                 try local.withUnsafeBytes { try body(record.id, $0) }
             }
         }
         for id in created where !seen.contains(id) {
             if let change = overlay[id], change.operation != .delete, let local = change.body {
-                try local.withUnsafeBytes { try body(id, $0) }
+                try local.withUnsafeBytes { try body(id.key, $0) }
             }
         }
     }

@@ -38,4 +38,11 @@ struct OutboxUndeliveredTests {
         #expect(OutboxRecord.undelivered(entries, through: 1).map(\.seq) == [1])
         #expect(OutboxRecord.undelivered(entries, through: 0).isEmpty)
     }
+
+    @Test("a parked change holds back only its own record, told apart by the ID's bytes")
+    func heldByBytes() {
+        // "\u{E9}" (NFC) and "e\u{301}" (NFD): equal to String.==, two records to the server.
+        let entries = [entry(1, "\u{E9}", .parked, error: "HTTP 400"), entry(2, "e\u{301}", .queued), entry(3, "\u{E9}", .queued)]
+        #expect(OutboxRecord.undelivered(entries, through: 3).map(\.seq) == [2])
+    }
 }

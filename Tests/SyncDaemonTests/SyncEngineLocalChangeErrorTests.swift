@@ -15,11 +15,7 @@ struct SyncEngineLocalChangeErrorTests {
 
     /// An engine whose store holds one queued change of `posts`.
     func engine() throws -> (SyncEngine, String) {
-        try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
-        let path = directory + "/state.db"
-        let engine = try SyncEngine(store: StateStore(path: path),
-                                    snapshots: SnapshotWriter(directory: directory + "/cache", account: "default", group: nil),
-                                    logger: Logger(journal: false, threshold: .error), environment: [:])
+        let (engine, path) = try temporaryEngine(in: directory)
         _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("x"))]), into: writable)
         return (engine, path)
     }

@@ -53,6 +53,22 @@ CURLcode cshim_curl_getinfo_str(const cshim_curl *api, CURL *h, CURLINFO i, char
 long cshim_curlauth_bearer(void);
 // CURL_WRITEFUNC_ERROR is a macro.
 size_t cshim_curl_writefunc_error(void);
+/* dlsym in the loaded libcurl and the libraries it brings (zlib for cshim_gunzip); NULL when absent. */
+void *cshim_curl_symbol(const cshim_curl *api, const char *name);
+
+// --- gzip bodies decoded by syncd (cshim_gunzip.c): libcurl takes one cut before its trailer as whole. ---
+typedef struct cshim_gunzip cshim_gunzip;
+/* A decoder of gzip members with the zlib libcurl brings; NULL when it has none (or out of memory). */
+cshim_gunzip *cshim_gunzip_new(const cshim_curl *api);
+/* Receives decoded bytes; non-zero stops decoding (cshim_gunzip_feed returns -2). */
+typedef int (*cshim_gunzip_output)(void *user, const unsigned char *data, size_t length);
+/* Decodes `length` more bytes of the body: 0, -1 for damaged data (zlib's reason in `error`: a wrong CRC-32
+   or length, a bad header), or -2 when `output` stopped it. Members that follow one another are all decoded. */
+int cshim_gunzip_feed(cshim_gunzip *g, const unsigned char *data, size_t length, cshim_gunzip_output output, void *user,
+                      char *error, size_t error_size);
+/* Whether the body so far ends right after a member's trailer (or is empty): otherwise it was cut. */
+int cshim_gunzip_complete(const cshim_gunzip *g);
+void cshim_gunzip_free(cshim_gunzip *g);
 
 // --- SQLite: SQLITE_TRANSIENT is a macro that casts -1 to a function pointer. ---
 int cshim_sqlite3_bind_text_transient(sqlite3_stmt *s, int i, const char *v, int n);

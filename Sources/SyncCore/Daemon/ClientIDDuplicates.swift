@@ -22,8 +22,9 @@ public struct ClientIDDuplicates: Sendable {
     public let field: String
     private var hashes: [UInt64] = []
     private var suspects: Set<UInt64> = []
-    private var groups: [String: Group] = [:]
-    private var order: [String] = []
+    /// Keyed by the client IDs' bytes (`RecordID`): canonically equivalent client IDs are different ones.
+    private var groups: [RecordID: Group] = [:]
+    private var order: [RecordID] = []
 
     /// A search of the records' member `field`.
     public init(field: String) { self.field = field }
@@ -31,7 +32,7 @@ public struct ClientIDDuplicates: Sendable {
     /// The client ID a record carries in `field`: a non-empty string, or an integer as its digits.
     public static func clientID(of body: JSONValue, field: String) -> String? {
         guard case .object(let members) = body, let value = members[field] else { return nil }
-        let text = value.stringValue ?? value.integerValue.map(String.init)
+        let text = value.stringValue ?? value.integerText
         return text.flatMap { $0.isEmpty ? nil : $0 }
     }
 
@@ -53,12 +54,12 @@ public struct ClientIDDuplicates: Sendable {
     public mutating func collect(id: String, body: JSONValue) {
         guard !suspects.isEmpty, let clientID = Self.clientID(of: body, field: field),
               suspects.contains(XXHash64.hash(Array(clientID.utf8))) else { return }
-        if groups[clientID] == nil {
-            groups[clientID] = Group(clientID: clientID, recordIDs: [], count: 0)
-            order.append(clientID)
-        }
-        groups[clientID]!.count += 1
-        if groups[clientID]!.recordIDs.count < Self.namedRecords { groups[clientID]!.recordIDs.append(id) }
+        let key = RecordID(clientID)
+        var group = groups[key] ?? Group(clientID: clientID, recordIDs: [], count: 0)
+        if groups[key] == nil { order.append(key) }
+        group.count += 1
+        if group.recordIDs.count < Self.namedRecords { group.recordIDs.append(id) }
+        groups[key] = group
     }
 
     /// The client IDs carried by more than one record, in the order the listing first showed them.

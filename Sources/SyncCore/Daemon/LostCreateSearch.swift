@@ -22,14 +22,14 @@ public struct LostCreateSearch: Sendable {
     private let sent: JSONObject
     private let idField: String
     private let clientIDField: String?
-    private let previousIDs: Set<String>
+    private let previousIDs: Set<RecordID>
     private var matched: [(id: String, idIsInteger: Bool)] = []
 
     /// A search for the create of `clientID` that sent `sent`, in a source whose records carry their ID in
     /// `idField`; `previousIDs` are the IDs the listing had before the create. With `clientIDField`, the value
     /// the create sent in that member is looked for (syncd puts the client's ID there unless the record set it).
-    public init(clientID: String, sent: JSONObject, idField: String, clientIDField: String?, previousIDs: Set<String>) {
-        let sentClientID = clientIDField.flatMap { sent[$0]?.stringValue ?? sent[$0]?.integerValue.map(String.init) }
+    public init(clientID: String, sent: JSONObject, idField: String, clientIDField: String?, previousIDs: Set<RecordID>) {
+        let sentClientID = clientIDField.flatMap { sent[$0]?.stringValue ?? sent[$0]?.integerText }
         self.clientID = sentClientID.flatMap { $0.isEmpty ? nil : $0 } ?? clientID
         self.sent = sent
         self.idField = idField
@@ -58,9 +58,10 @@ public struct LostCreateSearch: Sendable {
     private func matches(id: String, body: JSONValue) -> Bool {
         // A record the listing had before the create cannot be it, whatever it holds: with ClientIDField= a record
         // may set that member itself, to a value another record already has.
-        guard !previousIDs.contains(id), case .object(let found) = body else { return false }
+        guard !previousIDs.contains(RecordID(id)), case .object(let found) = body else { return false }
         if let clientIDField {
-            return found[clientIDField]?.stringValue == clientID || found[clientIDField]?.integerValue.map(String.init) == clientID
+            // Compared as bytes: a canonically equivalent client ID is another one.
+            return (found[clientIDField]?.stringValue ?? found[clientIDField]?.integerText)?.isSameID(as: clientID) ?? false
         }
         return sent.members.allSatisfy { $0.key == idField || found[$0.key] == $0.value }
     }

@@ -239,12 +239,13 @@ struct JSONParser {
             // At most 18 digits always fit in Int64: summed here, without making a string first.
             var magnitude: Int64 = 0
             for byte in bytes[(negative ? start + 1 : start)..<index] { magnitude = magnitude * 10 + Int64(byte - UInt8(ascii: "0")) }
-            return .integer(negative ? -magnitude : magnitude)
+            // `-0` is kept as its text: `.integer(0)` would write it back as `0`.
+            if !(negative && magnitude == 0) { return .integer(negative ? -magnitude : magnitude) }
         }
+        // Kept as written (beyond Int64, a fraction, an exponent, beyond a double's range or precision).
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let exact = Int64(text) { return .integer(exact) }
-        guard let value = Double(text), value.isFinite else { index = start; throw fail(.invalidNumber) }
-        return .number(value)
+        if isInteger, text != "-0", let exact = Int64(text) { return .integer(exact) }
+        return .number(JSONNumber(validLiteral: text))
     }
 
     private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }

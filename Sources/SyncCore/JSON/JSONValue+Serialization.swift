@@ -8,7 +8,7 @@ public enum JSONStyle: Sendable, Equatable {
 }
 
 extension JSONValue {
-    /// The value as JSON text. Non-finite doubles (which JSON cannot carry) become `null`.
+    /// The value as JSON text; every number written with the text it was read or made with.
     public func serialized(_ style: JSONStyle = .compact) -> String {
         String(decoding: serializedBytes(style), as: UTF8.self)
     }
@@ -30,7 +30,7 @@ extension JSONValue {
         case .null: JSONValue.append("null", to: &out)
         case .bool(let value): JSONValue.append(value ? "true" : "false", to: &out)
         case .integer(let value): JSONValue.append(value, to: &out)
-        case .number(let value): out += JSONValue.text(of: value).utf8
+        case .number(let value): out += value.literal.utf8
         case .string(let value): JSONText.appendQuoted(value, to: &out)
         case .array(let elements):
             guard !elements.isEmpty else { out += "[]".utf8; return }
@@ -77,13 +77,6 @@ extension JSONValue {
         guard style == .pretty else { return }
         out.append(UInt8(ascii: "\n"))
         out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: indent * 2))
-    }
-
-    /// Shortest text that reads back as the same double; integral values without `.0` when exact.
-    static func text(of value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value.rounded(.towardZero) == value, abs(value) < 1e15 { return String(Int64(value)) }
-        return String(describing: value)
     }
 }
 

@@ -1,17 +1,17 @@
 /// A JSON value (RFC 8259) as the control protocol carries it.
 ///
-/// Integers written without fraction or exponent that fit in 64 bits are kept exactly
-/// (`.integer`), so record IDs such as `12345678901234` survive a round trip; every other
-/// number is a `Double`. Objects keep their members in order (see `JSONObject`).
+/// Integers written without fraction or exponent that fit in 64 bits are kept as `.integer`,
+/// every other number as its text (`.number`, see `JSONNumber`): serialising a parsed value writes
+/// each number back exactly as it was read. Objects keep their members in order (see `JSONObject`).
 public enum JSONValue: Sendable, Hashable {
     /// `null`.
     case null
     /// `true` or `false`.
     case bool(Bool)
-    /// A number written as an integer that fits in `Int64`.
+    /// A number written as an integer that fits in `Int64` (but `-0`).
     case integer(Int64)
-    /// Any other number.
-    case number(Double)
+    /// Any other number, as its text.
+    case number(JSONNumber)
     /// A string.
     case string(String)
     /// An array.
@@ -31,22 +31,31 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
-    /// The number as an exact integer: an `.integer`, or a `.number` with no fraction in range.
+    /// The number as an exact integer: an `.integer`, or a `.number` that is a whole number in range.
     public var integerValue: Int64? {
         switch self {
         case .integer(let value): return value
-        case .number(let value):
-            guard value.rounded(.towardZero) == value, value >= -9.2e18, value <= 9.2e18 else { return nil }
-            return Int64(value)
+        case .number(let value): return value.integerValue
         default: return nil
         }
     }
 
-    /// The number as a `Double` (integers converted).
+    /// The number's text if it is written as an integer, of any size (`12345678901234567890`): what an
+    /// integer record ID is keyed by.
+    public var integerText: String? {
+        switch self {
+        case .integer(let value): return String(value)
+        case .number(let value) where value.isInteger: return value.literal
+        default: return nil
+        }
+    }
+
+    /// The number as a `Double` (integers converted; beyond a double's range, an infinity): for
+    /// estimates only, never to write the number back.
     public var doubleValue: Double? {
         switch self {
         case .integer(let value): return Double(value)
-        case .number(let value): return value
+        case .number(let value): return value.doubleValue
         default: return nil
         }
     }
@@ -74,6 +83,10 @@ public enum JSONValue: Sendable, Hashable {
     /// `.string(value)`, or `.null` for nil.
     public static func string(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
 
+    /// The number nearest to `value` as `.number` (see `JSONNumber.init(_:)`), or `.null` for NaN and
+    /// infinities, which JSON cannot carry.
+    public static func number(_ value: Double) -> JSONValue { JSONNumber(value).map(JSONValue.number) ?? .null }
+
     /// `.integer(value)` for any integer type (values beyond `Int64` are clamped).
     public static func int<T: BinaryInteger>(_ value: T) -> JSONValue { .integer(Int64(clamping: value)) }
 
@@ -92,7 +105,7 @@ extension JSONValue: Equatable {
         case (.bool(let x), .bool(let y)): return x == y
         case (.integer(let x), .integer(let y)): return x == y
         case (.number(let x), .number(let y)): return x == y
-        case (.integer(let x), .number(let y)), (.number(let y), .integer(let x)): return Double(x) == y && y.integerValue == x
+        case (.integer(let x), .number(let y)), (.number(let y), .integer(let x)): return JSONNumber(validLiteral: String(x)) == y
         case (.string(let x), .string(let y)): return x == y
         case (.array(let x), .array(let y)): return x == y
         case (.object(let x), .object(let y)): return x == y
@@ -104,7 +117,7 @@ extension JSONValue: Equatable {
         switch self {
         case .null: hasher.combine(0)
         case .bool(let value): hasher.combine(value)
-        case .integer(let value): hasher.combine(Double(value))
+        case .integer(let value): hasher.combine(JSONNumber(validLiteral: String(value)))
         case .number(let value): hasher.combine(value)
         case .string(let value): hasher.combine(value)
         case .array(let value): hasher.combine(value)
@@ -113,17 +126,13 @@ extension JSONValue: Equatable {
     }
 }
 
-private extension Double {
-    var integerValue: Int64? { JSONValue.number(self).integerValue }
-}
-
 extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
     public init(integerLiteral value: Int64) { self = .integer(value) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(floatLiteral value: Double) { self = JSONValue.number(value) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) { self = .object(JSONObject(elements)) }

@@ -66,3 +66,24 @@ public struct RecordID: Hashable, Sendable, Comparable, CustomStringConvertible 
         return first != UInt8(ascii: "0") || digits.count == 1
     }
 }
+
+extension RecordID: ExpressibleByStringLiteral {
+    /// The ID `key`, as a key to look up or group by (`kind` is `.string`, which comparisons ignore).
+    public init(_ key: String) {
+        self.init(key: key, kind: .string)
+    }
+
+    /// The ID written as a string literal.
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+}
+
+extension String {
+    /// Whether `self` and `other`, both record IDs (or client IDs), name the same record: the same UTF-8 bytes.
+    /// `String.==` is not that: it holds canonically equivalent texts equal (`"é"` precomposed and decomposed),
+    /// which a server keeps apart as two records at two URLs.
+    public func isSameID(as other: String) -> Bool {
+        utf8.elementsEqual(other.utf8)
+    }
+}

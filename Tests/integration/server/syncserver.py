@@ -25,6 +25,7 @@ Standard library only.
 import argparse
 import base64
 import email.utils
+import gzip
 import hashlib
 import json
 import sys
@@ -32,7 +33,7 @@ import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 
 class State:
@@ -174,6 +175,17 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
             self.close_connection = True
+        elif kind == "gzip":
+            # The listing gzip-compressed (Content-Encoding: gzip), without its last "cut" bytes: 8 cuts exactly the
+            # CRC-32 and length trailer; Content-Length announces the bytes sent, so the cut is not seen by HTTP.
+            # "badCRC" flips the CRC-32's first byte; "encoding" names another encoding and sends the listing as is.
+            body = gzip.compress(STATE.body_of(name))
+            body = body[: len(body) - fault.get("cut", 0)]
+            if fault.get("badCRC"):
+                body = body[:-8] + bytes([body[-8] ^ 0xFF]) + body[-7:]
+            if fault.get("encoding"):
+                body = STATE.body_of(name)
+            self._send(200, body, {"Content-Encoding": fault.get("encoding", "gzip")})
         elif kind == "stall":
             body = STATE.body_of(name)
             self.send_response(200)
@@ -411,7 +423,7 @@ class Handler(BaseHTTPRequestHandler):
             if self._apply_fault(name):
                 return
             return self._serve_collection(name)
-        return self._write(name, segs[1] if len(segs) > 1 else None)
+        return self._write(name, unquote(segs[1]) if len(segs) > 1 else None)
 
     do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = _route
 
