@@ -148,7 +148,9 @@ def test_a_gateway_error_after_the_server_stored_the_create_is_not_sent_twice(se
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
     assert [r["client_id"] for r in titled(server, "through a proxy")] == [client_id]
     assert len(posts(server)) == 1
-    assert [rec["id"] for rec in setup.cache_doc("notes")["records"]] == [1, 1001]
+    # The outbox empties when the change is settled; the cache file follows once the adopted ID is written into it.
+    wait_for(lambda: [rec["id"] for rec in setup.cache_doc("notes")["records"]] == [1, 1001], timeout=15,
+             what="the cache file to show the server's ID 1001")
 
 
 def test_a_create_the_server_stores_differently_is_sent_at_most_twice_then_parked(server, setup, daemons):
@@ -165,7 +167,9 @@ def test_a_create_the_server_stores_differently_is_sent_at_most_twice_then_parke
     assert "and no listing since shows a record that matches it" in message
     assert "set ClientIDField=" in message and "'syncctl outbox --drop' or '--retry'" in message
     assert outbox(setup)[0]["state"] == "parked"
-    assert "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout
+    # The status counts the parked change once the refresh that parked it has ended.
+    wait_for(lambda: "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout, timeout=15,
+             what="the parked change in syncctl status")
     # Parked, it is sent no more: two records at most, and a person decides.
     assert syncctl(setup, "refresh", "notes", "--wait").returncode == 0
     assert len(posts(server)) == 2
