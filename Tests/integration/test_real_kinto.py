@@ -171,6 +171,31 @@ def test_an_edit_made_on_kinto_before_the_push_is_settled_by_the_policy(kinto, r
     assert kinto.record("doc")["last_modified"] > record["last_modified"]
 
 
+def test_a_change_server_wins_discarded_is_listed_and_restored_onto_kinto(kinto, relay, setup, daemons):
+    """No policy drops a change silently (docs/local-changes.md, "Discarded changes"): the local edit Kinto's 412
+    discarded under server-wins is listed with both sides, and `outbox --restore` pushes it to Kinto after all."""
+    kinto.create([{"id": "doc", "title": "original"}])
+    kinto_source(setup, relay.url(), ConflictPolicy="server-wins")
+    d = start(setup, daemons)
+    record = setup.cache_doc("kinto")["records"][0]
+    relay.before_write = lambda: kinto.update("doc", {"title": "server edit"})
+    assert put(setup, dict(record, title="local edit")).returncode == 0
+    d.wait_log("kept as discarded change", timeout=20)
+    assert kinto.record("doc")["title"] == "server edit"
+    discarded = json.loads(syncctl(setup, "outbox", "--discarded", "--json").stdout)
+    assert [(c["id"], c["operation"], c["record"]["title"], c["server"]["title"]) for c in discarded] == \
+        [("doc", "update", "local edit", "server edit")]
+    wait_for(lambda: setup.cache_doc("kinto")["records"][0]["title"] == "server edit", timeout=20,
+             what="the server's edit in the cache file")
+    restored = syncctl(setup, "outbox", "--restore", str(discarded[0]["seq"]))
+    assert restored.returncode == 0, restored.stderr
+    assert syncctl(setup, "refresh", "kinto", "--wait").returncode == 0
+    wait_for(lambda: kinto.record("doc")["title"] == "local edit", timeout=20, what="the restored edit on Kinto")
+    assert json.loads(syncctl(setup, "outbox", "--discarded", "--json").stdout) == []
+    assert [w[2] for w in relay.writes()] == [412, 200]      # the refused PUT, then the restored one, guarded and taken
+    wait_for(lambda: by_id(setup.cache_doc("kinto")["records"]) == kinto.records(), timeout=20, what="cache == Kinto")
+
+
 def test_without_record_envelope_the_change_is_parked_not_dropped(kinto, relay, setup, daemons):
     # Before RecordEnvelope= a server-wins source dropped every edit against Kinto: its GET of one record answers
     # {"data": {...}}, with no last_modified at the top, which read as a conflict. Now the change waits, parked.
