@@ -83,6 +83,9 @@ RELEASE_TESTS = test_origins.py test_daemon_concurrency.py test_daemon_control_l
 integration-release: deps release
 	cd Tests/integration && SYNCD_BIN_DIR=$(CURDIR)/.build/release PATH="$(TEST_PATH)" \
 		python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) $(RELEASE_TESTS)
+	cd Tests/integration && SYNCD_BIN_DIR=$(CURDIR)/.build/release PATH="$(TEST_PATH)" \
+		python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) -m release_binaries \
+		$(filter-out $(RELEASE_TESTS),$(notdir $(wildcard Tests/integration/test_*.py)))
 
 # Everything: Swift tests (unit and the real-socket/namespace ones), fuzzing, black-box integration.
 # A hung test fails its run with a diagnosis (Tests/run-swift-tests, pytest --timeout) instead of

@@ -26,6 +26,8 @@ def pytest_configure(config):
                             "fixture); .ci/contributor-machine reruns these from below a 0700 directory")
     config.addinivalue_line("markers", "host_machine: boots systemd or touches the host's syncd folders (takes the "
                             "host_unchanged fixture); .ci/contributor-machine reruns these on a machine with syncd installed")
+    config.addinivalue_line("markers", "release_binaries: also run against the release binaries users run (make "
+                            "integration-release), beside the files RELEASE_TESTS lists whole")
     config.addinivalue_line("markers", "damaged_cache_file: leaves a cache file damaged on purpose, so the check "
                             "that every cache file follows the shipped schema skips it")
 

@@ -162,6 +162,7 @@ def test_failures_across_the_veth_follow_the_retry_rules(netns, setup, daemons, 
         assert 0.2 - 0.05 <= gap <= min(1.0, 0.2 * 2 ** n) + 0.35, (n, gaps)
 
 
+@pytest.mark.release_binaries
 def test_a_loopback_source_is_fetched_with_only_loopback_up(tmp_path, setup, daemons):
     # No link but lo in the daemon's namespace: offline for the network, yet a localhost server answers.
     ns = f"syncd-lo-{os.getpid() % 100000}"
@@ -184,6 +185,7 @@ def test_a_loopback_source_is_fetched_with_only_loopback_up(tmp_path, setup, dae
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
+@pytest.mark.release_binaries
 def test_a_flap_is_logged_as_one_line(netns, setup, daemons):
     srv, dmn, server = netns
     network_config(setup, debounce="4s")

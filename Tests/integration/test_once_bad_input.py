@@ -66,6 +66,7 @@ def test_body_over_max_bytes_is_aborted_early(server, setup):
     assert "(kept 2 cached records)" in r.stderr
 
 
+@pytest.mark.release_binaries
 def test_a_record_larger_than_max_record_bytes_is_refused_at_refresh_time_never_published(server, setup):
     # About 70 MB in one record, within MaxBytes=256M: refused while it streams in, since `syncctl get`
     # and List could not return it (never "published but not found").

@@ -429,6 +429,7 @@ def test_full_disk_during_put_fails_clearly_and_loses_nothing(server, setup, dae
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+@pytest.mark.release_binaries
 def test_a_full_state_folder_is_retried_past_max_attempts_with_advice_and_recovers_by_itself(
         server, setup, daemons, small_state):
     # The state database's file system is full: a local failure, not the server's (syncd(8) GUARANTEES 8).
@@ -465,6 +466,7 @@ def test_a_full_state_folder_is_retried_past_max_attempts_with_advice_and_recove
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+@pytest.mark.release_binaries
 def test_a_server_taking_writes_slowly_holds_a_refresh_no_longer_than_listing_timeout_and_keeps_the_rest_queued(
         server, setup, daemons):
     # Each write is answered within TimeoutSec=, but slowly: the push stops at the refresh's deadline.
@@ -490,6 +492,7 @@ def test_a_server_taking_writes_slowly_holds_a_refresh_no_longer_than_listing_ti
     wait_for(lambda: setup.cache_doc("posts")["pending"] == [], what="the changes confirmed by the listing")
 
 
+@pytest.mark.release_binaries
 def test_a_put_larger_than_one_control_call_says_so_and_queues_nothing(server, setup, daemons):
     writable(setup, server, version=False)
     start(setup, daemons)

@@ -1,5 +1,6 @@
 """A state folder written by an earlier syncd (Tests/fixtures/store-v1, made by its make-fixture.py) is taken
 over without a refetch: records, outbox, conflicts and validators survive, and the next refresh is conditional."""
+import pytest
 import json
 import subprocess
 import shutil
@@ -81,6 +82,7 @@ def test_an_earlier_store_is_taken_over_without_a_refetch(server, setup):
     assert conflicts_after == conflicts
 
 
+@pytest.mark.release_binaries
 def test_a_conversion_a_full_disk_stops_keeps_the_earlier_copy_and_says_so(server, setup):
     adopt_fixture(setup, server)
     folder = setup.cache / setup.account
