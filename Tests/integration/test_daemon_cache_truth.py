@@ -61,8 +61,12 @@ def test_a_listing_a_full_disk_held_back_is_counted_as_not_written_then_reported
         filler.unlink()
         r = syncctl(setup, "refresh", "posts", "--wait")
         assert (r.returncode, r.stdout, r.stderr) == (0, "posts: updated, 99 records\n", ""), r.stderr
-        event = json.loads(watch.line())                # the failed refresh sent nothing: this is the next line
+        # The failed refresh sent only that the copy went stale (the file unchanged, its 2 records), and why.
+        event = json.loads(watch.line())
+        assert (event["event"], event["records"]) == ("stale", 2) and HELD_BACK in event["reason"], event
+        event = json.loads(watch.line())
         assert (event["event"], event["records"]) == ("saved", 99), event
+        assert json.loads(watch.line())["event"] == "fresh"
         doc = setup.cache_doc("posts")
         assert doc["records"] == MORE and event["savedAt"] == doc["savedAt"]
         status = source_status(setup)
