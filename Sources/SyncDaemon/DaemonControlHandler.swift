@@ -100,8 +100,9 @@ struct DaemonControlHandler: ControlHandler {
                 return
             }
             defer { input.yield(.request(.unwatch(token))) }
+            // Callers outside ControlGroup= get the public words (docs/control-api.md, "Secrets").
             for await event in events {
-                guard reply.progress(event.json) else { return }
+                guard reply.progress((context.privileged ? event : event.publicForm).json) else { return }
             }
             // The stream ends only when the daemon stops (the loop finishes it, or the server cancels this task);
             // a client that left gets nothing, the reply is dropped with its connection.

@@ -28,6 +28,8 @@ enum DaemonEvent: Sendable {
     case localChanged(source: String, state: StampedState?)
     /// A refresh's push changed the outbox of `source` (its listing may still be running).
     case outboxChanged(source: String, state: StampedState)
+    /// A local change of `source` was parked, discarded or set in conflict (for `Watch`).
+    case outboxOutcome(source: String, OutboxOutcome)
     /// The state database was found damaged and replaced by an empty one (on a lane): every
     /// source's state is gone and must be rebuilt from its server.
     case storeReplaced

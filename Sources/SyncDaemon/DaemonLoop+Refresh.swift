@@ -77,7 +77,8 @@ extension DaemonLoop {
             // success that ends it; the failures in between send nothing.
             if case .failed(let failure) = result, failure.kind != .cancelled, !wasFailing {
                 var event = watchEvent(name, state, .stale)
-                event.reason = state.lastErrorPublic ?? SourceState.reasonWithheld
+                event.reason = state.lastError ?? failure.message
+                event.publicReason = state.lastErrorPublic ?? SourceState.reasonWithheld
                 broadcast(event)
             } else if wasFailing, finish.report.succeeded {
                 broadcast(watchEvent(name, state, .fresh))

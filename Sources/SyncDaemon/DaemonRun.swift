@@ -177,7 +177,8 @@ final class DaemonLoop {
         self.notifier = Notifier(environment: run.environment)
         self.origin = clock.now
         let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) },
-                                  cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) })
+                                  cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) },
+                                  outcomeObserver: { [input] source, outcome in input.yield(.outboxOutcome(source: source, outcome)) })
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
         // Account and directories never change on reload, so the lanes' engines open the same storage.
         let configuration = run.configuration
@@ -323,6 +324,12 @@ final class DaemonLoop {
                 broadcast(watchEvent(name, state, .saved))
             }
             statusDirty = true
+        case .outboxOutcome(let name, let outcome):
+            // Sent with the counts the loop knows now; the outbox change's own report follows with the new ones.
+            var event = watchEvent(name, states[name] ?? SourceState(name: name), WatchEvent.Kind(rawValue: outcome.kind.rawValue) ?? .local)
+            event.outcome = WatchEvent.Outcome(id: outcome.recordID, outboxSeq: outcome.outboxSeq, httpStatus: outcome.httpStatus,
+                                               message: outcome.message, publicMessage: outcome.publicMessage)
+            broadcast(event)
         case .storeReplaced:
             // What the damaged file held is gone: forget it and rebuild every source from its server.
             logger.notice("Rebuilding every source into the new state database")

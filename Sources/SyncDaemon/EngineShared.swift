@@ -45,12 +45,23 @@ public final class EngineShared: Sendable {
     /// set aside and whose listing it forgot (`SyncEngine.recoverCacheFile`): the daemon fetches it again.
     private let cacheFileObserver: (@Sendable (String, StampedState?) -> Void)?
 
+    /// Told each local change of a source that was parked, discarded or set in conflict, as it happens.
+    private let outcomeObserver: (@Sendable (String, OutboxOutcome) -> Void)?
+
     /// Creates the state for one daemon (or one `syncd --once`); `outboxObserver` learns outbox changes of
-    /// refreshes, `cacheFileObserver` the cache files set aside while running.
+    /// refreshes, `cacheFileObserver` the cache files set aside while running, `outcomeObserver` the local
+    /// changes that did not go out.
     init(outboxObserver: (@Sendable (String, StampedState) -> Void)?,
-         cacheFileObserver: (@Sendable (String, StampedState?) -> Void)? = nil) {
+         cacheFileObserver: (@Sendable (String, StampedState?) -> Void)? = nil,
+         outcomeObserver: (@Sendable (String, OutboxOutcome) -> Void)? = nil) {
         self.outboxObserver = outboxObserver
         self.cacheFileObserver = cacheFileObserver
+        self.outcomeObserver = outcomeObserver
+    }
+
+    /// Tells the observer, if any, what became of a local change of `source` (`OutboxOutcome`).
+    func reportOutcome(_ outcome: OutboxOutcome, of source: String) {
+        outcomeObserver?(source, outcome)
     }
 
     /// Creates the state for one `syncd --once` (no observer).

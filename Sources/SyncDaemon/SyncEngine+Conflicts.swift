@@ -40,7 +40,7 @@ extension SyncEngine {
         switch source.conflictPolicy {
         case .serverWins:
             try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
-                        outcome: "dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)")
+                        outcome: "dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)", status: status)
             return true
         case .clientWins:
             logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
@@ -54,7 +54,7 @@ extension SyncEngine {
             }
             let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
             try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
-                        outcome: "\(why), dropped the local change (ConflictPolicy=last-write-wins)")
+                        outcome: "\(why), dropped the local change (ConflictPolicy=last-write-wins)", status: status)
             return true
         case .manual:
             do {
@@ -63,6 +63,7 @@ extension SyncEngine {
             } catch {
                 throw RefreshFailure(.transient, "\(error)")
             }
+            reportOutcome(.conflict, of: entry, source: source.name, status: status, message: reason)
             logger.forSource(source.name).warning("conflict on \(entry.recordID) (\(reason)); keeping both until 'syncctl resolve \(source.name) \(entry.recordID) --keep local|remote'")
             return true
         }

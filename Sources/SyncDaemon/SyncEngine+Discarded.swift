@@ -21,13 +21,14 @@ extension SyncEngine {
     /// outbox and is kept as a discarded change with the server's record and version, in one transaction, and
     /// the discard is logged at warning priority with how to queue it again.
     func discard(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
-                 reason: String, outcome: String) throws(RefreshFailure) {
+                 reason: String, outcome: String, status: Int?) throws(RefreshFailure) {
         do {
             try store.discard(entry.seq, reason: "\(reason); \(outcome)", serverBody: remoteBody, serverVersion: remoteVersion,
                               at: clock().rfc3339)
         } catch {
             throw RefreshFailure(.transient, "\(error)")
         }
+        reportOutcome(.discarded, of: entry, source: source.name, status: status, message: "\(reason); \(outcome)")
         logger.forSource(source.name).warning(
             "conflict on \(entry.recordID) (\(reason)); \(outcome); kept as discarded change \(entry.seq) for "
                 + "\(TimeSpan.format(source.discardedRetention)) (DiscardedRetentionSec=): 'syncctl outbox --restore \(entry.seq)' queues it again")

@@ -114,7 +114,7 @@ extension SyncEngine {
                     + "outcome was unknown too (\(entry.lastError ?? "no answer")), and no listing since shows a record that matches it "
                     + "(the server may store it differently than sent\(source.clientIDField == nil ? "; set ClientIDField=" : ""), "
                     + "refuse it, or take longer than LostCreateWaitSec=); check the server, then 'syncctl outbox --drop' or '--retry'"
-                try store.park(entry.seq, status: entry.lastStatus ?? 0, error: message)
+                try parkEntry(entry, of: source.name, status: entry.lastStatus ?? 0, message: message)
                 logger.forSource(source.name).warning("parked the create of \(entry.recordID): \(message)")
                 return true
             }
@@ -134,7 +134,7 @@ extension SyncEngine {
             let message = redaction(for: source).redacting(
                 "the answer to its POST was lost and the listing has several new records \(how) "
                 + "(\(ids.joined(separator: ", "))); check the server, then 'syncctl outbox --drop' or '--retry'")
-            try store.park(entry.seq, status: 0, error: message)
+            try parkEntry(entry, of: source.name, status: 0, message: message)
             logger.forSource(source.name).warning("parked the create of \(entry.recordID): \(message)")
             return true
         }

@@ -415,7 +415,7 @@ extension SyncEngine {
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
             let message = "HTTP 303 See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
-            do { try store.park(entry.seq, status: 303, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+            do { try parkEntry(entry, of: source.name, status: 303, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
         case .notFound where listed:
             try awaitListing(entry, source: source, url: itemURL)
@@ -552,7 +552,7 @@ extension SyncEngine {
         let message = "HTTP \(status) from \(url), yet the server's listing has record \(entry.recordID): the item URL "
             + "\(source.itemURL.example) is likely wrong; set ItemURL= to the server's URL of one record"
             + (source.itemURL.alternative.map { " (perhaps ItemURL=\($0))" } ?? "") + ", then 'syncctl outbox --retry'"
-        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        do { try parkEntry(entry, of: source.name, status: status, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
 
@@ -560,7 +560,7 @@ extension SyncEngine {
     /// cannot be known, so it is parked with the reason, whatever `ConflictPolicy=` says (docs/local-changes.md).
     private func parkUnreadableVersion(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, reason: String) throws(RefreshFailure) {
         let message = "\(reason); check VersionField= and RecordEnvelope=, then 'syncctl outbox --retry \(entry.seq)'"
-        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        do { try parkEntry(entry, of: source.name, status: status, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("parked the \(entry.operation.rawValue) of \(entry.recordID): \(message)")
     }
 
@@ -568,7 +568,7 @@ extension SyncEngine {
                       redaction: Redaction) throws(RefreshFailure) {
         let snippet = ErrorSnippet.text(answer, limit: 300, redaction: redaction)
         let message = "HTTP \(status) from \(what)" + (snippet.isEmpty ? "" : ": \(snippet)")
-        do { try store.park(entry.seq, status: status, error: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+        do { try parkEntry(entry, of: source.name, status: status, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
         logger.forSource(source.name).warning("the server refused the \(entry.operation.rawValue) of \(entry.recordID), parked it: \(message); see 'syncctl outbox'")
     }
 

@@ -149,6 +149,25 @@ struct ManagerInterfaceTests {
                     .hasSuffix(" posts stale: HTTP 503 from http://example.org\\x1b[2J\n"))
     }
 
+    @Test func anOutcomeEventCarriesItsChangeAndHidesTheServersWordsFromThePublic() throws {
+        var parked = WatchEvent(source: "posts", records: 3, pending: 1, conflicts: 0, savedAt: nil, event: "parked")
+        parked.outcome = .init(id: "n1", outboxSeq: 12, httpStatus: 422, message: "HTTP 422 from POST http://h/posts: title is required",
+                               publicMessage: "the server did not take the create (HTTP 422); it waits in the outbox")
+        parked.publicReason = nil
+        let wire = parked.json
+        #expect(wire["id"] == "n1" && wire["outboxSeq"] == .int(12) && wire["httpStatus"] == .int(422))
+        #expect(wire["message"] == "HTTP 422 from POST http://h/posts: title is required")
+        var decoded = try WatchEvent(json: wire)
+        decoded.outcome?.publicMessage = parked.outcome?.publicMessage
+        #expect(decoded == parked)
+        #expect(parked.publicForm.json["message"] == "the server did not take the create (HTTP 422); it waits in the outbox")
+        #expect(WatchCommand.line(for: parked, now: Timestamp(secondsSinceEpoch: 0))
+                    .hasSuffix(" posts parked: n1 (outbox 12): HTTP 422 from POST http://h/posts: title is required\n"))
+        var stale = WatchEvent(source: "posts", records: 3, pending: 0, conflicts: 0, savedAt: nil, event: "stale", reason: "HTTP 503 from http://h/posts: down")
+        stale.publicReason = "HTTP 503 from http://h/posts"
+        #expect(stale.publicForm.json["reason"] == "HTTP 503 from http://h/posts" && stale.json["reason"] == "HTTP 503 from http://h/posts: down")
+    }
+
     @Test func errorsRoundTripThroughNames() {
         let errors: [ManagerError] = [.permissionDenied(needs: "root"), .permissionDenied(needs: ""), .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
                                       .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),

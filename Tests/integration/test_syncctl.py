@@ -320,6 +320,30 @@ def test_watch_sends_stale_once_per_failing_period_and_fresh_on_recovery(running
         proc.stop()
 
 
+def test_watch_names_a_refused_put_as_parked_with_its_record_outbox_entry_and_status(writable, setup, server):
+    proc = Watch(setup, "--json")
+    try:
+        assert json.loads(proc.line())["event"] == "current"
+        server.fault("posts", kind="status", status=422, method="POST", body='{"title": ["This field is required."]}',
+                     contentType="application/json")
+        r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                           input=json.dumps({"id": "n1", "body": "no title"}), capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0     # a refusal concerns its record only
+        events = [json.loads(proc.line()) for _ in range(2)]
+        while events[-1]["event"] != "parked":
+            events.append(json.loads(proc.line()))
+        assert events[0]["event"] == "local"                                     # queued
+        parked = events[-1]
+        entry = json.loads(syncctl(setup, "outbox", "--json").stdout)[0]
+        assert (parked["id"], parked["outboxSeq"], parked["httpStatus"]) == ("n1", entry["seq"], 422)
+        # Root sees the server's own words, as syncctl outbox shows them.
+        assert parked["message"] == entry["lastError"] and "This field is required." in parked["message"]
+        assert entry["state"] == "parked"
+    finally:
+        proc.stop()
+
+
 def test_watch_text_names_each_change(writable, setup, server):
     proc = Watch(setup)
     try:

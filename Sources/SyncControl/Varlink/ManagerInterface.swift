@@ -215,7 +215,12 @@ public enum ManagerInterface {
         # was queued or settled), "logout" (the account's data was erased),
         # "stale" (a refresh failed after the last one succeeded; reason says
         # why; once per stale period) and "fresh" (the first success after
-        # "stale"). A client ignores events it does not know.
+        # "stale"); and for a local change that did not go out: "parked" (the
+        # server refused it), "discarded" (ConflictPolicy= dropped it; it can be
+        # restored) and "conflict" (kept for resolve), with the record's id, the
+        # change's outboxSeq, the httpStatus that refused it and a message.
+        # Callers outside the ControlGroup get reason and message without the
+        # server's words. A client ignores events it does not know.
         method Watch() -> (
           source: string,
           records: int,
@@ -223,7 +228,11 @@ public enum ManagerInterface {
           conflicts: int,
           savedAt: ?string,
           event: string,
-          reason: ?string
+          reason: ?string,
+          id: ?string,
+          outboxSeq: ?int,
+          httpStatus: ?int,
+          message: ?string
         )
 
         # Cancels in-flight work and erases the current account's cache and state.

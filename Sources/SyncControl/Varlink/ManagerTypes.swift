@@ -60,8 +60,44 @@ public struct WatchEvent: Sendable, Equatable {
     public var savedAt: String?
     /// What happened (a `Kind`'s raw value; kept as text so a newer daemon's kinds still decode).
     public var event: String
-    /// Why the source went stale (`stale` events only), in the form every caller may see (no server text).
+    /// Why the source went stale (`stale` events only), as root and the control group see it.
     public var reason: String?
+    /// `reason` for everyone else (no server text, no URL); never sent as such (`publicForm`).
+    public var publicReason: String?
+    /// The local change a `parked`, `discarded` or `conflict` event is about.
+    public var outcome: Outcome?
+
+    /// What became of one local change (`parked`, `discarded`, `conflict`).
+    public struct Outcome: Sendable, Equatable {
+        /// The record's ID.
+        public var id: String
+        /// The change's outbox sequence number (`syncctl outbox`, `syncctl outbox --restore`).
+        public var outboxSeq: Int64
+        /// The HTTP status that refused it, when one did.
+        public var httpStatus: Int?
+        /// Why, as root and the control group see it (it may quote the server's answer).
+        public var message: String
+        /// `message` for everyone else; never sent as such (`publicForm`).
+        public var publicMessage: String?
+
+        /// Creates an outcome.
+        public init(id: String, outboxSeq: Int64, httpStatus: Int?, message: String, publicMessage: String? = nil) {
+            self.id = id
+            self.outboxSeq = outboxSeq
+            self.httpStatus = httpStatus
+            self.message = message
+            self.publicMessage = publicMessage
+        }
+    }
+
+    /// The event as a caller outside the control group receives it: the public words in place of the server's
+    /// (docs/control-api.md, "Secrets").
+    public var publicForm: WatchEvent {
+        var event = self
+        if let publicReason { event.reason = publicReason }
+        if let publicMessage = outcome?.publicMessage { event.outcome?.message = publicMessage }
+        return event
+    }
 
     /// The events `Watch` sends, as its interface description lists them.
     public enum Kind: String, Sendable, CaseIterable {
@@ -78,6 +114,14 @@ public struct WatchEvent: Sendable, Equatable {
         case stale
         /// The first refresh that succeeded after `stale`: the cached copy is current again.
         case fresh
+        /// The server refused a local change, or its outcome could not be settled: it waits in the outbox
+        /// (`outcome` names it; `syncctl outbox` shows it in full).
+        case parked
+        /// `ConflictPolicy=` discarded a local change; `syncctl outbox --restore` can queue it again.
+        case discarded
+        /// `ConflictPolicy=manual`: a local change conflicts with the server's version; both are kept until
+        /// `syncctl resolve`.
+        case conflict
     }
 
     /// Creates an event.
@@ -92,12 +136,18 @@ public struct WatchEvent: Sendable, Equatable {
         self.reason = reason
     }
 
-    /// The reply parameters (`reason` only where the event has one).
+    /// The reply parameters (`reason` and the outcome's members only where the event has them).
     public var json: JSONObject {
         var object: JSONObject = [
             "source": .string(source), "records": .integer(records), "pending": .integer(pending),
             "conflicts": .integer(conflicts), "savedAt": .string(savedAt), "event": .string(event)]
         if let reason { object["reason"] = .string(reason) }
+        if let outcome {
+            object["id"] = .string(outcome.id)
+            object["outboxSeq"] = .integer(outcome.outboxSeq)
+            object["httpStatus"] = outcome.httpStatus.map { .int($0) } ?? .null
+            object["message"] = .string(outcome.message)
+        }
         return object
     }
 
@@ -111,6 +161,10 @@ public struct WatchEvent: Sendable, Equatable {
         savedAt = try fields.optionalString("savedAt")
         event = try fields.string("event")
         reason = try fields.optionalString("reason")
+        if let id = try fields.optionalString("id") {
+            outcome = Outcome(id: id, outboxSeq: try fields.integer("outboxSeq"),
+                              httpStatus: try fields.optionalInteger("httpStatus").map { Int($0) }, message: try fields.string("message"))
+        }
     }
 }
 

@@ -176,8 +176,9 @@ public struct WatchCommand: SyncctlCommand {
         discussion: "Starts with one line per source, current (the source as it is now), then one line per change: "
             + "saved (a refresh rewrote the cache file), local (a local change was queued or settled), "
             + "logout (the account's cache was erased), stale (a refresh failed after the last one succeeded, with the "
-            + "reason; once until the source recovers), fresh (the first success after stale). With --json prints one "
-            + "JSON object per line.",
+            + "reason; once until the source recovers), fresh (the first success after stale); parked (the server refused a "
+            + "local change), discarded (ConflictPolicy= discarded one; syncctl outbox --restore), conflict (kept for "
+            + "syncctl resolve), with the record's ID, its outbox number and why. With --json prints one JSON object per line.",
         printsJSON: true)
 
     public init(arguments: ParsedArguments) {}
@@ -201,9 +202,14 @@ public struct WatchCommand: SyncctlCommand {
 
     /// `10:02 posts saved: 12 records, 0 pending, 0 conflicts`; a `stale` event gives its reason instead:
     /// `10:02 posts stale: HTTP 503 from https://…`.
+    /// A change that did not go out names its record and outbox entry:
+    /// `10:02 posts parked: 7 (outbox 12): HTTP 422 from POST …: title is required`.
     static func line(for event: WatchEvent, now: Timestamp) -> String {
         let head = "\(HumanFormat.localClock(now)) \(HumanFormat.printable(event.source)) \(HumanFormat.printable(event.event)): "
         if let reason = event.reason { return head + HumanFormat.printable(reason) + "\n" }
+        if let outcome = event.outcome {
+            return head + "\(HumanFormat.printable(outcome.id)) (outbox \(outcome.outboxSeq)): \(HumanFormat.printable(outcome.message))\n"
+        }
         return head + "\(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
             + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
     }
