@@ -183,19 +183,3 @@ def test_a_loopback_source_is_fetched_with_only_loopback_up(tmp_path, setup, dae
             server.stop()
     finally:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
-
-
-@pytest.mark.release_binaries
-def test_a_flap_is_logged_as_one_line(netns, setup, daemons):
-    srv, dmn, server = netns
-    network_config(setup, debounce="4s")
-    server.set_records("posts", POSTS)
-    setup.add_source("posts", server.url("posts"))
-    d = daemons(setup, netns=dmn)
-    d.wait_log("posts: synced 2 records")
-    ip("-n", srv, "link", "set", "vs", "down")
-    time.sleep(0.5)
-    ip("-n", srv, "link", "set", "vs", "up")
-    d.wait_log(" and is back (routable); refreshing sources")
-    lines = [l for l in d.output().splitlines() if "Network" in l or "Offline" in l]
-    assert len(lines) == 1 and lines[0].startswith("Network dropped for "), lines
