@@ -20,8 +20,12 @@ def recipes():
 
 def recipe(name, **replace):
     """The recipe called `name`, with each `Key=` line named in `replace` set to the given value (the
-    server's URL on this machine, say); a key the recipe lacks is a test bug, not silently added."""
+    server's URL on this machine, say); a key the recipe lacks is a test bug, not silently added. A URL= given
+    without a query keeps the recipe's query: it is part of what the recipe asks of the server."""
     text = recipes()[name]
+    url = re.search(r"^URL=(.*)$", text, flags=re.M)
+    if "URL" in replace and "?" not in replace["URL"] and url and "?" in url.group(1):
+        replace = dict(replace, URL=replace["URL"] + "?" + url.group(1).split("?", 1)[1])
     for key, value in replace.items():
         text, count = re.subn(rf"^{key}=.*$", lambda _m: f"{key}={value}", text, flags=re.M)
         assert count == 1, f"recipe {name!r} has {count} {key}= lines"

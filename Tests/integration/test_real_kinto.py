@@ -28,7 +28,7 @@ class Relay:
     syncd's pre-push check and before its push. The Host header is kept, so Kinto's Next-Page URLs name the relay."""
 
     def __init__(self, kinto):
-        self.kinto, self.log, self.before_write = kinto, [], None
+        self.kinto, self.log, self.before_write, self.before_next_page = kinto, [], None, None
         relay = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +39,9 @@ class Relay:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.command in ("PUT", "DELETE") and relay.before_write:
                     hook, relay.before_write = relay.before_write, None
+                    hook()
+                if self.command == "GET" and "_token=" in self.path and relay.before_next_page:
+                    hook, relay.before_next_page = relay.before_next_page, None
                     hook()
                 conn = http.client.HTTPConnection("127.0.0.1", relay.kinto.port, timeout=30)
                 conn.request(self.command, self.path, body or None, dict(self.headers))
@@ -121,6 +124,19 @@ def test_a_listing_of_three_pages_arrives_complete_through_next_page(kinto, rela
     assert by_id(setup.cache_doc("kinto")["records"]) == truth
     pages = [entry for entry in relay.log if entry[0] == "GET" and entry[1].endswith("/records")]
     assert len(pages) == 3                                  # 100 + 100 + 50, each named by the page before
+
+
+def test_a_record_edited_on_kinto_while_the_listing_is_paged_is_not_lost(kinto, relay, setup):
+    """The recipe asks for id order: Kinto's own order (newest change first) would move a record edited between
+    two pages onto the page already read, and the listing would miss it."""
+    kinto.create([{"id": f"r{i:03}", "title": f"record {i}"} for i in range(250)])
+    kinto_source(setup, relay.url())
+    relay.before_next_page = lambda: kinto.update("r200", {"title": "edited while paging"})
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    records = by_id(setup.cache_doc("kinto")["records"])
+    assert len(records) == 250 and records == kinto.records()
+    assert next(rec for rec in records if rec["id"] == "r200")["title"] == "edited while paging"
 
 
 def test_a_create_an_edit_and_a_delete_reach_kinto_exactly_once(kinto, relay, setup, daemons):
@@ -206,7 +222,7 @@ def test_without_record_envelope_the_change_is_parked_not_dropped(kinto, relay, 
     assert put(setup, dict(record, title="local edit")).returncode == 0
     wait_for(lambda: [e["state"] for e in outbox(setup)] == ["parked"], timeout=20, what="the change parked")
     entry = outbox(setup)[0]
-    assert entry["lastError"] == (f"the server's copy (GET {relay.url()}/doc) has no \"last_modified\" (VersionField=) in its "
+    assert entry["lastError"] == (f"the server's copy (GET {relay.url()}/doc?_sort=id) has no \"last_modified\" (VersionField=) in its "
                                   f"record, so its version cannot be compared; check VersionField= and RecordEnvelope=, "
                                   f"then 'syncctl outbox --retry {entry['seq']}'")
     assert relay.writes() == []
