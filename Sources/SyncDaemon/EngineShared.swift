@@ -22,6 +22,8 @@ public final class EngineShared: Sendable {
         /// With `ClientIDField=`: per source looked at in this run, the warning about records of its listing
         /// that share one client ID, none when none do (`SyncEngine.checkClientIDs`).
         var sharedClientIDs: [String: [SourceNotice]] = [:]
+        /// The version each record's latest push produced, as the server answered it (`SyncEngine+OwnWrites`).
+        var producedVersions: [OwnWriteKey: String] = [:]
         /// Each source's bearer token as last read (`BearerTokenCredential=`): what `SyncEngine.redaction(for:)`
         /// hides in every message about the source, also one made by another engine.
         var tokens: [String: String] = [:]

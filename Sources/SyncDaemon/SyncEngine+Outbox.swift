@@ -340,6 +340,11 @@ extension SyncEngine {
                 // conflict: pushed against it, guarded by the record's ETag.
                 if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
                 ifMatch = etag
+            case .found(let body, let version, let etag, _) where version != entry.baseVersion
+                    && isOwnWrite(version, recordID: entry.recordID, source: source):
+                // The server moved on only by syncd's own push of this record: the change is made against that.
+                if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
+                ifMatch = etag
             case .found(let body, let version, _, _) where version != entry.baseVersion:
                 if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
                                 reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
@@ -410,6 +415,7 @@ extension SyncEngine {
                 }
             }
             do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+            notePushedVersion(of: entry, recordID: newID ?? entry.recordID, source: source, answer: answer)
             logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
         case .seeOther:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
@@ -489,14 +495,7 @@ extension SyncEngine {
                 return .unreadable(head.status, "the answer to GET \(Redaction(source: source, token: token).redacting(url)) gives no version to compare: "
                                    + problem.message(pointerText: source.recordEnvelopeText))
             }
-            var version: String?
-            switch source.versionField.flatMap({ record[$0] }) {
-            case .string(let text)?: version = text
-            case .integer(let number)?: version = String(number)
-            case .number(let number)?: version = number.literal
-            default: break
-            }
-            return .found(bytes, version, head.header("etag"), head.status)
+            return .found(bytes, SyncEngine.version(of: record, field: source.versionField), head.header("etag"), head.status)
         case .notFound:
             return .missing
         case .refused, .seeOther, .conflict:

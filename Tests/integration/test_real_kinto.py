@@ -212,6 +212,25 @@ def test_a_change_server_wins_discarded_is_listed_and_restored_onto_kinto(kinto,
     wait_for(lambda: by_id(setup.cache_doc("kinto")["records"]) == kinto.records(), timeout=20, what="cache == Kinto")
 
 
+def test_an_edit_made_while_the_previous_one_is_pushed_is_not_a_conflict_with_syncds_own_write(kinto, relay, setup, daemons):
+    """The second edit is made against the version the listing showed; the server moved on only by syncd's own
+    push of the first, so it is pushed (against the version that push produced), not discarded (server-wins)."""
+    kinto.create([{"id": "doc", "title": "original"}])
+    kinto_source(setup, relay.url())
+    start(setup, daemons)
+    record = setup.cache_doc("kinto")["records"][0]
+    second = {}
+    relay.before_write = lambda: second.update(r=put(setup, dict(record, title="second edit")))  # while the first is out
+    assert put(setup, dict(record, title="first edit")).returncode == 0
+    wait_for(lambda: "r" in second, timeout=20, what="the second put, made while the first PUT was on its way")
+    assert second["r"].returncode == 0, second["r"].stderr
+    wait_for(lambda: kinto.record("doc")["title"] == "second edit", timeout=20, what="the second edit on Kinto")
+    wait_for(lambda: outbox(setup) == [], timeout=20, what="an empty outbox")
+    assert json.loads(syncctl(setup, "outbox", "--discarded", "--json").stdout) == []
+    assert [w[2] for w in relay.writes()] == [200, 200]
+    wait_for(lambda: by_id(setup.cache_doc("kinto")["records"]) == kinto.records(), timeout=20, what="cache == Kinto")
+
+
 def test_without_record_envelope_the_change_is_parked_not_dropped(kinto, relay, setup, daemons):
     # Before RecordEnvelope= a server-wins source dropped every edit against Kinto: its GET of one record answers
     # {"data": {...}}, with no last_modified at the top, which read as a conflict. Now the change waits, parked.
