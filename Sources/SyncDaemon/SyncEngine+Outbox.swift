@@ -340,6 +340,9 @@ extension SyncEngine {
                 // conflict: pushed against it, guarded by the record's ETag.
                 if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
                 ifMatch = etag
+            case .found(let body, _, _, _) where serverHolds(entry, record: body, source: source):
+                // Already there: an earlier push of it landed though its answer was lost (docs/local-changes.md).
+                return try settled(entry, source: source, as: "is on the server already (an earlier push landed); nothing sent")
             case .found(let body, let version, let etag, _) where version != entry.baseVersion
                     && isOwnWrite(version, recordID: entry.recordID, source: source):
                 // The server moved on only by syncd's own push of this record: the change is made against that.

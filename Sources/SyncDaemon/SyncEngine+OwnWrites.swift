@@ -45,6 +45,19 @@ extension SyncEngine {
     }
 }
 
+extension SyncEngine {
+    /// Whether the server's record `body` already holds what the update `change` sends: every member of the change
+    /// but `VersionField=` has the same value there (numbers by value, strings by bytes). An update whose answer
+    /// was lost (a timeout, a stop) that nonetheless landed is then done, not a conflict with itself, and is not
+    /// sent twice; members the server adds (its own stamps) do not count.
+    func serverHolds(_ change: OutboxRecord, record body: [UInt8], source: SourceConfiguration) -> Bool {
+        guard change.operation == .update, let local = change.body,
+              case .object(let mine)? = try? JSONValue(parsing: local),
+              case .object(let theirs)? = try? JSONValue(parsing: body) else { return false }
+        return mine.members.allSatisfy { member in member.key == source.versionField || theirs[member.key] == member.value }
+    }
+}
+
 /// A record of a source, by its ID's bytes.
 struct OwnWriteKey: Hashable, Sendable {
     var source: String

@@ -5,6 +5,7 @@ import http.client
 import json
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -29,6 +30,7 @@ class Relay:
 
     def __init__(self, kinto):
         self.kinto, self.log, self.before_write, self.before_next_page = kinto, [], None, None
+        self.answer_delay = 0                      # seconds the first write's answer is held back after Kinto took it
         relay = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -48,6 +50,9 @@ class Relay:
                 answer = conn.getresponse()
                 data = answer.read()
                 relay.log.append((self.command, self.path.split("?")[0], answer.status))
+                if self.command in ("PUT", "DELETE") and relay.answer_delay:
+                    delay, relay.answer_delay = relay.answer_delay, 0
+                    time.sleep(delay)
                 self.send_response(answer.status)
                 for name, value in answer.getheaders():
                     if name.lower() not in ("connection", "transfer-encoding", "content-length", "server", "date"):
@@ -229,6 +234,22 @@ def test_an_edit_made_while_the_previous_one_is_pushed_is_not_a_conflict_with_sy
     assert json.loads(syncctl(setup, "outbox", "--discarded", "--json").stdout) == []
     assert [w[2] for w in relay.writes()] == [200, 200]
     wait_for(lambda: by_id(setup.cache_doc("kinto")["records"]) == kinto.records(), timeout=20, what="cache == Kinto")
+
+
+def test_an_edit_whose_answer_was_lost_but_landed_is_settled_not_sent_twice_nor_a_conflict(kinto, relay, setup, daemons):
+    """Kinto took the PUT but its answer came after TimeoutSec=: the next push finds the edit on Kinto (a newer
+    last_modified, the same content) and settles the change instead of sending it again or discarding it."""
+    kinto.create([{"id": "doc", "title": "original"}])
+    kinto_source(setup, relay.url(), TimeoutSec="1s")
+    d = start(setup, daemons)
+    record = setup.cache_doc("kinto")["records"][0]
+    relay.answer_delay = 3
+    assert put(setup, dict(record, title="edit")).returncode == 0
+    d.wait_log("kinto: update of doc is on the server already (an earlier push landed); nothing sent", timeout=30)
+    assert kinto.record("doc")["title"] == "edit"
+    assert [w[:2] for w in relay.writes()] == [("PUT", "/v1/buckets/b/collections/c/records/doc")]     # sent once
+    assert json.loads(syncctl(setup, "outbox", "--discarded", "--json").stdout) == []
+    wait_for(lambda: outbox(setup) == [], timeout=20, what="an empty outbox")
 
 
 def test_without_record_envelope_the_change_is_parked_not_dropped(kinto, relay, setup, daemons):
