@@ -127,6 +127,8 @@ public final class StateStore {
     /// Whether the file has the `unwritten` table (StateStore+Unwritten): always once the daemon opened it for
     /// writing; a read-only store looks once, at open.
     private(set) var hasUnwrittenTable = true
+    /// Counts the store's work when set (tests).
+    var workCounter: StoreWorkCounter?
 
     /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
     /// and written to the cache files in `cacheFolder`.
@@ -289,6 +291,23 @@ public final class StateStore {
         ("outbox", "blind_resends", "INTEGER NOT NULL DEFAULT 0"),
         // `last_error` without the server's words (SourceState.lastErrorPublic); NULL when written by an older syncd.
         ("sources", "last_error_public", "TEXT"),
+        // Counts every row written to or removed from the source's outbox (the triggers of `outboxStampTriggers`),
+        // and the count and greatest outbox `seq` the cache file as last written applied: a rebuild that finds
+        // only new creates since then appends them (StateStore+AppendCreates). NULL: unknown, rebuild whole.
+        ("sources", "outbox_stamp", "INTEGER NOT NULL DEFAULT 0"),
+        ("sources", "file_outbox_stamp", "INTEGER"),
+        ("sources", "file_outbox_seq", "INTEGER"),
+    ]
+
+    /// Triggers counting every change of a source's outbox rows in `sources.outbox_stamp`, whichever code
+    /// makes it. An older syncd's writes are counted too (the triggers live in the file).
+    static let outboxStampTriggers = [
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_insert AFTER INSERT ON outbox BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = NEW.source; END",
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name IN (OLD.source, NEW.source); END",
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_delete AFTER DELETE ON outbox BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = OLD.source; END",
     ]
 
     /// Adds the columns of `addedColumns` and the ID index's table when a file lacks them, in one
@@ -301,9 +320,12 @@ public final class StateStore {
             return StateStore.addedColumns.filter { !present.contains("\($0.table).\($0.column)") }
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
-            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten')")
+            let statement = try database.prepare("""
+                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten'))
+                    OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete'))
+                """)
             _ = try statement.step()
-            return statement.int64(0) < 2
+            return statement.int64(0) < 5
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -320,6 +342,7 @@ public final class StateStore {
                 // Records changed locally since the cache file was last written, while a write failed
                 // (StateStore+Unwritten). An older syncd never names it.
                 try database.execute(StateStore.unwrittenTable)
+                for trigger in StateStore.outboxStampTriggers { try database.execute(trigger) }
             }
         } catch let error as SQLiteError {
             throw error
