@@ -7,11 +7,11 @@
 # comes after the outbox commit and the rewritten cache file. With several build directories the daemons run
 # side by side and the puts alternate between them, so a busy machine weighs on each build alike.
 # Checks every cache file at the end (a complete document holding every record put).
-# Usage: bench/offline-creates.sh [BUILD_DIR...]; CREATES (default 10000); prints a Markdown table.
+# Usage: bench/offline-creates.sh [BUILD_DIR...]; CREATES (default 10000), OUT (work folder); prints a Markdown table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-WORK=$ROOT/bench/out/offline-creates
+WORK=${OUT:-$ROOT/bench/out/offline-creates}
 DATA=$ROOT/bench/data
 CREATES=${CREATES:-10000}
 mkdir -p "$WORK" "$DATA"

@@ -88,7 +88,7 @@ extension StateStore {
     }
 
     /// Whether `recordID` of `source` has an outbox entry with a `seq` up to `seq` (the index `outbox_by_record`).
-    private func hasOutboxEntry(source: String, recordID: String, upTo seq: Int64) throws -> Bool {
+    func hasOutboxEntry(source: String, recordID: String, upTo seq: Int64) throws(SQLiteError) -> Bool {
         let statement = try database.prepare("SELECT 1 FROM outbox WHERE source = ?1 AND record_id = ?2 AND seq <= ?3 LIMIT 1")
         try statement.bind(1, source)
         try statement.bind(2, recordID)

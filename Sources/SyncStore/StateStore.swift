@@ -129,6 +129,8 @@ public final class StateStore {
     private(set) var hasUnwrittenTable = true
     /// Counts the store's work when set (tests).
     var workCounter: StoreWorkCounter?
+    /// The outbox counts of each source as last counted (StateStore+OutboxCounts).
+    var countedOutboxes: [String: CountedOutbox] = [:]
 
     /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
     /// and written to the cache files in `cacheFolder`.
@@ -422,23 +424,11 @@ public final class StateStore {
                 if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
                 state.lastErrorPublic = statement.string(15)
             }
-            // Records, not changes: one row per record in the outbox's index order, so no temporary
-            // table is built (four `count(DISTINCT …)` built four, at every call).
-            let counts = try database.prepare("""
-                SELECT count(*) FILTER (WHERE pending), count(*) FILTER (WHERE conflicted),
-                       count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked)
-                FROM (SELECT max(state IN ('queued', 'sent')) AS pending,
-                             max(state = 'conflict') AS conflicted,
-                             max(state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1)) AS unpushed,
-                             max(state = 'parked' AND \(superseded) IS NOT 1) AS parked
-                      FROM outbox WHERE source = ?1 GROUP BY record_id)
-                """)
-            try counts.bind(1, source)
-            _ = try counts.step()
-            state.pendingCount = Int(counts.int64(0))
-            state.conflictCount = Int(counts.int64(1))
-            state.unpushedCount = Int(counts.int64(2))
-            state.parkedCount = Int(counts.int64(3))
+            let counts = try outboxCounts(source: source)
+            state.pendingCount = counts.pending
+            state.conflictCount = counts.conflicts
+            state.unpushedCount = counts.unpushed
+            state.parkedCount = counts.parked
             state.localRecordCount = state.recordCount
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             return state

@@ -5,6 +5,8 @@ final class StoreWorkCounter {
     var outboxEntriesRead = 0
     /// Index entries of the listing decoded (walking chunks, or looking for an ID's position).
     var indexEntriesVisited = 0
+    /// Counts of a whole outbox (`StateStore.outboxCounts` when it cannot add to the last ones).
+    var outboxCounts = 0
     /// Local creations a rebuild appended to the previous file's without rewriting the rest.
     var appendedCreates = 0
 

@@ -153,3 +153,49 @@ extension SnapshotFingerprint {
                                    changeTime: Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec), hash: hash)
     }
 }
+
+/// The outbox counts status shows after every change: new creations are added to the last counts, anything
+/// else counts the outbox again, and both agree with a count from scratch.
+@Suite("StateStore outbox counts")
+struct StateStoreOutboxCountsTests {
+    func counts(_ store: StateStore) throws -> [Int] {
+        let state = try store.state(of: "posts")
+        return [state.pendingCount, state.unpushedCount, state.parkedCount, state.conflictCount]
+    }
+
+    /// Counted from scratch, by a store that never counted before.
+    func fresh(_ t: TemporaryStore) throws -> [Int] { try counts(StateStore(path: t.path, cacheFolder: t.folder)) }
+
+    @Test func creationsAreAddedToTheLastCountsAndOtherChangesCountTheOutboxAgain() throws {
+        let t = try TemporaryStore()
+        try store(records(10), into: t.store)
+        let tests = StateStoreAppendCreatesTests()
+        #expect(try counts(t.store) == [0, 0, 0, 0])
+        let counter = StoreWorkCounter()
+        t.store.workCounter = counter
+        try tests.create(t.store, 1)
+        #expect(try counts(t.store) == [1, 1, 0, 0])
+        for n in 2...50 { try tests.create(t.store, n) }
+        #expect(try counts(t.store) == [50, 50, 0, 0])
+        for n in 51...60 {
+            try tests.create(t.store, n)
+            #expect(try counts(t.store) == [n, n, 0, 0])
+        }
+        #expect(counter.outboxCounts == 0, "every creation was added to the last counts, the outbox never counted again")
+        #expect(try fresh(t) == [60, 60, 0, 0])
+        // A parked change is not a creation to add: counted again.
+        let entry = try #require(try t.store.outboxEntries(source: "posts", recordID: "new \"1\"").first)
+        try t.store.park(entry.seq, status: 400, error: "refused")
+        #expect(try counts(t.store) == [59, 60, 1, 0])
+        #expect(counter.outboxCounts == 1)
+        #expect(try fresh(t) == [59, 60, 1, 0])
+        // An update of a creation queued before adds no record.
+        try t.store.enqueue(source: "posts", recordID: "new \"2\"", idIsInteger: false, operation: .update,
+                            body: Array(#"{"id":"new \"2\"","title":"changed"}"#.utf8), baseVersion: nil,
+                            at: "2026-11-29T10:00:00Z", idempotencyKey: "key-u")
+        #expect(try counts(t.store) == [59, 60, 1, 0])
+        try tests.create(t.store, 61)
+        #expect(try counts(t.store) == [60, 61, 1, 0])
+        #expect(try fresh(t) == [60, 61, 1, 0])
+    }
+}
