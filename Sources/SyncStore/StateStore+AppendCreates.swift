@@ -29,7 +29,8 @@ extension StateStore {
             try statement.bind(1, source)
             try statement.bind(2, mark.fileSeq)
         }
-        guard !added.isEmpty, mark.stamp - mark.fileStamp == Int64(added.count) else { return nil }
+        guard mark.stamp - mark.fileStamp == Int64(added.count) else { return nil }
+        if added.isEmpty { return try confirmCurrent(source: source, mark: mark, path: folder.path(of: source)) }
         var ids: Set<String> = []
         for entry in added {
             guard entry.state == .queued, entry.operation != .delete, entry.body != nil, ids.insert(entry.recordID).inserted,
@@ -66,6 +67,22 @@ extension StateStore {
         }
         try install(output, source: source, hash: hash, records: records)
         return (records, true)
+    }
+
+    /// Nothing the file shows changed since it was written (a failed push only noted its attempt): when the
+    /// file's status is the one recorded (as a 304 trusts it), only the dirty mark is cleared; nil otherwise.
+    private func confirmCurrent(source: String, mark: AppendMark, path: String) throws -> (records: Int, rewritten: Bool)? {
+        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        guard let current = fingerprint(of: fd, hash: mark.expected.hash), current == mark.expected else { return nil }
+        var confirmed = false
+        try write("confirm cache file of \(source)") {
+            guard try appendMark(source: source) == mark else { return }
+            try run("UPDATE sources SET snapshot_dirty = 0 WHERE name = ?1", source)
+            confirmed = true
+        }
+        return confirmed ? (mark.records, false) : nil
     }
 
     /// What an append needs to know of `source` as the store recorded it; nil when no file with a known outbox

@@ -301,12 +301,18 @@ public final class StateStore {
         ("sources", "file_outbox_seq", "INTEGER"),
     ]
 
-    /// Triggers counting every change of a source's outbox rows in `sources.outbox_stamp`, whichever code
-    /// makes it. An older syncd's writes are counted too (the triggers live in the file).
+    /// Triggers counting every change of a source's outbox rows that the cache file or the outbox counts can
+    /// show in `sources.outbox_stamp`, whichever code makes it. An older syncd's writes are counted too (the
+    /// triggers live in the file).
     static let outboxStampTriggers = [
         "CREATE TRIGGER IF NOT EXISTS outbox_stamp_insert AFTER INSERT ON outbox BEGIN "
             + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = NEW.source; END",
-        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox BEGIN "
+        // Only what the cache file or the counts show: which record, its body and operation, its state, and
+        // the text of a parked change (a newer change supersedes it); not the attempts a failed push notes.
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox WHEN OLD.source IS NOT NEW.source "
+            + "OR OLD.record_id IS NOT NEW.record_id OR OLD.id_is_integer IS NOT NEW.id_is_integer "
+            + "OR OLD.operation IS NOT NEW.operation OR OLD.body IS NOT NEW.body OR OLD.state IS NOT NEW.state "
+            + "OR ((OLD.state = 'parked' OR NEW.state = 'parked') AND OLD.last_error IS NOT NEW.last_error) BEGIN "
             + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name IN (OLD.source, NEW.source); END",
         "CREATE TRIGGER IF NOT EXISTS outbox_stamp_delete AFTER DELETE ON outbox BEGIN "
             + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = OLD.source; END",

@@ -64,6 +64,29 @@ struct StateStoreAppendCreatesTests {
         #expect(t.leftovers().isEmpty)
     }
 
+    /// A failed push notes its attempt on the first entry (attempts, last error): nothing the file shows, so a
+    /// rebuild for it writes nothing and the next creation is still appended.
+    @Test func aFailedPushDoesNotStopAppending() throws {
+        let t = try TemporaryStore()
+        try store(records(1100), into: t.store)
+        for n in 1...3 {
+            try create(t.store, n)
+            try t.store.rebuildCacheFile(source: "posts")
+        }
+        let before = try bytes(t)
+        let first = try #require(try t.store.outbox(source: "posts").first)
+        _ = try t.store.markAttempt(first.seq, at: AttemptTime(boot: "boot", uptime: 1))
+        try t.store.noteFailure(first.seq, status: nil, error: "cannot reach the server")
+        try t.store.setSnapshotDirty(source: "posts", true)
+        let confirm = try rebuild(t.store)
+        #expect(confirm.appendedCreates == 0 && confirm.outboxEntriesRead == 0)
+        #expect(try bytes(t) == before, "nothing the file shows changed")
+        #expect(try !t.store.state(of: "posts").snapshotDirty)
+        try create(t.store, 4)
+        #expect(try rebuild(t.store).appendedCreates == 1)
+        #expect(try bytes(t) == wholeRebuild { store in for n in 1...4 { try create(store, n) } })
+    }
+
     /// Creations queued while writes failed are all appended by the next rebuild.
     @Test func creationsQueuedSinceTheLastWriteAreAppendedTogether() throws {
         let t = try TemporaryStore()
