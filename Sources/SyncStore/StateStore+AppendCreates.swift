@@ -55,7 +55,10 @@ extension StateStore {
         let newTail = tail.appending(added)
         workCounter?.appendedCreates += added.count
         let output = try CacheFileOutput(folder: folder, source: source)
-        try output.copyRange(from: fd, sourcePath: path, offset: 0, count: mark.layout.listingEnd)
+        // As a whole rebuild does: the header written, the listing's records copied.
+        try output.write(header)
+        try output.copyRange(from: fd, sourcePath: path, offset: mark.layout.recordsStart,
+                             count: mark.layout.listingEnd - mark.layout.recordsStart)
         try output.write(newTail)
         let hash = composedHash(header: header, chunks: chunks, tail: newTail)
         let written = try output.finish(hash: hash)
