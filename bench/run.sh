@@ -104,3 +104,8 @@ PY
 
 # Issue 12: disk, bytes written and memory (section "Storage" of docs/benchmarks.md).
 bench/storage.sh
+
+# Issue 24: offline creates and `syncctl list` with a change pending (figures in docs/benchmarks.md,
+# section "Local costs"; 1M records for the listing).
+bench/offline-creates.sh
+bench/list-pending.sh

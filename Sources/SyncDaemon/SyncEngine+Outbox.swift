@@ -33,7 +33,7 @@ extension SyncEngine {
         }
         // A store that cannot be read must not turn an update into a create (a duplicate POST): fail instead.
         let onServer = try serverRecord(source: source.name, id: id)
-        let known = try reading("the outbox") { try store.outbox(source: source.name) }.contains { $0.recordID.isSameID(as: id) && $0.state == .sent }
+        let known = try reading("the outbox") { try store.outboxEntries(source: source.name, recordID: id) }.contains { $0.state == .sent }
         let operation: OutboxRecord.Operation = onServer != nil || known ? .update : .create
         // A create carries the client's ID in ClientIDField= (unless the record sets that member), so that the
         // server stores it and a create whose answer is lost is recognised in the listing (docs/local-changes.md).
@@ -56,7 +56,7 @@ extension SyncEngine {
     private func deleteLocked(id: String, from source: SourceConfiguration) throws(ManagerError) {
         guard source.writable else { throw .notWritable(source: source.name) }
         let onServer = try serverRecord(source: source.name, id: id)
-        let pending = try reading("the outbox") { try store.outbox(source: source.name) }.last { $0.recordID.isSameID(as: id) }
+        let pending = try reading("the outbox") { try store.outboxEntries(source: source.name, recordID: id) }.last
         guard onServer != nil || (pending != nil && pending?.operation != .delete) else {
             throw .noSuchRecord(source: source.name, id: id)
         }
@@ -88,7 +88,7 @@ extension SyncEngine {
     /// A new change of a record supersedes its parked one: that stays in the outbox, marked, for the record
     /// (`syncctl outbox`), and no longer holds the record's changes back.
     func supersedeParked(_ id: String, of source: SourceConfiguration) throws(ManagerError) {
-        let parked = ((try? store.outbox(source: source.name)) ?? []).filter { $0.recordID.isSameID(as: id) && $0.state == .parked && !$0.isSuperseded }
+        let parked = ((try? store.outboxEntries(source: source.name, recordID: id)) ?? []).filter { $0.state == .parked && !$0.isSuperseded }
         for entry in parked {
             do {
                 try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))

@@ -102,6 +102,9 @@ public final class Database {
     /// Number of rows changed by the last INSERT, UPDATE or DELETE.
     public var changes: Int { isClosed ? 0 : Int(sqlite3_changes(handle)) }
 
+    /// The rowid of the latest successful `INSERT` on this connection (`sqlite3_last_insert_rowid(3)`).
+    public var lastInsertRowID: Int64 { isClosed ? 0 : sqlite3_last_insert_rowid(handle) }
+
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`), committing if it returns and rolling back if it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")

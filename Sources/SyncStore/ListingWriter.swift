@@ -39,6 +39,10 @@ public final class ListingWriter {
     private var seenOverlaid: Set<RecordID> = []
     /// The outbox as this writer applied it.
     public let outboxApplied: [OutboxRecord]
+    /// The source's outbox stamp read just before the outbox (nil: no row yet): recorded with the file, so a
+    /// later rebuild knows what changed since (StateStore+AppendCreates). A change between the two reads only
+    /// makes the stamp look older, which sends that rebuild the whole way.
+    private let outboxStamp: Int64?
     let stored: [ChunkLayout]
     private var oldFile: (fd: Int32, layout: FileLayout)?
     var output: CacheFileOutput?
@@ -71,6 +75,9 @@ public final class ListingWriter {
         self.folder = folder
         self.purpose = purpose
         self.header = CacheFolder.header(source: source, account: folder.account, savedAt: header.savedAt, etag: header.etag)
+        // The source's row first, so that the outbox triggers count from now on and the stamp read is one.
+        if try store.outboxStamp(source: source) == nil { try store.run("INSERT OR IGNORE INTO sources (name) VALUES (?1)", source) }
+        outboxStamp = try store.outboxStamp(source: source)
         outboxApplied = try store.outbox(source: source)
         for entry in outboxApplied {
             let id = RecordID(entry.recordID)
@@ -221,22 +228,15 @@ public final class ListingWriter {
         var preceded = precededInFile
         for id in madeOrder where !seenOverlaid.contains(id) {
             guard let change = overlay[id], change.operation != .delete, let local = change.body else { continue }
-            bytes += preceded ? [0x2c, 0x0a] : [0x0a]
+            if preceded { bytes.append(0x2c) }
+            bytes.append(0x0a)
             preceded = true
-            bytes += local
+            bytes.append(contentsOf: local)
             fileRecords += 1
         }
-        var pending: [RecordID] = [], conflicts: [RecordID] = [], parked: [RecordID] = []
-        for entry in outboxApplied {
-            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
-            if entry.state == .conflict {
-                if !conflicts.contains(id) { conflicts.append(id) }
-            } else if !pending.contains(id) {
-                pending.append(id)
-            }
-            if entry.state == .parked && !entry.isSuperseded && !parked.contains(id) { parked.append(id) }
-        }
-        return bytes + CacheFolder.trailer(pending: pending, parked: parked, conflicts: conflicts)
+        let lists = TrailerLists(outboxApplied)
+        bytes.append(contentsOf: CacheFolder.trailer(pending: lists.pending, parked: lists.parked, conflicts: lists.conflicts))
+        return bytes
     }
 
     /// Whether the old file ends with `tail` right after a records section as long as the new one.
@@ -298,18 +298,7 @@ extension ListingWriter {
 
     /// Renames the committed file into place and records its final fingerprint.
     private func install(_ output: CacheFileOutput) throws(StoreError) {
-        let notFlushed: String?
-        do {
-            notFlushed = try output.install()
-        } catch {
-            // The store names the temporary file: the next start finishes the rename.
-            output.keep()
-            throw error
-        }
-        if let final = output.installedFingerprint(hash: digest.finalize()) {
-            try store.recordInstalledFile(source: source, final)
-        }
-        if let notFlushed { throw .cacheFileNotFlushed(path: output.path, records: fileRecords, reason: notFlushed) }
+        try store.install(output, source: source, hash: digest.finalize(), records: fileRecords)
     }
 
     /// Everything the transaction of `commit` writes.
@@ -361,7 +350,8 @@ extension ListingWriter {
         if let written {
             let file = try database.prepare("""
                 UPDATE sources SET snapshot_dirty = 0, snapshot_size = ?2, snapshot_inode = ?3, snapshot_ctime_ns = ?4, snapshot_hash = ?5,
-                    snapshot_records = ?6, records_start = ?7, listing_end = ?8, pending_rename = ?9 WHERE name = ?1
+                    snapshot_records = ?6, records_start = ?7, listing_end = ?8, pending_rename = ?9,
+                    file_outbox_stamp = ?10, file_outbox_seq = ?11 WHERE name = ?1
                 """)
             try file.bind(1, source)
             try file.bind(2, written.size)
@@ -372,6 +362,8 @@ extension ListingWriter {
             try file.bind(7, Int64(header.count))
             try file.bind(8, Int64(header.count + listingBytes))
             try file.bind(9, output?.temporaryName)
+            try file.bind(10, outboxStamp)
+            try file.bind(11, outboxApplied.map(\.seq).max() ?? 0)
             try file.step()
         } else if purpose != .refresh {
             // The file already shows this view.

@@ -150,6 +150,7 @@ extension StateStore {
                 try statement.withBlob(3) { blob in
                     try RecordChunk.forEach(in: blob) { entry in
                         guard going else { return }
+                        workCounter?.indexEntriesVisited += 1
                         var inFile: UnsafeRawBufferPointer?
                         if let length = entry.fileLength {
                             let separator = precededInFile ? 2 : 1

@@ -93,6 +93,30 @@ extension StateStore {
         UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
     }
 
+    /// Where the record of `source` whose ID is `id` stands in the listing: the chunks the ID index names are
+    /// decoded (never the file) until one holds it; `.unknown` when the index cannot answer.
+    func listingPosition(source: String, id: String) throws -> ListingPosition {
+        guard let seqs = try chunksHolding(source: source, id: id) else { return .unknown }
+        let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
+        for seq in seqs {
+            statement.reset()
+            try statement.bind(1, source)
+            try statement.bind(2, Int64(seq))
+            guard try statement.step() else { continue }
+            var index = 0
+            var found: Int?
+            try statement.withBlob(0) { blob in
+                try RecordChunk.forEach(in: blob) { entry in
+                    workCounter?.indexEntriesVisited += 1
+                    if found == nil && entry.id.isSameID(as: id) { found = index }
+                    index += 1
+                }
+            }
+            if let found { return .at(seq * RecordChunk.capacity + found) }
+        }
+        return .absent
+    }
+
     /// Calls `body` with the record of `source` whose ID is `id`; returns false if there is none. Reads
     /// the chunks the ID index names, or scans the listing when the index cannot answer.
     public func record(source: String, id: String, _ body: (StoredRecord) throws -> Void) throws -> Bool {
@@ -116,4 +140,14 @@ extension StateStore {
         }
         return found
     }
+}
+
+/// Where a record stands in a source's listing (`StateStore.listingPosition`).
+enum ListingPosition: Equatable {
+    /// At this position (0 is the first record).
+    case at(Int)
+    /// Not in the listing.
+    case absent
+    /// The ID index cannot answer.
+    case unknown
 }

@@ -99,7 +99,7 @@ extension StateStore {
                     body: [UInt8]?, baseVersion: String?, at time: String, idempotencyKey: String) throws -> OutboxRecord? {
         try noteUnwritten(source: source, recordID: recordID)
         // The record's latest change that is, or may be, on its way to the server or on it.
-        let latest = try outbox(source: source).last { $0.recordID.isSameID(as: recordID) && ($0.state == .queued || $0.state == .sent) }
+        let latest = try outboxEntries(source: source, recordID: recordID).last { $0.state == .queued || $0.state == .sent }
         if let existing = latest, existing.state == .queued, existing.attempts == 0 {
             let merged: OutboxRecord.Operation?
             switch (existing.operation, operation) {
@@ -118,7 +118,7 @@ extension StateStore {
             if let body { try body.withUnsafeBytes { try statement.bind(3, blob: $0) } } else { try statement.bind(3, nil as String?) }
             try statement.bind(4, time)
             try statement.step()
-            return try outbox(source: source).first { $0.seq == existing.seq }
+            return try outboxEntry(existing.seq)
         }
         var operation = operation
         if operation == .create, let latest, latest.operation != .delete { operation = .update }
@@ -135,19 +135,34 @@ extension StateStore {
         try statement.bind(7, time)
         try statement.bind(8, idempotencyKey)
         try statement.step()
-        return try outbox(source: source).last
+        return try outboxEntry(database.lastInsertRowID)
     }
 
     /// Every outbox entry, oldest first; of one source, or of all when `source` is nil.
     public func outbox(source: String?) throws -> [OutboxRecord] {
+        try outboxRows("?1 IS NULL OR source = ?1") { try $0.bind(1, source) }
+    }
+
+    /// The outbox entries of `recordID` of `source`, oldest first: one lookup in the index `outbox_by_record`,
+    /// whatever else is queued.
+    public func outboxEntries(source: String, recordID: String) throws -> [OutboxRecord] {
+        try outboxRows("source = ?1 AND record_id = ?2") { statement in
+            try statement.bind(1, source)
+            try statement.bind(2, recordID)
+        }
+    }
+
+    /// The outbox entries matching the SQL condition `condition` (parameters bound by `bind`), oldest first.
+    func outboxRows(_ condition: String, bind: (Statement) throws -> Void) throws -> [OutboxRecord] {
         let statement = try database.prepare("""
             SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
                    state, attempts, unconfirmed, last_status, last_error, attempt_boot, attempt_uptime_ms, blind_resends
-            FROM outbox WHERE ?1 IS NULL OR source = ?1 ORDER BY seq
+            FROM outbox WHERE \(condition) ORDER BY seq
             """)
-        try statement.bind(1, source)
+        try bind(statement)
         var entries: [OutboxRecord] = []
         while try statement.step() {
+            workCounter?.outboxEntriesRead += 1
             entries.append(OutboxRecord(
                 seq: statement.int64(0), source: statement.string(1) ?? "", recordID: statement.string(2) ?? "",
                 idIsInteger: statement.int64(3) != 0, operation: OutboxRecord.Operation(rawValue: statement.string(4) ?? "") ?? .update,
@@ -187,7 +202,7 @@ extension StateStore {
 
     /// One outbox entry by its sequence number; nil when there is none.
     public func outboxEntry(_ seq: Int64) throws -> OutboxRecord? {
-        try outbox(source: nil).first { $0.seq == seq }
+        try outboxRows("seq = ?1") { try $0.bind(1, seq) }.first
     }
 
     /// A create whose answer was lost and whose attempt is of another boot (or unknown) waits from `time` on
@@ -288,7 +303,7 @@ extension StateStore {
     public func recordConflict(_ seq: Int64, remoteBody: [UInt8]?, remoteVersion: String?, at time: String,
                                status: Int?, reason: String) throws(StoreError) {
         try durableWrite("record a conflict") {
-            guard let entry = try outbox(source: nil).first(where: { $0.seq == seq }) else { return }
+            guard let entry = try outboxEntry(seq) else { return }
             let mark = try database.prepare("UPDATE outbox SET state = 'conflict', last_status = ?2, last_error = ?3 WHERE seq = ?1")
             try mark.bind(1, seq)
             try mark.bind(2, status.map(Int64.init))
@@ -336,23 +351,17 @@ extension StateStore {
     /// applied (a removed record left out, a changed one replaced), then records created locally.
     public func forEachLocalRecord(source: String, _ body: (_ id: String, _ json: UnsafeRawBufferPointer) throws -> Void) throws {
         // Keyed by the IDs' bytes (`RecordID`): canonically equivalent IDs are different records.
-        var overlay: [RecordID: OutboxRecord] = [:]
-        var created: [RecordID] = []
-        for entry in try outbox(source: source) {
-            let id = RecordID(entry.recordID)
-            if overlay[id] == nil { created.append(id) }
-            overlay[id] = entry
-        }
+        let overlay = LocalOverlay(try outbox(source: source))
         var seen: Set<RecordID> = []
         try forEachRecord(source: source) { record in
-            guard let change = overlay[RecordID(record.id)] else { return try body(record.id, record.body) }
+            guard overlay.changed(record.id) else { return try body(record.id, record.body) }
             seen.insert(RecordID(record.id))
-            if change.operation != .delete, let local = change.body {
+            if let local = overlay.localBody(of: record.id) {
                 try local.withUnsafeBytes { try body(record.id, $0) }
             }
         }
-        for id in created where !seen.contains(id) {
-            if let change = overlay[id], change.operation != .delete, let local = change.body {
+        for id in overlay.madeOrder where !seen.contains(id) {
+            if let local = overlay.localBody(of: id.key) {
                 try local.withUnsafeBytes { try body(id.key, $0) }
             }
         }
@@ -360,26 +369,13 @@ extension StateStore {
 
     /// IDs with changes not yet confirmed by the server, and IDs in conflict, for the cache file.
     public func pendingAndConflicts(source: String) throws -> (pending: [RecordID], conflicts: [RecordID]) {
-        var pending: [RecordID] = [], conflicts: [RecordID] = []
-        for entry in try outbox(source: source) {
-            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
-            if entry.state == .conflict {
-                if !conflicts.contains(id) { conflicts.append(id) }
-            } else if !pending.contains(id) {
-                pending.append(id)
-            }
-        }
-        return (pending, conflicts)
+        let lists = TrailerLists(try outbox(source: source))
+        return (lists.pending, lists.conflicts)
     }
 
     /// IDs with a parked change that nothing superseded: the part of `pending` waiting for a person.
     public func parkedIDs(source: String) throws -> [RecordID] {
-        var parked: [RecordID] = []
-        for entry in try outbox(source: source) where entry.state == .parked && !entry.isSuperseded {
-            let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
-            if !parked.contains(id) { parked.append(id) }
-        }
-        return parked
+        TrailerLists(try outbox(source: source)).parked
     }
 
     private func run(_ sql: String, _ values: Int64...) throws(SQLiteError) {

@@ -22,6 +22,8 @@ extension StateStore {
     /// the chunks the changes cannot touch are copied from the current file (`feedByCopying`), the others
     /// read from it and the index, each record with its local change applied. When the current file cannot
     /// be copied from (its header or tail does not match the fingerprint), every record is read instead.
+    /// When the only changes since the file was written are new local creations, they are appended instead
+    /// (`appendCreates`), at the cost of the change rather than of everything queued.
     /// Returns the records the file holds and whether a new file was written.
     @discardableResult
     public func rebuildCacheFile(source: String) throws -> (records: Int, rewritten: Bool) {
@@ -31,6 +33,8 @@ extension StateStore {
             try migrateLegacyListing(source: source)
             return (try self.state(of: source).snapshotRecordCount ?? 0, true)
         }
+        // Only new local creations since the file was written: appended, the rest of the file copied as it is.
+        if let appended = try appendCreates(source: source) { return appended }
         let state = try state(of: source)
         let writer = try beginWriting(source: source, header: CacheHeader(savedAt: state.savedAt, etag: state.etag), purpose: .rebuild)
         do {
@@ -46,6 +50,22 @@ extension StateStore {
         let outcome = try writer.commit(ListingMetadata(url: state.url ?? "", etag: state.etag, lastModified: state.lastModified,
                                                         time: state.savedAt ?? "", allowEmpty: true))
         return (writer.fileRecords, !outcome.unchanged || state.lastSuccess == nil)
+    }
+
+    /// Renames a committed file (`output`, whose content hash is `hash`, holding `records` records) into place
+    /// and records its final fingerprint (the rename moved its change time). A failed rename keeps the
+    /// temporary file, which the store names: the next start finishes it. Throws `.cacheFileNotFlushed` when
+    /// all is in place but the folder could not be flushed.
+    func install(_ output: CacheFileOutput, source: String, hash: UInt64, records: Int) throws(StoreError) {
+        let notFlushed: String?
+        do {
+            notFlushed = try output.install()
+        } catch {
+            output.keep()
+            throw error
+        }
+        if let final = output.installedFingerprint(hash: hash) { try recordInstalledFile(source: source, final) }
+        if let notFlushed { throw .cacheFileNotFlushed(path: output.path, records: records, reason: notFlushed) }
     }
 
     /// Records the fingerprint of the file a commit renamed into place, and that no rename is outstanding.
@@ -113,7 +133,8 @@ extension StateStore {
             try run("""
                 UPDATE sources SET etag = NULL, last_modified = NULL, saved_at = NULL, record_count = 0, snapshot_dirty = 0, snapshot_size = NULL,
                     snapshot_inode = NULL, snapshot_ctime_ns = NULL, snapshot_hash = NULL, snapshot_records = NULL,
-                    records_start = NULL, listing_end = NULL, pending_rename = NULL, id_index_stamp = NULL WHERE name = ?1
+                    records_start = NULL, listing_end = NULL, pending_rename = NULL, id_index_stamp = NULL,
+                    file_outbox_stamp = NULL, file_outbox_seq = NULL WHERE name = ?1
                 """, source)
         }
     }

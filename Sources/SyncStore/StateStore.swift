@@ -132,6 +132,10 @@ public final class StateStore {
     private(set) var hasUnwrittenTable = true
     /// Whether the file has the `discarded` table (StateStore+Discarded), like `hasUnwrittenTable`.
     private(set) var hasDiscardedTable = true
+    /// Counts the store's work when set (tests).
+    var workCounter: StoreWorkCounter?
+    /// The outbox counts of each source as last counted (StateStore+OutboxCounts).
+    var countedOutboxes: [String: CountedOutbox] = [:]
 
     /// Opens the database at `path`, creating or migrating the schema; the listings' bodies are read from
     /// and written to the cache files in `cacheFolder`.
@@ -296,6 +300,29 @@ public final class StateStore {
         ("outbox", "blind_resends", "INTEGER NOT NULL DEFAULT 0"),
         // `last_error` without the server's words (SourceState.lastErrorPublic); NULL when written by an older syncd.
         ("sources", "last_error_public", "TEXT"),
+        // Counts every row written to or removed from the source's outbox (the triggers of `outboxStampTriggers`),
+        // and the count and greatest outbox `seq` the cache file as last written applied: a rebuild that finds
+        // only new creates since then appends them (StateStore+AppendCreates). NULL: unknown, rebuild whole.
+        ("sources", "outbox_stamp", "INTEGER NOT NULL DEFAULT 0"),
+        ("sources", "file_outbox_stamp", "INTEGER"),
+        ("sources", "file_outbox_seq", "INTEGER"),
+    ]
+
+    /// Triggers counting every change of a source's outbox rows that the cache file or the outbox counts can
+    /// show in `sources.outbox_stamp`, whichever code makes it. An older syncd's writes are counted too (the
+    /// triggers live in the file).
+    static let outboxStampTriggers = [
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_insert AFTER INSERT ON outbox BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = NEW.source; END",
+        // Only what the cache file or the counts show: which record, its body and operation, its state, and
+        // the text of a parked change (a newer change supersedes it); not the attempts a failed push notes.
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox WHEN OLD.source IS NOT NEW.source "
+            + "OR OLD.record_id IS NOT NEW.record_id OR OLD.id_is_integer IS NOT NEW.id_is_integer "
+            + "OR OLD.operation IS NOT NEW.operation OR OLD.body IS NOT NEW.body OR OLD.state IS NOT NEW.state "
+            + "OR ((OLD.state = 'parked' OR NEW.state = 'parked') AND OLD.last_error IS NOT NEW.last_error) BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name IN (OLD.source, NEW.source); END",
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_delete AFTER DELETE ON outbox BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = OLD.source; END",
     ]
 
     /// Adds the columns of `addedColumns` and the tables added since (ID index, unwritten, discarded) when a
@@ -308,9 +335,12 @@ public final class StateStore {
             return StateStore.addedColumns.filter { !present.contains("\($0.table).\($0.column)") }
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
-            let statement = try database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('id_index', 'unwritten', 'discarded')")
+            let statement = try database.prepare("""
+                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded'))
+                    OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete'))
+                """)
             _ = try statement.step()
-            return statement.int64(0) < 3
+            return statement.int64(0) < 6
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -329,6 +359,7 @@ public final class StateStore {
                 try database.execute(StateStore.unwrittenTable)
                 // Changes a ConflictPolicy= discarded, kept for DiscardedRetentionSec= (StateStore+Discarded).
                 try database.execute(StateStore.discardedTable)
+                for trigger in StateStore.outboxStampTriggers { try database.execute(trigger) }
             }
         } catch let error as SQLiteError {
             throw error
@@ -409,24 +440,12 @@ public final class StateStore {
                 if !statement.isNull(14) { state.snapshotRecordCount = Int(statement.int64(14)) }
                 state.lastErrorPublic = statement.string(15)
             }
-            // Records, not changes: one row per record in the outbox's index order, so no temporary
-            // table is built (four `count(DISTINCT …)` built four, at every call).
-            let counts = try database.prepare("""
-                SELECT count(*) FILTER (WHERE pending), count(*) FILTER (WHERE conflicted),
-                       count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked), count(*)
-                FROM (SELECT max(state IN ('queued', 'sent')) AS pending,
-                             max(state = 'conflict') AS conflicted,
-                             max(state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1)) AS unpushed,
-                             max(state = 'parked' AND \(superseded) IS NOT 1) AS parked
-                      FROM outbox WHERE source = ?1 GROUP BY record_id)
-                """)
-            try counts.bind(1, source)
-            _ = try counts.step()
-            state.pendingCount = Int(counts.int64(0))
-            state.conflictCount = Int(counts.int64(1))
-            state.unpushedCount = Int(counts.int64(2))
-            state.parkedCount = Int(counts.int64(3))
-            state.changedRecordCount = Int(counts.int64(4))
+            let counts = try outboxCounts(source: source)
+            state.pendingCount = counts.pending
+            state.conflictCount = counts.conflicts
+            state.unpushedCount = counts.unpushed
+            state.parkedCount = counts.parked
+            state.changedRecordCount = counts.records
             state.localRecordCount = state.recordCount
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             return state

@@ -1,0 +1,14 @@
+/// Counts units of work of the store's reads and cache file rebuilds, so tests can prove that a cost does not
+/// grow with the listing or with what is queued (counts, never time). Nil on a store: nothing is counted.
+final class StoreWorkCounter {
+    /// Outbox rows decoded into `OutboxRecord`s.
+    var outboxEntriesRead = 0
+    /// Index entries of the listing decoded (walking chunks, or looking for an ID's position).
+    var indexEntriesVisited = 0
+    /// Counts of a whole outbox (`StateStore.outboxCounts` when it cannot add to the last ones).
+    var outboxCounts = 0
+    /// Local creations a rebuild appended to the previous file's without rewriting the rest.
+    var appendedCreates = 0
+
+    init() {}
+}
