@@ -39,11 +39,14 @@ public struct PaginationProbe {
                                                                   versionField: source.versionField))
         var skeleton = PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
         var status = 0
+        // The start of the page, to say where the records are when they are not where RecordsPath= says.
+        var start: [UInt8] = []
         let head: HTTPResponseHead
         let records: Int
         do {
             head = try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
                 guard (200..<300).contains(status) || status == 0 else { return }
+                if start.count < ListingFetcher.skeletonLimit { start += chunk.prefix(ListingFetcher.skeletonLimit - start.count) }
                 skeleton.feed(chunk)
                 try scanner.feed(chunk) { _ in }
             })
@@ -54,6 +57,11 @@ public struct PaginationProbe {
             records = try scanner.finish()
         } catch {
             say("cannot probe: \(error)")
+            if let page = try? JSONValue(parsing: start), let path = RecordsPathSuggestion.candidates(in: page).first {
+                let others = RecordsPathSuggestion.candidates(in: page).dropFirst()
+                say("the page is an object whose records are at \(path)\(others.isEmpty ? "" : " (other arrays of objects: \(others.joined(separator: ", ")))"): "
+                    + "set RecordsPath=\(path), then probe again")
+            }
             return 1
         }
         say("HTTP \(head.status == 0 ? 200 : head.status), \(counted(records, "record")) on this page")

@@ -11,7 +11,8 @@ struct JSONScanErrorTests {
         (.depthExceeded(64), 300, "JSON nested deeper than 64 levels at byte 300"),
         (.trailingBytes, 120, "trailing bytes after the JSON document at byte 120"),
         (.truncated, 4096, "JSON document is truncated (ended at byte 4096)"),
-        (.notAnArray(path: ""), 0, "top level is not an array"),
+        (.notAnArray(path: ""), 0, "top level is not an array; if the records are inside an object, set RecordsPath= to them "
+            + "(e.g. /data; 'syncd --probe SOURCE' says where they are)"),
         (.notAnArray(path: "/data"), 8, "value at /data is not an array"),
         (.pathNotFound(path: "/data"), 11, "no array at /data"),
         (.recordNotObject(index: 3), 40, "record 3 is not an object"),

@@ -172,6 +172,17 @@ def test_probe_names_the_signals_and_the_settings(server, setup):
     assert r.stdout.splitlines()[-1] == "gone: HTTP 404: not a listing page; check URL= and the credentials, then probe again"
 
 
+def test_probe_of_a_wrapped_listing_without_records_path_says_where_the_records_are(server, setup):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data", perPage=2)
+    setup.add_source("posts", server.url("posts"))                     # RecordsPath= left out
+    r = setup.syncd("--probe", "posts")
+    assert (r.returncode, r.stderr) == (1, ""), r.stderr
+    assert r.stdout.splitlines()[-1] == "posts: the page is an object whose records are at /data: set RecordsPath=/data, then probe again"
+    r = setup.syncd("--once")
+    assert r.returncode == 1 and "top level is not an array; if the records are inside an object, set RecordsPath= to them" in r.stderr
+
+
 @pytest.fixture
 def kinto(tmp_path):
     s = Kinto(tmp_path / "kinto", page_size=2)

@@ -66,7 +66,9 @@ public struct JSONScanError: Error, Equatable, Sendable, CustomStringConvertible
         case .truncated:
             return "JSON document is truncated (ended at byte \(offset))"
         case .notAnArray(let path):
-            return path.isEmpty ? "top level is not an array" : "value at \(path) is not an array"
+            // Most often RecordsPath= left out for a wrapped listing ({"data": [...]}): say where to look.
+            return path.isEmpty ? "top level is not an array; if the records are inside an object, set RecordsPath= to them "
+                + "(e.g. /data; 'syncd --probe SOURCE' says where they are)" : "value at \(path) is not an array"
         case .pathNotFound(let path):
             return "no array at \(path)"
         case .recordNotObject(let index):
