@@ -345,6 +345,16 @@ def test_watch_names_a_refused_put_as_parked_with_its_record_outbox_entry_and_st
         proc.stop()
 
 
+def test_a_reload_that_removes_a_source_with_unpushed_changes_says_they_wait_in_the_outbox(writable, setup, server):
+    assert syncctl(setup, "delete", "posts", "1").returncode == 0          # the server refuses DELETE (503): it waits
+    (setup.config / "sources.d" / "posts.source").unlink()
+    assert syncctl(setup, "reload").returncode == 0
+    writable.wait_log("posts: removed from the configuration with 1 record whose local changes are not pushed yet: they "
+                      "stay in the outbox ('syncctl outbox' lists them) and go out once a source named posts is configured "
+                      "again; its cached file stays until logout")
+    assert [(e["id"], e["operation"]) for e in json.loads(syncctl(setup, "outbox", "--json").stdout)] == [("1", "delete")]
+
+
 def test_watch_text_names_each_change(writable, setup, server):
     proc = Watch(setup)
     try:
