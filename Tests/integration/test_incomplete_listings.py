@@ -7,6 +7,7 @@ import json
 import pytest
 
 from realservers import Kinto
+from recipes import recipe
 
 RECORDS = [{"id": i, "title": f"P{i}"} for i in range(1, 6)]
 NONE = "but Pagination=none: only the first page was received"
@@ -147,6 +148,23 @@ def test_paging_members_larger_than_4_mib_fail_the_listing_and_keep_the_cache(se
     server.options("posts", wrapper="data", extra={"blob": "x" * (4 << 20)})
     refused(setup, before, "the page's members besides its records are larger than 4 MiB; with Pagination=body they "
             "are read to find the next page")
+
+
+def test_the_link_pagination_recipe_fetches_every_page_with_its_token(server, setup, tmp_path):
+    """syncd.conf(5)'s `# Link pagination` recipe, as printed but for this machine's addresses and token file."""
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "gh-token").write_text("t0ken\n")
+    server.set_records("posts", RECORDS)
+    server.options("posts", perPage=2, byToken={"t0ken": RECORDS})
+    (setup.config / "sources.d" / "posts.source").write_text(recipe(
+        "Link pagination", URL=server.url("posts"), AllowedOrigins=f"http://localhost:{server.port}"))
+    r = setup.syncd("--once", env={"CREDENTIALS_DIRECTORY": str(credentials)})
+    assert r.returncode == 0, r.stderr
+    assert setup.cache_doc("posts")["records"] == RECORDS
+    pages = [req["path"] for req in server.requests("/posts")]
+    assert pages == ["/posts?per_page=100", "/posts?page=2", "/posts?page=3"]
+    assert all(req["headers"]["authorization"] == "Bearer t0ken" for req in server.requests("/posts"))
 
 
 def test_probe_names_the_signals_and_the_settings(server, setup):

@@ -63,11 +63,17 @@ def cached(setup):
     return setup.cache_doc("notes")
 
 
-def test_page_number_pagination_is_followed_to_the_last_page(drf, setup):
+def test_page_number_pagination_is_followed_to_the_last_page(drf, setup, tmp_path):
+    """syncd.conf(5)'s `# Django REST Framework, PageNumberPagination` recipe, as printed but for this machine's
+    address and token file (the test project takes any token: the recipe's credential is only carried)."""
     server = drf(page_size=100)
     server.insert(250)
-    notes_source(setup, server, Writable="no")
-    r = setup.syncd("--once")
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "notes-token").write_text("t0ken\n")
+    (setup.config / "sources.d" / "notes.source").write_text(
+        recipe("Django REST Framework, PageNumberPagination", URL=server.url()))
+    r = setup.syncd("--once", env={"CREDENTIALS_DIRECTORY": str(credentials)})
     assert r.returncode == 0, r.stderr
     assert [n["id"] for n in cached(setup)["records"]] == [row["id"] for row in server.rows()]
     assert len(cached(setup)["records"]) == 250
