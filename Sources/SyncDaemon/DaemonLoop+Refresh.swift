@@ -52,9 +52,11 @@ extension DaemonLoop {
         let name = ticket.source
         let current = ticket.generation == core.generation && core.scheduler.source(name) != nil
         var wasFailing = false
+        var succeededBefore = false
         if current {
             let previous = states[name]
             wasFailing = previous?.lastError != nil || previous?.isStale == true
+            succeededBefore = previous?.lastSuccess != nil
             let state = keepNewest(stamped, of: name)
             if let stamped { notices[name] = stamped.state.notices }
             // The cache file was rewritten by this refresh: a new listing, or a push that settled local changes.
@@ -92,8 +94,9 @@ extension DaemonLoop {
             logger.forSource(name).warning("refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
                                            messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
-            logger.forSource(name).notice("refresh succeeded again, the cache is current (\(finish.report.result.rawValue))",
-                                          messageID: .sourceRecovered)
+            // "again" only when it had succeeded before: a source whose first attempts failed is not recovering.
+            logger.forSource(name).notice("refresh succeeded\(succeededBefore ? " again" : " after the failures before it"), the cache is "
+                                          + "current (\(finish.report.result.rawValue))", messageID: .sourceRecovered)
         }
         // The last running refresh ended: plan the release of idle code pages (docs/architecture.md, "Memory").
         if cancellations.isEmpty { idlePages.refreshesEnded(at: monotonicNow()) }

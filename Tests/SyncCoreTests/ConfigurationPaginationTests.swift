@@ -28,7 +28,7 @@ struct ConfigurationPaginationTests {
         let source = try #require(ConfigurationSourceTests.source(text))
         #expect(source.pagination == .header && source.nextHeader == "X-Next")
         #expect(source.recordEnvelope == ["data"] && source.recordEnvelopeText == "/data")
-        #expect(source.explanation.contains("pages: the next page's URL in each response's X-Next header, at most 10000 pages within 600.0 seconds (Pagination=header)"))
+        #expect(source.explanation.contains("pages: the next page's URL in each response's X-Next header, at most 10000 pages within 10min (Pagination=header)"))
         #expect(source.explanation.contains("one record: at /data in the item GET and the write answers; writes send it there (RecordEnvelope=)"))
         // The empty pointer is the default: the record is the whole body.
         let reset = try #require(ConfigurationSourceTests.source(text + "\nRecordEnvelope=\nNextHeader=\n"))

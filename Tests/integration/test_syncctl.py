@@ -313,6 +313,8 @@ def test_watch_sends_stale_once_per_failing_period_and_fresh_on_recovery(running
         server.set_records("posts", POSTS + [{"id": 5}])
         assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
         assert [json.loads(proc.line())["event"] for _ in range(2)] == ["saved", "fresh"]
+        # It had succeeded before the failures (its first listing): the log says "again".
+        assert "posts: refresh succeeded again, the cache is current (updated)" in running.output()
         # Healthy again: a refresh that confirms the copy says nothing, and the next line is the logout's.
         assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
         assert syncctl(setup, "logout").returncode == 0

@@ -10,17 +10,17 @@ extension SourceConfiguration {
         case .none:
             lines.append("pages: one response holds the whole collection (Pagination=none)")
         case .link:
-            lines.append("pages: Link: rel=\"next\" headers, at most \(maxPages) pages within \(listingTimeout) (Pagination=link)")
+            lines.append("pages: Link: rel=\"next\" headers, at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=link)")
         case .body:
-            lines.append("pages: the next page's URL at \(nextPathText) in each response, at most \(maxPages) pages within \(listingTimeout) (Pagination=body)")
+            lines.append("pages: the next page's URL at \(nextPathText) in each response, at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=body)")
         case .cursor:
-            lines.append("pages: \(url) with \(cursorParameter)= set to the token at \(cursorPathText), at most \(maxPages) pages within \(listingTimeout) (Pagination=cursor)")
+            lines.append("pages: \(url) with \(cursorParameter)= set to the token at \(cursorPathText), at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=cursor)")
         case .page:
-            lines.append("pages: \(url) with \(pageParameter)= counting up, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=page)")
+            lines.append("pages: \(url) with \(pageParameter)= counting up, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=page)")
         case .offset:
-            lines.append("pages: \(url) with \(offsetParameter)= advanced by the records received, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(listingTimeout) (Pagination=offset)")
+            lines.append("pages: \(url) with \(offsetParameter)= advanced by the records received, until a short or empty page\(totalEnd), at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=offset)")
         case .header:
-            lines.append("pages: the next page's URL in each response's \(nextHeader) header, at most \(maxPages) pages within \(listingTimeout) (Pagination=header)")
+            lines.append("pages: the next page's URL in each response's \(nextHeader) header, at most \(maxPages) pages within \(TimeSpan.format(listingTimeout)) (Pagination=header)")
         }
         if !hasMorePath.isEmpty, pagination == .body || pagination == .cursor {
             lines.append("pages: false at \(hasMorePathText) ends the listing (HasMorePath=)")
