@@ -76,6 +76,20 @@ public struct PaginationProbe {
             return 0
         }
         for signal in signals { say("found \(signal.description)") }
+        // The configured mode goes on to the next page when the page carries its own sign (page and offset go on
+        // until a short page, whatever the page says); the other signs only matter on the last page.
+        let followed = signals.contains { signal in
+            switch (source.pagination, signal.kind) {
+            case (.link, .linkHeader), (.header, .nextPageHeader), (.page, _), (.offset, _): return true
+            case (.body, .nextMember(let pointer)): return pointer == source.nextPathText
+            case (.cursor, .cursorMember(let pointer)): return pointer == source.cursorPathText
+            default: return false
+            }
+        }
+        if followed {
+            say("Pagination=\(source.pagination.rawValue), as configured, follows \(signals.count == 1 ? "it" : "them"): the settings fit")
+            return 0
+        }
         say("to fetch every page: \(first.advice)")
         return 0
     }

@@ -190,6 +190,19 @@ def test_probe_names_the_signals_and_the_settings(server, setup):
     assert r.stdout.splitlines()[-1] == "gone: HTTP 404: not a listing page; check URL= and the credentials, then probe again"
 
 
+@pytest.mark.parametrize("keys, follows", [
+    (dict(Pagination="link"), "Pagination=link, as configured, follows them: the settings fit"),
+    (dict(Pagination="page", TotalPath="/count"), "Pagination=page, as configured, follows them: the settings fit"),
+])
+def test_probe_of_a_source_set_up_right_says_the_settings_fit(server, setup, keys, follows):
+    server.set_records("posts", RECORDS)
+    server.options("posts", wrapper="data", perPage=2, extra={"count": 5})
+    setup.add_source("posts", server.url("posts"), RecordsPath="/data", **keys)
+    r = setup.syncd("--probe", "posts")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.splitlines()[-1] == f"posts: {follows}"
+
+
 def test_probe_of_a_wrapped_listing_without_records_path_says_where_the_records_are(server, setup):
     server.set_records("posts", RECORDS)
     server.options("posts", wrapper="data", perPage=2)
