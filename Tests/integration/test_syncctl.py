@@ -466,6 +466,11 @@ def test_an_unknown_source_points_to_status(running, setup):
         assert (r.returncode, r.stdout) == (1, ""), args
         assert r.stderr == "syncctl: no such source: nosuch; 'syncctl status' lists the configured sources\n", r.stderr
     assert setup.cache_doc("posts")["records"] == POSTS
+    # A near miss is named, as syncctl status does.
+    for args in (("get", "post", "1"), ("list", "postz"), ("outbox", "Posts"), ("refresh", "post", "--wait")):
+        r = syncctl(setup, *args)
+        assert (r.returncode, r.stdout) == (1, ""), args
+        assert r.stderr == f"syncctl: no such source: {args[1]}; did you mean 'posts'?\n", r.stderr
 
 
 def test_logout_says_what_it_erased(running, setup):

@@ -60,20 +60,31 @@ public struct CommandContext {
     /// Connects and makes one call.
     public func call(_ request: ManagerRequest) throws(CommandFailure) -> JSONObject {
         let client = try connect()
-        do { return try client.call(request.call()) } catch { throw .client(error) }
+        do { return try client.call(request.call()) } catch { throw failure(error) }
     }
 
     /// Like `call`, also returning the reply's parameters as the daemon wrote them (for `printJSON(_:received:)`).
     public func callKeepingText(_ request: ManagerRequest) throws(CommandFailure) -> (parameters: JSONObject, text: ArraySlice<UInt8>?) {
         let client = try connect()
-        do { return try client.callKeepingText(request.call()) } catch { throw .client(error) }
+        do { return try client.callKeepingText(request.call()) } catch { throw failure(error) }
     }
 
     /// Connects, makes one call and returns its parameters object as the daemon wrote it, unparsed
     /// (`VarlinkClient.callReturningParametersText`).
     public func callReturningText(_ request: ManagerRequest) throws(CommandFailure) -> (text: ArraySlice<UInt8>, oneLine: Bool) {
         let client = try connect()
-        do { return try client.callReturningParametersText(request.call()) } catch { throw .client(error) }
+        do { return try client.callReturningParametersText(request.call()) } catch { throw failure(error) }
+    }
+
+    /// A call's failure; a source the daemon does not know is named with the nearest configured one, as
+    /// `syncctl status NAME` does (`no such source: postz; did you mean 'posts'?`), from one more `GetStatus`.
+    func failure(_ error: VarlinkClientError) -> CommandFailure {
+        guard case .remote(let name, let parameters) = error, name == ManagerError.noSuchSource(source: "").varlinkName,
+              let source = parameters["source"]?.stringValue,
+              let reply = try? connect().call(ManagerRequest.getStatus.call()),
+              let status = try? ManagerStatus(json: reply) else { return .client(error) }
+        guard case .unknown(let suggestion) = SourceStatusView.find(source, in: status) else { return .client(error) }
+        return .failed(SourceStatusView.unknownMessage(HumanFormat.printable(source), suggestion: suggestion))
     }
 
     /// Prints a JSON value in the requested `--json` mode (pretty when only `pretty` is asked

@@ -39,6 +39,8 @@ public struct RefreshCommand: SyncctlCommand {
                     drewProgress = true
                 }
             }
+        } catch .client(let error) {
+            refusal = context.failure(error)
         } catch {
             refusal = CommandFailure(error)
         }

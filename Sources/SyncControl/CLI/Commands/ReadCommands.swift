@@ -82,7 +82,7 @@ public struct ListCommand: SyncctlCommand {
             let page: JSONObject
             do {
                 page = try client.call(ManagerRequest.list(source: source, offset: offset, limit: ManagerInterface.maxPageSize).call())
-            } catch { throw .client(error) }
+            } catch { throw context.failure(error) }
             guard let pageRecords = page["records"]?.arrayValue else { throw .failed("unexpected reply from syncd: no records") }
             records += pageRecords
             if let unwritten = page["unwritten"]?.integerValue { behind = (page["cached"]?.integerValue ?? 0, unwritten) }
