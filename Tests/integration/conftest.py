@@ -175,6 +175,10 @@ class SyncServer:
     def clear_fault(self, name):
         self._call("DELETE", f"/_control/faults/{name}")
 
+    def release(self, name):
+        """Lets the request a kind="hold" fault of `name` keeps waiting go on."""
+        self._call("PUT", f"/_control/release/{name}", b"")
+
     def options(self, name, **options):
         self._call("PUT", f"/_control/options/{name}", options)
 

@@ -152,8 +152,8 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
     d = start(setup, server, daemons, Writable="yes", TimeoutSec="60s")
     path = setup.cache_file("posts")
     overwrite(path, b'"Post 1"', b'"Post X"')
-    # The listing fetched again takes its time: list meanwhile.
-    server.fault("posts", kind="delay", seconds=3, method="GET", times=1)
+    # The listing fetched again is held until the test lets it go: list meanwhile.
+    server.fault("posts", kind="hold", method="GET", times=1)
     server.clear_requests()
     assert syncctl(setup, "get", "posts", "1").returncode == 1
     d.wait_log("posts: cache file was damaged")
@@ -170,6 +170,7 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
     r = syncctl(setup, "list", "posts", "--json")
     assert r.returncode == 0 and json.loads(r.stdout) == [{"id": 12, "title": "Offline note"}], r.stdout
     assert r.stderr == NO_LISTING + "only its pending local changes are listed (see 'syncctl status')\n", r.stderr
+    server.release("posts")
     # Once the listing is back and the cache file holds the local change too (the file is rewritten a moment after
     # the store settles the listing: until then `list` says a record is not yet written), no warning, nothing lost.
     def settled():
@@ -185,13 +186,14 @@ def test_list_while_the_damaged_listing_is_fetched_again_says_so_instead_of_an_e
 def test_status_while_a_deleted_cache_file_is_fetched_again_says_no_listing_is_held(server, setup, daemons):
     d = start(setup, server, daemons)
     setup.cache_file("posts").unlink()                           # found by the next refresh, not by a read
-    server.fault("posts", kind="delay", seconds=3, method="GET", times=1)
+    server.fault("posts", kind="hold", method="GET", times=1)   # the listing waits until the test has looked
     server.clear_requests()
     done = subprocess.Popen([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "refresh", "posts", "--wait"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d.wait_log("posts: cache file " + str(setup.cache_file("posts")) + " is missing")
     wait_for(lambda: status_warnings(setup) == [REFETCH], what="the status to say the listing is being fetched again")
     assert json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]["state"] == "syncing"
+    server.release("posts")
     assert done.wait(20) == 0
     assert status_warnings(setup) == []
     assert setup.cache_doc("posts")["records"] == POSTS

@@ -9,6 +9,7 @@ The tests steer it through /_control:
   PUT    /_control/collections/<name>   body = JSON array (or any bytes with ?raw=1)
   PUT    /_control/faults/<name>        body = JSON fault description (see Fault below)
   DELETE /_control/faults/<name>
+  PUT    /_control/release/<name>       lets the request a "hold" fault keeps waiting go on
   PUT    /_control/options/<name>       {"perPage": 2, "wrapper": "data", "noValidators": true,
                                          "nextLink": URL, "delay": seconds, "etagBytes": n,
                                          "writeDelay": seconds, "serverIds": true, "dropMembers": [names],
@@ -41,6 +42,7 @@ class State:
         self.lock = threading.Lock()
         self.collections = {}   # name -> {"raw": bytes | None, "records": list | None, "modified": float}
         self.faults = {}        # name -> fault dict
+        self.gates = {}         # name -> threading.Event a "hold" fault waits on until /_control/release/<name>
         self.options = {}       # name -> options dict
         self.requests = []
 
@@ -115,11 +117,17 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     STATE.set_records(name, json.loads(body))
                 return self._send(204)
+            if len(segs) == 2 and segs[0] == "release":
+                # Lets the request a "hold" fault keeps waiting go on.
+                STATE.gates.setdefault(segs[1], threading.Event()).set()
+                return self._send(204)
             if len(segs) == 2 and segs[0] == "faults":
                 if self.command == "DELETE":
                     STATE.faults.pop(segs[1], None)
                 else:
                     STATE.faults[segs[1]] = json.loads(body)
+                    if STATE.faults[segs[1]].get("kind") == "hold":
+                        STATE.gates[segs[1]] = threading.Event()
                 return self._send(204)
             if len(segs) == 2 and segs[0] == "options":
                 STATE.options[segs[1]] = json.loads(body)
@@ -155,6 +163,12 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "delay":
             # A slow but whole answer: waits, then the request is served as usual.
             time.sleep(fault.get("seconds", 1))
+            return False
+        if kind == "hold":
+            # Like delay, but until the test says (PUT /_control/release/<name>): no race with the test's own steps.
+            with STATE.lock:
+                gate = STATE.gates.setdefault(name, threading.Event())
+            gate.wait(fault.get("seconds", 60))
             return False
         if kind == "status":
             headers = {}
