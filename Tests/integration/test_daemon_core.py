@@ -159,6 +159,22 @@ def _lane_threads(pid):
 
 
 
+def freeze_where_the_loop_goes_on(setup, tids, attempts=20):
+    """Freezes the threads `tids` at a moment none of them holds a lock the daemon's loop needs: a thread stopped
+    inside a progress report (the loop's event stream's lock) would stop the loop too, which no real daemon does.
+    The loop answering a status call (which goes through that stream) shows it goes on; else thaw and try again."""
+    for _ in range(attempts):
+        frozen = [FrozenThread(tid) for tid in tids]
+        r = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "--timeout=2", "status"],
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode == 0:
+            return frozen
+        for thread in frozen:
+            thread.thaw()
+        time.sleep(0.05)
+    raise AssertionError(f"the loop stopped whenever the threads {tids} were frozen ({attempts} tries)")
+
+
 class FrozenThread:
     """One thread of another process stopped with ptrace(PTRACE_SEIZE, PTRACE_INTERRUPT): the rest of the
     process runs on (a signal to the process goes to another thread). `thaw()` lets it go on."""
@@ -206,7 +222,7 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
     wait_for(lambda: server.requests("/s1") and server.requests("/s2"), what="both slow requests")
     lanes = _lane_threads(d.proc.pid)
     assert len(lanes) == 2, lanes
-    frozen = [FrozenThread(tid) for tid in lanes]
+    frozen = freeze_where_the_loop_goes_on(setup, lanes)
     try:
         start = time.monotonic()
         d.signal(signal.SIGTERM)
