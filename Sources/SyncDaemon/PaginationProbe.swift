@@ -57,8 +57,9 @@ public struct PaginationProbe {
             records = try scanner.finish()
         } catch {
             say("cannot probe: \(error)")
-            if let page = try? JSONValue(parsing: start), let path = RecordsPathSuggestion.candidates(in: page).first {
-                let others = RecordsPathSuggestion.candidates(in: page).dropFirst()
+            if let page = try? JSONValue(parsing: start), case let candidates = RecordsPathSuggestion.candidates(in: page),
+               let path = candidates.first {
+                let others = candidates.dropFirst()
                 say("the page is an object whose records are at \(path)\(others.isEmpty ? "" : " (other arrays of objects: \(others.joined(separator: ", ")))"): "
                     + "set RecordsPath=\(path), then probe again")
             }

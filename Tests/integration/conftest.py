@@ -115,6 +115,18 @@ def stop_process(proc):
         pytest.fail(f"pid {proc.pid} did not exit within 5 s of SIGTERM (killed it)")
 
 
+def assert_refused_keeping_the_copy(r, setup, before, reason, source="posts", kept=2):
+    """`syncd --once` refused the response of `source` (syncd(8) GUARANTEES 2): exit 1, one line naming `reason`
+    and the records kept, the cache file byte for byte as `before`, no temporary file left."""
+    assert r.returncode == 1
+    line = [l for l in r.stderr.splitlines() if l.startswith(f"{source}: ")]
+    assert len(line) == 1, r.stderr
+    assert reason in line[0]
+    assert line[0].endswith(f"(kept {kept} cached records)")
+    assert setup.cache_file(source).read_bytes() == before
+    assert setup.leftovers() == []
+
+
 def fill_filesystem(path):
     """Writes zeros to `path` until its file system is full; returns the file."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT)

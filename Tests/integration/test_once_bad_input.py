@@ -5,7 +5,7 @@ import sqlite3
 
 import pytest
 
-from conftest import POSTS
+from conftest import POSTS, assert_refused_keeping_the_copy
 
 CASES = [
     # name, fault, expected fragment of the reason
@@ -44,13 +44,7 @@ def test_bad_response_keeps_previous_copy(server, setup, name, fault, reason):
     before = seed(server, setup, TimeoutSec="2s")
     server.fault("posts", **fault)
     r = setup.syncd("--once")
-    assert r.returncode == 1
-    line = [l for l in r.stderr.splitlines() if l.startswith("posts: ")]
-    assert len(line) == 1, r.stderr
-    assert reason in line[0]
-    assert line[0].endswith("(kept 2 cached records)")
-    assert setup.cache_file("posts").read_bytes() == before
-    assert setup.leftovers() == []
+    assert_refused_keeping_the_copy(r, setup, before, reason)
     assert reason in last_error(setup)
 
 
