@@ -26,6 +26,9 @@ enum DaemonEvent: Sendable {
     case refreshProgress(source: String, RefreshProgressCount)
     /// A local change was stored (on the local lane); `state` is the source's state afterwards.
     case localChanged(source: String, state: StampedState?)
+    /// A cache file rewrite scheduled for a burst of local changes ran (on the local lane); `state` is the
+    /// source's state afterwards.
+    case cacheFileWritten(source: String, state: StampedState?)
     /// A refresh's push changed the outbox of `source` (its listing may still be running).
     case outboxChanged(source: String, state: StampedState)
     /// A local change of `source` was parked, discarded or set in conflict (for `Watch`).

@@ -74,6 +74,8 @@ extension DaemonLoop {
         let worker = self.worker
         let saved = await finishes(before: deadline) {
             await worker.withEngine { engine in
+                // A rewrite scheduled for a burst of local changes is done now rather than left to the next start.
+                for name in engine?.shared.scheduledRewrites ?? [] { engine?.writeScheduledCacheFile(name) }
                 for name in names {
                     let text = retryStates[name]?.jsonText
                     try? engine?.store.saveRetryState(source: name, text)

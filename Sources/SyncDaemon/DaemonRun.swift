@@ -185,6 +185,13 @@ final class DaemonLoop {
         self.worker = RefreshWorker(engine: engine,
                                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) },
                                     onStoreReplaced: { [input] in input.yield(.storeReplaced) })
+        // A local change to a large cache file is written once for a burst (docs/syncd.8.md, "Local changes").
+        shared.setWriteScheduler(.daemon) { [worker = self.worker, input] name, delay in
+            worker.later(delay) { engine in
+                engine.writeScheduledCacheFile(name)
+                input.yield(.cacheFileWritten(source: name, state: engine.shared.stampedState(of: name, from: engine.store)))
+            }
+        }
         self.prober = Prober()
         self.timer = try WakeupTimer { [input] in input.yield(.timer) }
         // syncd(8) GUARANTEES 1: serve the cached copy from the first moment, from the store, before any network.
@@ -340,6 +347,9 @@ final class DaemonLoop {
         case .cacheFileLost(let name, let stamped):
             if let state = keepNewest(stamped, of: name) { broadcast(watchEvent(name, state, .saved)) }
             feed(.cacheFileLost(source: name))
+            statusDirty = true
+        case .cacheFileWritten(let name, let stamped):
+            _ = keepNewest(stamped, of: name)
             statusDirty = true
         case .localChanged(let name, let stamped):
             let state = keepNewest(stamped, of: name)

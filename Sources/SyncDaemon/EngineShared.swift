@@ -1,5 +1,6 @@
 internal import Glibc
 import Synchronization
+import SyncCore
 import SyncStore
 
 /// What the engines of one daemon share (docs/architecture.md, "Concurrency"): the local-change engine
@@ -30,6 +31,9 @@ public final class EngineShared: Sendable {
     }
 
     let memory = Mutex(Memory())
+    /// When a local change's cache file rewrite happens (`CacheFileCoalescing`): `.daemon` once a scheduler
+    /// is set, every rewrite at once before.
+    private let writes = Mutex(ScheduledWrites())
     /// Refreshes running on the daemon's lanes (`RefreshWorker`); 0 for `syncd --once`.
     let runningRefreshes = Mutex(0)
     /// Numbers the engines' reads of a source's stored state (`stampedState`).
@@ -60,6 +64,35 @@ public final class EngineShared: Sendable {
         self.cacheFileObserver = cacheFileObserver
         self.outcomeObserver = outcomeObserver
     }
+
+    /// Lets `schedule` run coalesced cache file rewrites: `run(source, delay)` must call
+    /// `SyncEngine.writeScheduledCacheFile(source)` on an engine after `delay`. Until then (and in `syncd --once`)
+    /// every rewrite happens at once.
+    func setWriteScheduler(_ coalescing: CacheFileCoalescing, run: @escaping @Sendable (String, Duration) -> Void) {
+        writes.withLock { $0.coalescing = coalescing; $0.run = run }
+    }
+
+    /// What to do about a local change of `source` whose cache file has `fileBytes` bytes; a scheduled rewrite
+    /// is handed to the scheduler here. Called under the source's lock.
+    func decideRewrite(of source: String, fileBytes: Int64?) -> CacheFileCoalescing.Decision {
+        let (decision, run) = writes.withLock { writes -> (CacheFileCoalescing.Decision, (@Sendable (String, Duration) -> Void)?) in
+            guard let run = writes.run else { return (.now, nil) }
+            let decision = writes.coalescing.decide(fileBytes: fileBytes, scheduled: writes.scheduled.contains(source))
+            if case .schedule = decision { writes.scheduled.insert(source) }
+            return (decision, run)
+        }
+        if case .schedule(let delay) = decision { run?(source, delay) }
+        return decision
+    }
+
+    /// Takes `source`'s scheduled rewrite off the schedule as it starts (under the source's lock): a change
+    /// made after this schedules a new one. False when none was scheduled.
+    func takeScheduledRewrite(of source: String) -> Bool {
+        writes.withLock { $0.scheduled.remove(source) != nil }
+    }
+
+    /// The sources with a rewrite scheduled.
+    var scheduledRewrites: Set<String> { writes.withLock { $0.scheduled } }
 
     /// Tells the observer, if any, what became of a local change of `source` (`OutboxOutcome`).
     func reportOutcome(_ outcome: OutboxOutcome, of source: String) {
@@ -108,6 +141,13 @@ public final class EngineShared: Sendable {
         defer { lock.unlock() }
         return try body()
     }
+}
+
+/// The coalescing rule, the scheduler that runs a later rewrite, and the sources with one scheduled.
+struct ScheduledWrites {
+    var coalescing = CacheFileCoalescing.never
+    var run: (@Sendable (String, Duration) -> Void)?
+    var scheduled: Set<String> = []
 }
 
 /// A pthread read-write lock that prefers writers, so a logout's engine replacement (the writer) is not

@@ -120,6 +120,21 @@ final class RefreshWorker: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` with the local engine on the local lane once `delay` has passed (a coalesced cache file
+    /// rewrite, `EngineShared.setWriteScheduler`); nothing when no engine is open then.
+    func later(_ delay: Duration, _ body: @escaping @Sendable (SyncEngine) -> Void) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(clamping: seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        localQueue.asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [self] in
+            guard let engine = localEngine else { return }
+            noticingReplacement(engine) {
+                body(engine)
+                engine.recoverDamagedStore()
+            }
+            engine.closeConnections()
+        }
+    }
+
     /// Replaces every engine on the local lane: it waits until no refresh lane uses its engine (the core
     /// cancelled them), closes them all (SQLite connections and libcurl handles released), runs `teardown`
     /// (e.g. erasing the account's files), then opens the new local engine; refresh lanes open theirs when

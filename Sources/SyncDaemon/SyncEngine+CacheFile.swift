@@ -47,7 +47,7 @@ extension SyncEngine {
         }
         guard !changed, !state.snapshotDirty, let expected = state.snapshotFingerprint else {
             try publish(source.name)
-            return !changed && state.snapshotDirty ? .heldBackWritten : .rewritten
+            return !changed && state.snapshotDirty && !state.cacheFileWriteScheduled ? .heldBackWritten : .rewritten
         }
         let confirmation: SnapshotWriter.Confirmation
         do {

@@ -129,14 +129,33 @@ extension SyncEngine {
         do { return try body() } catch { throw .storageFailure(reason: "Failed to read \(what): \(failureReason(error)); nothing was changed") }
     }
 
-    /// Rewrites the cache file after a local change; a failure is logged and retried at the next refresh.
+    /// Rewrites the cache file after a local change, at once or, for a large file, once for a burst of changes
+    /// (`CacheFileCoalescing`, `writeScheduledCacheFile`); a failure is logged and retried at the next refresh.
     func republish(_ name: String) {
         shared.withSourceLock(name) {
             do {
-                try store.setSnapshotDirty(source: name, true)
-                try publish(name)
+                // Durable before the rewrite: a crash before it ends rewrites the file at start.
+                try store.markCacheFileBehind(source: name)
+                let fileBytes = try store.state(of: name).snapshotFingerprint?.size
+                if case .now = shared.decideRewrite(of: name, fileBytes: fileBytes) { try publish(name) }
             } catch {
                 logger.forSource(name).error("\(error)")
+            }
+        }
+    }
+
+    /// Runs a rewrite `republish` scheduled for `name`: the cache file then shows every change stored until now.
+    /// Returns whether a file was written (nothing is when a refresh wrote it meanwhile).
+    @discardableResult
+    public func writeScheduledCacheFile(_ name: String) -> Bool {
+        shared.withSourceLock(name) { () -> Bool in
+            guard shared.takeScheduledRewrite(of: name), (try? store.state(of: name))?.snapshotDirty == true else { return false }
+            do {
+                try publish(name)
+                return true
+            } catch {
+                logger.forSource(name).error("\(error)")
+                return false
             }
         }
     }

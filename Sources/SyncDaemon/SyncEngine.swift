@@ -297,10 +297,11 @@ public final class SyncEngine {
                 // The commit wrote the file for the outbox as it was when the listing began: changes made or
                 // settled since are applied now.
                 let outbox = try store.outbox(source: source.name)
-                let dirty = try store.state(of: source.name).snapshotDirty
-                if outbox != writer.outboxApplied || dirty {
+                let file = try store.state(of: source.name)
+                if outbox != writer.outboxApplied || file.snapshotDirty {
                     try publish(source.name)
-                    publication = dirty && outcome.unchanged ? .heldBackWritten : .rewritten
+                    // Only a write an earlier failure held back is news to mention (not one a burst's coalescing scheduled).
+                    publication = file.snapshotDirty && !file.cacheFileWriteScheduled && outcome.unchanged ? .heldBackWritten : .rewritten
                 } else if outcome.unchanged {
                     publication = try publishOrTouch(source, changed: false)
                     if let touched = publication.touched { try store.recordSnapshot(source: source.name, touched) }

@@ -93,6 +93,9 @@ final class CacheFileOutput {
     /// Path of the final file.
     var path: String { folder.path(of: source) }
 
+    /// The bytes the file holds so far, buffered ones included.
+    var size: Int { written + buffer.count + copied.kernel }
+
     /// Creates the temporary file. Throws `StoreError.cacheFileWrite`.
     init(folder: CacheFolder, source: String) throws(StoreError) {
         self.folder = folder

@@ -37,6 +37,10 @@ public final class ListingWriter {
     private var overlay: [RecordID: OutboxRecord] = [:]
     private var madeOrder: [RecordID] = []
     private var seenOverlaid: Set<RecordID> = []
+    /// Records whose changes were all sent and that this listing shows taken (present for a create or update,
+    /// absent for a removal): settled by it, as `SyncEngine.confirmSent` does right after the commit, so the
+    /// file shows the server's copy now instead of once more after the settling.
+    private var settledIDs: Set<RecordID> = []
     /// The outbox as this writer applied it.
     public let outboxApplied: [OutboxRecord]
     /// The source's outbox stamp read just before the outbox (nil: no row yet): recorded with the file, so a
@@ -123,7 +127,7 @@ public final class ListingWriter {
         var fileLength: Int?
         var serverBody: UnsafeRawBufferPointer?
         // No dictionary lookup (an ID hash per record) while no record has local changes.
-        if !overlay.isEmpty, let change = overlay[RecordID(id)] {
+        if !overlay.isEmpty, let change = overlay[RecordID(id)], !settles(change, listed: true) {
             seenOverlaid.insert(RecordID(id))
             serverBody = body
             if change.operation != .delete, let local = change.body {
@@ -157,6 +161,15 @@ public final class ListingWriter {
         inChunk += 1
         count += 1
         if inChunk == RecordChunk.capacity { try flushChunk() }
+    }
+
+    /// Whether this listing settles `change`, the latest change of its record, which the listing shows
+    /// (`listed`) or not: for a refresh, a change sent (every earlier one of the record was sent too, changes
+    /// go out in order) whose record the listing has, or lacks for a removal. Noted in `settledIDs`.
+    private func settles(_ change: OutboxRecord, listed: Bool) -> Bool {
+        guard purpose == .refresh, change.state == .sent, listed == (change.operation != .delete) else { return false }
+        settledIDs.insert(RecordID(change.recordID))
+        return true
     }
 
     /// Appends a record's bytes, with its separator, to the current chunk's range of the file.
@@ -226,15 +239,16 @@ public final class ListingWriter {
     private func tail() throws -> [UInt8] {
         var bytes: [UInt8] = []
         var preceded = precededInFile
-        for id in madeOrder where !seenOverlaid.contains(id) {
-            guard let change = overlay[id], change.operation != .delete, let local = change.body else { continue }
+        for id in madeOrder where !seenOverlaid.contains(id) && !settledIDs.contains(id) {
+            guard let change = overlay[id], !settles(change, listed: false), change.operation != .delete,
+                  let local = change.body else { continue }
             if preceded { bytes.append(0x2c) }
             bytes.append(0x0a)
             preceded = true
             bytes.append(contentsOf: local)
             fileRecords += 1
         }
-        let lists = TrailerLists(outboxApplied)
+        let lists = TrailerLists(settledIDs.isEmpty ? outboxApplied : outboxApplied.filter { !settledIDs.contains(RecordID($0.recordID)) })
         bytes.append(contentsOf: CacheFolder.trailer(pending: lists.pending, parked: lists.parked, conflicts: lists.conflicts))
         return bytes
     }
@@ -269,7 +283,14 @@ extension ListingWriter {
             if let output {
                 try output.write(trailer)
                 digest.add(bytes: trailer)
-                written = try output.finish(hash: digest.finalize())
+                if try rebuildsTheCurrentFile(output, previous: previous) {
+                    // Byte for byte the file apps read (a change the file does not show, such as a change
+                    // sent): it stays, untouched, rather than be replaced by a copy of itself.
+                    output.discard()
+                    self.output = nil
+                } else {
+                    written = try output.finish(hash: digest.finalize())
+                }
             }
             try store.database.execute("BEGIN IMMEDIATE")
             inTransaction = true
@@ -294,6 +315,20 @@ extension ListingWriter {
             discard()
             throw .sqlite(SQLiteError(code: 1, operation: "commit listing", message: "\(error)"))
         }
+    }
+
+    /// Whether a rebuild for local changes wrote what the current cache file already holds: the same size and
+    /// content hash as the file the store recorded, which is still the one in place (size, inode and change
+    /// time as recorded; no rename outstanding).
+    private func rebuildsTheCurrentFile(_ output: CacheFileOutput, previous: SourceState) throws -> Bool {
+        guard purpose == .rebuild, let recorded = previous.snapshotFingerprint, Int64(output.size) == recorded.size,
+              digest.finalize() == recorded.hash, let layout = try store.fileLayout(source: source), layout.pendingRename == nil else {
+            return false
+        }
+        let fd = retrying { open(folder.path(of: source), O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return fingerprint(of: fd, hash: recorded.hash) == recorded
     }
 
     /// Renames the committed file into place and records its final fingerprint.
@@ -366,8 +401,15 @@ extension ListingWriter {
             try file.bind(11, outboxApplied.map(\.seq).max() ?? 0)
             try file.step()
         } else if purpose != .refresh {
-            // The file already shows this view.
-            try store.run("UPDATE sources SET snapshot_dirty = 0 WHERE name = ?1", source)
+            // The file already shows this view: it is now the file of this outbox (so that the next local
+            // creations are appended to it).
+            let file = try database.prepare("""
+                UPDATE sources SET snapshot_dirty = 0, file_outbox_stamp = ?2, file_outbox_seq = ?3 WHERE name = ?1
+                """)
+            try file.bind(1, source)
+            try file.bind(2, outboxStamp)
+            try file.bind(3, outboxApplied.map(\.seq).max() ?? 0)
+            try file.step()
         }
         if purpose != .rebuild, let saved {
             try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,

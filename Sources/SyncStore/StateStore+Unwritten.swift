@@ -27,9 +27,7 @@ extension StateStore {
         try insert.bind(2, recordID)
         try insert.step()
         // The file is behind from now until the change is written: a crash before that rewrites it at start.
-        let mark = try database.prepare("UPDATE sources SET snapshot_dirty = 1 WHERE name = ?1")
-        try mark.bind(1, source)
-        try mark.step()
+        try markBehind(source: source)
     }
 
     /// Records of `source` changed since its cache file was last written; meaningful while the dirty mark is

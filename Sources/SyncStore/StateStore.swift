@@ -69,7 +69,14 @@ public struct SourceState: Sendable, Equatable {
     /// Records of the store's view not yet written to the cache file (a write failed); nil when the file is current.
     /// Counted from the records changed locally since the last write; a rewrite owed for another reason (a
     /// write not yet durable) counts none.
-    public var unwrittenRecordCount: Int? { snapshotDirty && changedSinceWrite > 0 ? changedSinceWrite : nil }
+    /// A file behind only until the rewrite that follows a change (`cacheFileWriteScheduled`) is not a failure: none.
+    public var unwrittenRecordCount: Int? {
+        snapshotDirty && !cacheFileWriteScheduled && changedSinceWrite > 0 ? changedSinceWrite : nil
+    }
+
+    /// The cache file is behind the store only until the rewrite that follows a change, now or scheduled for a
+    /// burst (`CacheFileCoalescing`): it shows the changes within moments, and no write failed.
+    public var cacheFileWriteScheduled = false
 
     /// Records of the local view the cache file lacks or holds differently (changed since its last write).
     public var changedSinceWrite = 0
@@ -390,7 +397,9 @@ public final class StateStore {
     public func state(of source: String, countingLocalView: Bool = false) throws(StoreError) -> SourceState {
         var state = try storedState(of: source)
         // A parked create is in the cache file too: every record with an outbox entry counts, whatever its state.
-        if countingLocalView, state.changedRecordCount > 0, !state.snapshotDirty,
+        // While a rewrite is scheduled, counted as the file holds it (walking the view after every change of a
+        // burst would cost what coalescing saves); the rewrite's report brings the new count.
+        if countingLocalView, state.changedRecordCount > 0, !state.snapshotDirty || state.cacheFileWriteScheduled,
            state.snapshotFingerprint != nil, let written = state.snapshotRecordCount {
             state.localRecordCount = written
         } else if countingLocalView, state.changedRecordCount > 0 {
@@ -431,6 +440,7 @@ public final class StateStore {
                 state.lastError = statement.string(6)
                 state.recordCount = Int(statement.int64(7))
                 state.snapshotDirty = statement.int64(8) != 0
+                state.cacheFileWriteScheduled = statement.int64(8) == StateStore.behindMark
                 state.retryState = statement.string(9)
                 if !statement.isNull(10) {
                     state.snapshotFingerprint = SnapshotFingerprint(
@@ -512,6 +522,26 @@ public final class StateStore {
             try statement.bind(2, value)
             try statement.step()
         }
+    }
+
+    /// The value of `snapshot_dirty` that says the file is behind the store only for the moment: a change was
+    /// stored and its rewrite follows, now or scheduled (`CacheFileCoalescing`). 1 says a write is owed that
+    /// failed (its warnings go on until a write succeeds); 0 that the file is current. A start rewrites the
+    /// file either way.
+    static let behindMark: Int64 = 2
+
+    /// Marks the cache file of `source` as behind the store until the rewrite that follows a change; a mark of
+    /// a failed write stays.
+    public func markCacheFileBehind(source: String) throws(StoreError) {
+        try write("mark snapshot of \(source)") { try markBehind(source: source) }
+    }
+
+    /// `markCacheFileBehind` inside a transaction.
+    func markBehind(source: String) throws(SQLiteError) {
+        let statement = try database.prepare("UPDATE sources SET snapshot_dirty = ?2 WHERE name = ?1 AND snapshot_dirty = 0")
+        try statement.bind(1, source)
+        try statement.bind(2, StateStore.behindMark)
+        try statement.step()
     }
 
     /// Marks the cache file of `source` as matching the store, or as needing a rewrite.

@@ -44,7 +44,13 @@ struct StateStoreCacheFileTests {
         let temporary = try TemporaryStore()
         try store(records(2), into: temporary.store)
         try create(temporary.store, 3)
-        #expect(try temporary.store.state(of: "posts").unwrittenRecordCount == 1)
+        // Stored, its rewrite following: the file is behind for the moment, which is no failure.
+        var behind = try temporary.store.state(of: "posts")
+        #expect(behind.snapshotDirty && behind.cacheFileWriteScheduled && behind.unwrittenRecordCount == nil)
+        // The engine marks a failed write.
+        try temporary.store.setSnapshotDirty(source: "posts", true)
+        behind = try temporary.store.state(of: "posts")
+        #expect(!behind.cacheFileWriteScheduled && behind.unwrittenRecordCount == 1)
         try temporary.store.rebuildCacheFile(source: "posts")
         #expect(try temporary.store.state(of: "posts").unwrittenRecordCount == nil)
         // The write of the next change fails (the engine leaves the mark set): the file lacks 4 and holds 1 differently.
@@ -53,6 +59,7 @@ struct StateStoreCacheFileTests {
                                     baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: "u1")
         try temporary.store.enqueue(source: "posts", recordID: "1", idIsInteger: true, operation: .update, body: Array("{\"id\":1,\"x\":2}".utf8),
                                     baseVersion: nil, at: "2026-11-29T10:00:01Z", idempotencyKey: "u2")
+        try temporary.store.setSnapshotDirty(source: "posts", true)
         let state = try temporary.store.state(of: "posts", countingLocalView: true)
         #expect((state.localRecordCount, state.cachedRecordCount, state.unwrittenRecordCount) == (4, 3, 2))
         #expect(state.cacheFileSummary == "3 cached records; 2 records not yet written to the cache file")
