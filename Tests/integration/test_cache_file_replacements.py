@@ -9,6 +9,8 @@ import select
 import struct
 import threading
 
+import pytest
+
 from conftest import wait_for
 from test_outbox import put, start, writes
 
@@ -16,6 +18,8 @@ IN_MOVED_TO = 0x80
 IN_CLOEXEC = 0o2000000
 EVENT = struct.Struct("iIII")
 libc = ctypes.CDLL(None, use_errno=True)
+
+pytestmark = pytest.mark.release_binaries
 
 
 class Versions:

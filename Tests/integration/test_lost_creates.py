@@ -63,9 +63,10 @@ def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_tw
     assert len(stored) == 1 and stored[0]["client_id"] == client_id
     assert len(posts(server)) == 1
     assert len([q for q in server.requests("/notes") if q["method"] == "GET"]) >= 3   # several listings lacked it
-    doc = setup.cache_doc("notes")
+    # The outbox empties first; the cache file is rewritten right after.
+    doc = wait_for(lambda: (lambda doc: doc if doc["pending"] == [] else None)(setup.cache_doc("notes")),
+                   what="the settled create in the cache file")
     assert [rec["id"] for rec in doc["records"] if rec.get("title") == "slow"] == [stored[0]["id"]]
-    assert doc["pending"] == []
     assert "sending it again" not in d.output()
 
 
