@@ -81,9 +81,9 @@ extension DaemonLoop {
         for name in oldSources.keys.sorted() where !kept.contains(name) {
             if failedSources.contains(where: { $0.name == name }) {
                 logger.forSource(name).warning("stopped: its .source file now has an error (see above); its cached file stays")
-            } else if let state = states[name], state.pendingCount + state.parkedCount + state.conflictCount > 0 {
+            } else if let state = states[name], state.pendingCount + state.conflictCount > 0 {
                 // Its changes are not lost, but nothing pushes them now: say so, and how to get them out.
-                let waiting = state.pendingCount + state.parkedCount + state.conflictCount
+                let waiting = state.pendingCount + state.conflictCount
                 logger.forSource(name).warning("removed from the configuration with \(counted(waiting, "record")) whose local changes "
                     + "are not pushed yet: they stay in the outbox ('syncctl outbox' lists them) and go out once a source named "
                     + "\(name) is configured again; its cached file stays until logout")

@@ -32,9 +32,10 @@ public struct SourceState: Sendable, Equatable {
     public var snapshotDirty: Bool
     /// Retry state exported by the scheduler, opaque to the store.
     public var retryState: String?
-    /// Records with local changes the server has not confirmed yet, parked ones apart.
+    /// Records with local changes the server has not confirmed yet (queued, sent, or parked): the cache file's
+    /// `pending` list, counted. Records in conflict are apart (`conflictCount`).
     public var pendingCount = 0
-    /// Records with a change the server refused (parked, not superseded): waiting for a person.
+    /// Of the pending records, those with a change the server refused (parked, not superseded): waiting for a person.
     public var parkedCount = 0
     /// Warnings of the latest listing that did not fail it (filled by the daemon, not stored).
     public var notices: [SourceNotice] = []

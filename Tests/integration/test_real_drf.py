@@ -166,8 +166,8 @@ def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons)
     assert len(parked) == 1 and "Ensure this field has no more than 40 characters" in parked[0]["lastError"]
     assert server.rows() == []
     # The status follows once the refresh that parked it has ended.
-    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (1, 0),
-             what="one parked, none pending in the status")
+    wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (1, 1),
+             what="one parked record, pending as the cache file lists it, in the status")
     assert cached(setup)["parked"] == ["draft"] and cached(setup)["pending"] == ["draft"]
     assert "1 parked (see 'syncctl outbox')" in syncctl(setup, "status").stdout
     assert put(setup, {"id": "draft", "title": "fixed"}).returncode == 0

@@ -58,9 +58,10 @@ public enum ManagerInterface {
           state: string,
           # Records in the local view.
           records: int,
-          # Records with local changes the server has not confirmed yet, parked ones apart.
+          # Records with local changes the server has not confirmed yet, parked ones
+          # included: the cache file's pending list.
           pending: int,
-          # Records with a change the server refused, waiting for a person (ListOutbox).
+          # Of those, records with a change the server refused, waiting for a person (ListOutbox).
           parked: int,
           # Conflicts waiting for Resolve.
           conflicts: int,
