@@ -56,7 +56,9 @@ public final class ListingWriter {
     var listingBytes = 0
     private var staged = false
     /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
-    private var stagedSeqs: Set<Int> = []
+    private(set) var stagedSeqs: Set<Int> = []
+    /// The records of the staged chunks, for the change log (ListingWriter+Changes).
+    private(set) var diff = ListingDiff()
     /// True when `commit` found that local changes rewrote the index and file while the listing was
     /// fetched: nothing was committed; fetching the listing again succeeds.
     public private(set) var overtaken = false
@@ -186,6 +188,7 @@ public final class ListingWriter {
                 stageChunk.reset()
                 staged = true
                 stagedSeqs.insert(nextSeq)
+                if purpose == .refresh { try diff.note(entries: chunkData, file: chunkFile, counter: store.workCounter) }
             }
             if output == nil && !(same && oldFile != nil) { try diverge() }
         } catch let error as StoreError {
@@ -271,10 +274,12 @@ extension ListingWriter {
                 digest.add(bytes: trailer)
                 written = try output.finish(hash: digest.finalize())
             }
+            let measured = measureChanges()
             try store.database.execute("BEGIN IMMEDIATE")
             inTransaction = true
             let unchanged = output == nil && previous.lastSuccess != nil
             try storeIndex(metadata, previous: previous, unchanged: unchanged, written: written)
+            try log(measured)
             try store.database.execute("COMMIT")
             inTransaction = false
             finished = true
