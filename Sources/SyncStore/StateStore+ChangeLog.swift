@@ -145,3 +145,21 @@ extension StateStore {
         return ChangeFeed.page(rows: log.rows, since: since, limit: limit, current: log.seq, floor: log.floor)
     }
 }
+
+extension StateStore {
+    /// Carries the change numbers of an erased account's sources into this (new) store: each source continues
+    /// after its old number with one change without IDs (the logout), so an app's `since` from before it is
+    /// `ChangesExpired` rather than answered from numbers that started again.
+    public func continueChangeSequences(_ sequences: [String: Int64]) throws(StoreError) {
+        try write("continue the change numbers") {
+            for (source, seq) in sequences.sorted(by: { $0.key < $1.key }) where seq > 0 {
+                try run("INSERT OR IGNORE INTO sources (name) VALUES (?1)", source)
+                let carry = try database.prepare("UPDATE sources SET change_seq = max(change_seq, ?2) WHERE name = ?1")
+                try carry.bind(1, source)
+                try carry.bind(2, seq)
+                try carry.step()
+                try logChange(source: source, changed: [], removed: [], unlisted: true)
+            }
+        }
+    }
+}

@@ -163,6 +163,9 @@ public enum Syncctl {
                 default: return "syncd is stopping; ask again once it runs"
                 }
             case .cancelled(let reason): return reason
+            case .changesExpired(let source, let oldest):
+                return "the change log of \(source) starts after that change (the oldest --since it answers is \(oldest)); "
+                    + "list the source again ('syncctl list \(source)'), then follow from 'syncctl changes \(source)'s seq"
             case .tooManyConnections(let reason):
                 return "syncd refused the connection: \(reason). Try again when fewer are open (idle ones are closed within a minute)"
             }
