@@ -174,6 +174,7 @@ install-files:
 	install -d $(DESTDIR)$(PREFIX)/share/syncd $(DESTDIR)$(DOCDIR)/examples
 	install -m 0644 docs/cache.schema.json $(DESTDIR)$(PREFIX)/share/syncd/cache.schema.json
 	install -m 0644 docs/examples/follow-cache-file $(DESTDIR)$(DOCDIR)/examples/follow-cache-file
+	install -m 0644 docs/examples/follow-changes $(DESTDIR)$(DOCDIR)/examples/follow-changes
 
 # Without DESTDIR this first stops and disables the system service (enabled by the admin after
 # `make install`).  State, cache, configuration and the user stay; the message says how to remove them.
@@ -187,7 +188,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(PREFIX)/share/syncd
 	rm -f $(DESTDIR)$(MANDIR)/man7/syncd.local-changes.7 $(DESTDIR)$(MANDIR)/man7/syncd.control.7
 	rm -f $(DESTDIR)$(CATALOGDIR)/syncd.catalog $(DESTDIR)$(DOCDIR)/architecture.txt
-	rm -f $(DESTDIR)$(DOCDIR)/examples/follow-cache-file
+	rm -f $(DESTDIR)$(DOCDIR)/examples/follow-cache-file $(DESTDIR)$(DOCDIR)/examples/follow-changes
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(SYSTEMUNITDIR)/syncd.service $(DESTDIR)$(USERUNITDIR)/syncd.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/syncd.conf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl

@@ -7,12 +7,16 @@ import SyncCore
 /// same records with the same bytes, and since IDs are unique no record of a differing chunk can be in an
 /// equal one. So the work follows the chunks that differ (one for a record changed in place), never the
 /// listing: each record of a differing chunk, new and old, is hashed once (the server's body, as the index
-/// and file hold it).
+/// and file hold it). A record inserted or removed near the start shifts every later chunk: then every record is
+/// compared (the writer writes every chunk again anyway), and only the records that differ are logged.
 struct ListingDiff {
     /// The differing new chunks' records, in listing order: the ID's bytes and the hash of the server's body.
     private(set) var fresh: [(id: [UInt8], hash: UInt64)] = []
-    /// More records than a change lists (`ChangeFeed.listedPerListing`): the listing is logged without IDs.
+    /// The first listing of a source (nothing stored to compare with) that holds more records than a change
+    /// lists (`ChangeFeed.listedPerListing`): logged without IDs, and its records are not kept here.
     private(set) var unlisted = false
+    /// Whether a stored listing exists to compare with (set by the writer).
+    var comparing = true
 
     /// The hash a record is compared by: its server body, and whether its ID is a number.
     static func digest(_ body: UnsafeRawBufferPointer, idIsInteger: Bool) -> UInt64 {
@@ -37,15 +41,15 @@ struct ListingDiff {
                         if body == nil { body = UnsafeRawBufferPointer(rebasing: fileBytes[cursor..<(cursor + length)]) }
                         cursor += length
                     }
-                    guard let body else { return }
+                    guard let body, !unlisted else { return }
                     counter?.changeDigests += 1
                     fresh.append((Array(entry.id.utf8), ListingDiff.digest(body, idIsInteger: entry.idIsInteger)))
+                    if !comparing && fresh.count > ChangeFeed.listedPerListing {
+                        unlisted = true
+                        fresh = []
+                    }
                 }
             }
-        }
-        if fresh.count > ChangeFeed.listedPerListing {
-            unlisted = true
-            fresh = []
         }
     }
 

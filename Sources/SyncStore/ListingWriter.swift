@@ -58,7 +58,7 @@ public final class ListingWriter {
     /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
     private(set) var stagedSeqs: Set<Int> = []
     /// The records of the staged chunks, for the change log (ListingWriter+Changes).
-    private(set) var diff = ListingDiff()
+    var diff = ListingDiff()
     /// True when `commit` found that local changes rewrote the index and file while the listing was
     /// fetched: nothing was committed; fetching the listing again succeeds.
     public private(set) var overtaken = false
@@ -87,6 +87,7 @@ public final class ListingWriter {
             overlay[id] = entry
         }
         stored = purpose == .migration ? [] : try store.chunkLayouts(source: source)
+        diff.comparing = !stored.isEmpty
         stageChunk = try store.database.prepare("""
             INSERT OR REPLACE INTO temp.staged_chunks (seq, records, file_bytes, file_hash, data) VALUES (?1, ?2, ?3, ?4, ?5)
             """)

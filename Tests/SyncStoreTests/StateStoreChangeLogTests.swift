@@ -31,14 +31,16 @@ struct StateStoreChangeLogTests {
         #expect(try page(t.store, since: first) == ChangePage(changed: ["31337"], removed: [], next: nil, seq: seq))
     }
 
+    /// A removal near the start shifts every later chunk: more records are compared than a change lists, yet only
+    /// the ones that differ are logged.
     @Test func aListingShiftedByARemovalLogsOnlyTheRemovedAndChangedRecords() throws {
         let t = try TemporaryStore()
-        try store(listing(3_000), into: t.store)
+        try store(listing(12_000), into: t.store)
         let first = try t.store.state(of: "posts").changeSeq
-        try store(listing(3_000, changing: [2_900: 2, 7: 1], without: [10]), into: t.store, time: "2026-11-29T11:00:00Z")
-        #expect(try page(t.store, since: first) == ChangePage(changed: ["7", "2900"], removed: ["10"], next: nil, seq: first + 1))
+        try store(listing(12_000, changing: [11_900: 2, 7: 1], without: [10]), into: t.store, time: "2026-11-29T11:00:00Z")
+        #expect(try page(t.store, since: first) == ChangePage(changed: ["7", "11900"], removed: ["10"], next: nil, seq: first + 1))
         // The same listing again changes nothing: no new seq.
-        try store(listing(3_000, changing: [2_900: 2, 7: 1], without: [10]), into: t.store, time: "2026-11-29T12:00:00Z")
+        try store(listing(12_000, changing: [11_900: 2, 7: 1], without: [10]), into: t.store, time: "2026-11-29T12:00:00Z")
         #expect(try t.store.state(of: "posts").changeSeq == first + 1)
     }
 
