@@ -69,7 +69,7 @@ def test_a_refresh_of_a_large_source_names_the_records_it_changed_and_an_app_awa
     r = syncctl(setup, "changes", "big", "--since", "0")
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == ("syncctl: the change log of big starts after that change (the oldest --since it answers is 1); "
-                        "list the source again ('syncctl list big'), then follow from 'syncctl changes big's seq\n")
+                        "list the source again ('syncctl list big') and follow from the change number 'syncctl status big' shows\n")
     assert setup.cache_file("big").read_bytes() == before
 
     watch = Watch(setup)

@@ -534,6 +534,7 @@ def _detail(setup, server, name, records, mode, outbox):
         "    Next try: at the next periodic refresh",
         f"        Mode: {mode}",
         f"  Cache file: {setup.cache_file(name)}",
+        f"      Change: {source['seq']} (syncctl changes {name} --since {source['seq']} lists what follows)",
     ] + [f"      Outbox: {outbox[0]}"] + [" " * 14 + line for line in outbox[1:]]
 
 
