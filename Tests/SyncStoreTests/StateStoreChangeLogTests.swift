@@ -103,4 +103,22 @@ struct StateStoreChangeLogTests {
         #expect(try fresh.store.changes(source: "posts", since: old + 1, limit: 10).get() == ChangePage(changed: [], removed: [], next: nil, seq: old + 1))
         #expect(try fresh.store.changeSequence(source: "never") == (0, 0))
     }
+
+    @Test func aStoreWrittenBeforeTheChangeLogGetsItWhenOpenedKeepingItsRows() throws {
+        let t = try TemporaryStore()
+        try store(listing(3), into: t.store)
+        try t.store.database.execute("""
+            DROP TRIGGER change_log_insert; DROP TRIGGER change_log_update; DROP TRIGGER change_log_delete;
+            DROP TABLE change_log; ALTER TABLE sources DROP COLUMN change_seq; ALTER TABLE sources DROP COLUMN change_floor;
+            """)
+        // A reader of such a file sees no changes and no error.
+        let reader = try StateStore(readingFrom: t.store.path, cacheFolder: t.folder)
+        #expect(try reader.changeSequence(source: "posts") == (0, 0))
+        #expect(try reader.state(of: "posts").changeSeq == 0 && reader.state(of: "posts").recordCount == 3)
+        let reopened = try StateStore(path: t.store.path, cacheFolder: t.folder)
+        #expect(try reopened.state(of: "posts").recordCount == 3)
+        try reopened.enqueue(source: "posts", recordID: "2", idIsInteger: true, operation: .delete, body: nil, baseVersion: nil,
+                             at: "2026-11-29T10:00:00Z", idempotencyKey: "k")
+        #expect(try reopened.changes(source: "posts", since: 0, limit: 10).get() == ChangePage(changed: [], removed: ["2"], next: nil, seq: 1))
+    }
 }
