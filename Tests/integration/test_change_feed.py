@@ -1,14 +1,13 @@
 """The change feed apps follow (syncd.control(7), "Changes"): Watch names the records a refresh changed, Changes
 tells an app that was away what happened meanwhile, across a restart, and says when its log no longer reaches;
-the shipped example docs/examples/follow-changes keeps a copy that matches the server's records."""
+the shipped example docs/examples/follow-changes keeps a copy that matches the server's records. The whole file
+runs against the release binaries too (RELEASE_TESTS in the Makefile)."""
 import json
 import os
 import queue
 import signal
 import subprocess
 import threading
-
-import pytest
 
 from conftest import BIN, ROOT, wait_for
 
@@ -53,7 +52,6 @@ def cached(setup, source, ids):
     return {str(r["id"]): r for r in setup.cache_doc(source)["records"] if str(r["id"]) in wanted}
 
 
-@pytest.mark.release_binaries
 def test_a_refresh_of_a_large_source_names_the_records_it_changed_and_an_app_away_catches_up_after_a_restart(
         server, setup, daemons):
     records = [{"id": i, "title": f"Post {i}"} for i in range(1, 50_001)]
@@ -156,3 +154,35 @@ def test_the_follow_changes_example_keeps_a_copy_equal_to_the_servers_records(se
     finally:
         app.kill()
         app.wait()
+
+
+def test_local_changes_name_their_record_in_the_local_event_and_in_changes(server, setup, daemons):
+    posts = [{"id": 1, "title": "Post 1"}, {"id": 2, "title": "Post 2"}]
+    server.set_records("posts", posts)
+    # The server refuses creates for now (503: retried later), so the put stays queued.
+    server.fault("posts", kind="status", status=503, method="POST")
+    setup.add_source("posts", server.url("posts"), Writable="yes")
+    d = daemons(setup)
+    d.wait_log("posts: synced 2 records")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    watch = Watch(setup)
+    try:
+        current = watch.event()
+        assert (current["event"], current["seq"]) == ("current", 1)
+        put = subprocess.run([str(BIN / "syncctl"), "--socket", str(setup.runtime / "io.syncd.Manager"), "put", "posts", "-"],
+                             input=json.dumps({"id": "n1", "title": "Offline"}), capture_output=True, text=True, timeout=30)
+        assert put.returncode == 0, put.stderr
+        event = watch.event()
+        while event["event"] != "local":
+            event = watch.event()
+        assert (event["seq"], event["changed"], event["removed"]) == (2, ["n1"], [])
+    finally:
+        watch.stop()
+    # The change is in the cache file and still queued; the server has not got it.
+    doc = setup.cache_doc("posts")
+    assert doc["pending"] == ["n1"] and doc["records"][-1] == {"id": "n1", "title": "Offline"}
+    assert server.records("posts") == posts
+    r = syncctl(setup, "changes", "posts", "--since", "1")
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == ("changed n1\n\n1 record changed and 0 removed after change 1; "
+                        "the source is at change 2 (follow with --since 2).\n")
