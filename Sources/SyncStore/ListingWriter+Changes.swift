@@ -8,12 +8,15 @@ import SyncCore
 /// equal one. So the work follows the chunks that differ (one for a record changed in place), never the
 /// listing: each record of a differing chunk, new and old, is hashed once (the server's body, as the index
 /// and file hold it). A record inserted or removed near the start shifts every later chunk: then every record is
-/// compared (the writer writes every chunk again anyway), and only the records that differ are logged.
+/// compared (the writer writes every chunk again anyway), up to `ChangeFeed.comparedPerListing` records, and
+/// only the records that differ are logged.
 struct ListingDiff {
-    /// The differing new chunks' records, in listing order: the ID's bytes and the hash of the server's body.
-    private(set) var fresh: [(id: [UInt8], hash: UInt64)] = []
-    /// The first listing of a source (nothing stored to compare with) that holds more records than a change
-    /// lists (`ChangeFeed.listedPerListing`): logged without IDs, and its records are not kept here.
+    /// The differing new chunks' records, in listing order: the ID (compared by its bytes) and the hash of the
+    /// server's body.
+    private(set) var fresh: [(id: RecordID, hash: UInt64)] = []
+    /// The listing is logged without IDs: a first listing (nothing stored to compare with) of more records than
+    /// a change lists (`ChangeFeed.listedPerListing`), or more differing records than are compared
+    /// (`ChangeFeed.comparedPerListing`). Its records are not kept here.
     private(set) var unlisted = false
     /// Whether a stored listing exists to compare with (set by the writer).
     var comparing = true
@@ -43,8 +46,8 @@ struct ListingDiff {
                     }
                     guard let body, !unlisted else { return }
                     counter?.changeDigests += 1
-                    fresh.append((Array(entry.id.utf8), ListingDiff.digest(body, idIsInteger: entry.idIsInteger)))
-                    if !comparing && fresh.count > ChangeFeed.listedPerListing {
+                    fresh.append((RecordID(entry.id), ListingDiff.digest(body, idIsInteger: entry.idIsInteger)))
+                    if fresh.count > (comparing ? ChangeFeed.comparedPerListing : ChangeFeed.listedPerListing) {
                         unlisted = true
                         fresh = []
                     }
@@ -60,9 +63,8 @@ struct ListingDiff {
         var seen: Set<RecordID> = []
         var changed: [[UInt8]] = []
         for record in fresh {
-            let id = RecordID(String(decoding: record.id, as: UTF8.self))
-            seen.insert(id)
-            if old[id] != record.hash { changed.append(record.id) }
+            seen.insert(record.id)
+            if old[record.id] != record.hash { changed.append(Array(record.id.key.utf8)) }
         }
         let removed = old.keys.filter { !seen.contains($0) }.sorted().map { Array($0.key.utf8) }
         guard changed.count + removed.count <= ChangeFeed.listedPerListing else { return nil }
@@ -76,6 +78,7 @@ extension ListingWriter {
     /// is then logged without IDs.
     func replacedRecords(staged: Set<Int>) -> [RecordID: UInt64]? {
         let seqs = (staged.filter { $0 < stored.count } + Array(min(nextSeq, stored.count)..<stored.count)).sorted()
+        guard seqs.reduce(0, { $0 + stored[$1].records }) <= ChangeFeed.comparedPerListing else { return nil }
         var old: [RecordID: UInt64] = [:]
         var index = 0
         do {

@@ -121,4 +121,17 @@ struct StateStoreChangeLogTests {
                              at: "2026-11-29T10:00:00Z", idempotencyKey: "k")
         #expect(try reopened.changes(source: "posts", since: 0, limit: 10).get() == ChangePage(changed: [], removed: ["2"], next: nil, seq: 1))
     }
+
+    @Test func aShiftBeyondTheComparedRecordsIsLoggedWithoutIDs() throws {
+        let t = try TemporaryStore()
+        let count = ChangeFeed.comparedPerListing + RecordChunk.capacity
+        try store(listing(count), into: t.store)
+        let before = try t.store.changeSequence(source: "posts").seq
+        let counter = StoreWorkCounter()
+        t.store.workCounter = counter
+        try store(listing(count, without: [1]), into: t.store, time: "2026-11-29T11:00:00Z")
+        t.store.workCounter = nil
+        #expect(try t.store.changes(source: "posts", since: before, limit: 10) == .failure(ChangeFeed.Expired(oldest: before + 1)))
+        #expect(counter.changeDigests <= ChangeFeed.comparedPerListing + RecordChunk.capacity, "the old records were not read")
+    }
 }

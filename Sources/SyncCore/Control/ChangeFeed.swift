@@ -46,6 +46,10 @@ public enum ChangeFeed {
     /// IDs one listing logs; a listing that changed more is logged as one change without IDs, and `Changes`
     /// from before it answers `ChangesExpired` (the app lists the source again).
     public static let listedPerListing = 10_000
+    /// Records of a listing compared with the stored ones to find what it changed: those of the index chunks
+    /// that differ, which are all of them once a record inserted or removed near the start shifts the rest. A
+    /// listing that differs in more is logged as one change without IDs.
+    public static let comparedPerListing = 100_000
     /// IDs a `Watch` event names in each of `changed` and `removed`; more set `truncated`.
     public static let eventListLimit = 1_000
 
