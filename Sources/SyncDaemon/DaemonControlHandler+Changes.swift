@@ -23,7 +23,8 @@ extension DaemonControlHandler {
     /// previous `current`, `saved`, `local` or `logout` event (`seen`, this watcher's), or says `truncated`.
     func namingRecords(_ event: WatchEvent, after seen: inout [String: Int64]) async -> WatchEvent {
         guard let seq = event.seq else { return event }
-        let previous = seen[event.source]
+        // A source this watch has no baseline for (added by a reload) is counted from its beginning.
+        let previous = seen[event.source] ?? 0
         switch event.event {
         case WatchEvent.Kind.current.rawValue, WatchEvent.Kind.logout.rawValue:
             seen[event.source] = seq
@@ -35,7 +36,7 @@ extension DaemonControlHandler {
         }
         seen[event.source] = seq
         var named = event
-        guard let previous, previous != seq else {
+        guard previous != seq else {
             named.changes = ([], [])
             return named
         }
