@@ -156,7 +156,7 @@ def test_the_follow_changes_example_keeps_a_copy_equal_to_the_servers_records(se
         app.wait()
 
 
-def test_local_changes_name_their_record_in_the_local_event_and_in_changes(server, setup, daemons):
+def test_local_changes_name_their_record_in_the_local_event_and_in_changes_and_a_logout_keeps_the_numbers(server, setup, daemons):
     posts = [{"id": 1, "title": "Post 1"}, {"id": 2, "title": "Post 2"}]
     server.set_records("posts", posts)
     # The server refuses creates for now (503: retried later), so the put stays queued.
@@ -186,3 +186,10 @@ def test_local_changes_name_their_record_in_the_local_event_and_in_changes(serve
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout == ("changed n1\n\n1 record changed and 0 removed after change 1; "
                         "the source is at change 2 (follow with --since 2).\n")
+    # A logout erases the records and the log, not the numbers: they go on, and Changes from before it says the log
+    # does not reach back, so the app lists the source again.
+    assert syncctl(setup, "logout", "--discard-pending").returncode == 0
+    assert json.loads(syncctl(setup, "status", "posts", "--json").stdout)["seq"] == 3
+    r = syncctl(setup, "changes", "posts", "--since", "2")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert "the oldest --since it answers is 3" in r.stderr
