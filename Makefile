@@ -79,7 +79,8 @@ integration: deps build
 # the cache file's truth, status at scale, configuration edges, ambiguous creates) once more against the
 # release binaries users run. In `make test` the integration run's `make deb` has built them already.
 RELEASE_TESTS = test_origins.py test_daemon_concurrency.py test_daemon_control_limits.py test_daemon_cache_truth.py \
-	test_syncctl.py test_status_scale.py test_admin.py test_outbox_in_flight.py test_real_drf.py test_lost_creates.py test_secrets.py test_bytes_fidelity.py
+	test_syncctl.py test_status_scale.py test_admin.py test_outbox_in_flight.py test_real_drf.py test_lost_creates.py test_secrets.py test_bytes_fidelity.py \
+	test_change_feed.py
 integration-release: deps release
 	cd Tests/integration && SYNCD_BIN_DIR=$(CURDIR)/.build/release PATH="$(TEST_PATH)" \
 		python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT) $(RELEASE_TESTS)
@@ -174,6 +175,7 @@ install-files:
 	install -d $(DESTDIR)$(PREFIX)/share/syncd $(DESTDIR)$(DOCDIR)/examples
 	install -m 0644 docs/cache.schema.json $(DESTDIR)$(PREFIX)/share/syncd/cache.schema.json
 	install -m 0644 docs/examples/follow-cache-file $(DESTDIR)$(DOCDIR)/examples/follow-cache-file
+	install -m 0644 docs/examples/follow-changes $(DESTDIR)$(DOCDIR)/examples/follow-changes
 
 # Without DESTDIR this first stops and disables the system service (enabled by the admin after
 # `make install`).  State, cache, configuration and the user stay; the message says how to remove them.
@@ -187,7 +189,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(PREFIX)/share/syncd
 	rm -f $(DESTDIR)$(MANDIR)/man7/syncd.local-changes.7 $(DESTDIR)$(MANDIR)/man7/syncd.control.7
 	rm -f $(DESTDIR)$(CATALOGDIR)/syncd.catalog $(DESTDIR)$(DOCDIR)/architecture.txt
-	rm -f $(DESTDIR)$(DOCDIR)/examples/follow-cache-file
+	rm -f $(DESTDIR)$(DOCDIR)/examples/follow-cache-file $(DESTDIR)$(DOCDIR)/examples/follow-changes
 	-rmdir $(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR)
 	rm -f $(DESTDIR)$(SYSTEMUNITDIR)/syncd.service $(DESTDIR)$(USERUNITDIR)/syncd.service
 	rm -f $(DESTDIR)$(SYSUSERSDIR)/syncd.conf $(DESTDIR)$(PREFIX)/share/bash-completion/completions/syncctl

@@ -89,6 +89,9 @@ struct DaemonControlHandler: ControlHandler {
             case .success(nil): _ = reply.fail(ManagerError.noSuchRecord(source: source, id: id))
             case .success(let record?): _ = reply.finish(serializedParameters: RecordsReply.bytes("record", records: [record], asArray: false))
             }
+        case .changes(let source, let since, let limit):
+            guard await sourceExists(source, reply: reply) else { return }
+            await answerChanges(source: source, since: since, limit: limit, reply: reply)
         case .watch:
             // Unbounded: the loop yields one `current` event per source before this task starts draining, and a
             // bounded buffer would drop the first ones with many sources. Draining never blocks (`progress` only
@@ -101,7 +104,9 @@ struct DaemonControlHandler: ControlHandler {
             }
             defer { input.yield(.request(.unwatch(token))) }
             // Callers outside ControlGroup= get the public words (docs/control-api.md, "Secrets").
+            var seen: [String: Int64] = [:]
             for await event in events {
+                let event = await namingRecords(event, after: &seen)
                 guard reply.progress((context.privileged ? event : event.publicForm).json) else { return }
             }
             // The stream ends only when the daemon stops (the loop finishes it, or the server cancels this task);
@@ -263,7 +268,7 @@ struct DaemonControlHandler: ControlHandler {
     /// Runs `body` on the read queue. A cache file of `source` that does not match the store's index is
     /// not repaired here (this connection is read-only): the loop hands it to the engine that owns the writes,
     /// which sets it aside and fetches the listing again (docs/syncd.8.md, "FILES").
-    private func read<T: Sendable>(source: String? = nil, _ body: @escaping @Sendable () throws -> T) async -> Result<T, ManagerError> {
+    func read<T: Sendable>(source: String? = nil, _ body: @escaping @Sendable () throws -> T) async -> Result<T, ManagerError> {
         let input = self.input
         return await withCheckedContinuation { continuation in
             readQueue.async {

@@ -208,9 +208,18 @@ extension DaemonLoop {
         let shared = worker.shared
         Task(executorPreference: DaemonExecutor.shared) { [worker, input] in
             do {
+                // The sources' change numbers go on after the logout (docs/control-api.md, "Changes").
+                let sequences = await DaemonLoop.changeSequences(of: configuration, worker: worker)
                 try await worker.replaceEngines(
                     teardown: { try AccountErasure.erase(configuration: configuration, run: run) },
                     make: { try DaemonLoop.makeEngine(run: run, configuration: configuration, shared: shared) })
+                await worker.withEngine { engine in
+                    do {
+                        try engine?.store.continueChangeSequences(sequences)
+                    } catch {
+                        logger.warning("Failed to carry the change numbers over the logout, starting them again: \(failureReason(error))")
+                    }
+                }
                 logger.notice("Logged out: erased the cache and state of account \(configuration.daemon.account)")
                 input.yield(.accountErased(id, .success(()), states: await DaemonLoop.storedStates(of: configuration, worker: worker)))
             } catch {
@@ -223,6 +232,17 @@ extension DaemonLoop {
 }
 
 extension DaemonLoop {
+    /// Every source's change number in the current store (0 where it cannot be read).
+    static func changeSequences(of configuration: Configuration, worker: RefreshWorker) async -> [String: Int64] {
+        let names = configuration.sources.map(\.name)
+        return await worker.withEngine { engine in
+            guard let engine else { return [:] }
+            var sequences: [String: Int64] = [:]
+            for name in names { sequences[name] = (try? engine.store.changeSequence(source: name))?.seq ?? 0 }
+            return sequences
+        }
+    }
+
     /// Every source's state as the current store holds it, read on the local lane after the engines were
     /// replaced: a `put` that ran on the old engine before the logout was read earlier, so its older stamp
     /// cannot bring the erased records and changes back into the status (docs/syncctl.1.md, "logout").

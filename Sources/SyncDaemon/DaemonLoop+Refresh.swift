@@ -218,8 +218,10 @@ extension DaemonLoop {
 
     /// The `Watch` reply telling that `source` is now as `state` says.
     func watchEvent(_ source: String, _ state: SourceState, _ kind: WatchEvent.Kind) -> WatchEvent {
-        WatchEvent(source: source, records: Int64(state.cachedRecordCount), pending: Int64(state.pendingCount),
-                   conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
+        var event = WatchEvent(source: source, records: Int64(state.cachedRecordCount), pending: Int64(state.pendingCount),
+                               conflicts: Int64(state.conflictCount), savedAt: state.savedAt, event: kind.rawValue)
+        event.seq = state.changeSeq
+        return event
     }
 }
 

@@ -77,7 +77,7 @@ struct StatusBoard {
         let lastError = audience == .everyone && state.lastError != nil
             ? state.lastErrorPublic ?? SourceState.reasonWithheld : state.lastError
         let shown = { (text: String) in Redaction.scrubbingURLs(in: text, for: audience) }
-        return SourceStatus(
+        var shownStatus = SourceStatus(
             name: source, url: shown(configuration.url), state: name, records: Int64(state.cachedRecordCount),
             pending: Int64(state.pendingCount), parked: Int64(state.parkedCount), conflicts: Int64(state.conflictCount),
             warnings: ((notices[source] ?? []) + (state.holdsNoListingAnyMore ? [SourceState.listingBeingFetchedAgain] : []))
@@ -85,6 +85,8 @@ struct StatusBoard {
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: lastError.map(shown),
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
             cacheFile: PrintableText.escaping(cacheDirectory + "/" + source + ".json"), mode: SourceMode(configuration))
+        shownStatus.seq = state.changeSeq
+        return shownStatus
     }
 }
 

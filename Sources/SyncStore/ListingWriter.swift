@@ -60,7 +60,9 @@ public final class ListingWriter {
     var listingBytes = 0
     private var staged = false
     /// The chunks staged (the others are equal to the stored ones as they were when the listing began).
-    private var stagedSeqs: Set<Int> = []
+    private(set) var stagedSeqs: Set<Int> = []
+    /// The records of the staged chunks, for the change log (ListingWriter+Changes).
+    var diff = ListingDiff()
     /// True when `commit` found that local changes rewrote the index and file while the listing was
     /// fetched: nothing was committed; fetching the listing again succeeds.
     public private(set) var overtaken = false
@@ -89,6 +91,7 @@ public final class ListingWriter {
             overlay[id] = entry
         }
         stored = purpose == .migration ? [] : try store.chunkLayouts(source: source)
+        diff.comparing = !stored.isEmpty
         stageChunk = try store.database.prepare("""
             INSERT OR REPLACE INTO temp.staged_chunks (seq, records, file_bytes, file_hash, data) VALUES (?1, ?2, ?3, ?4, ?5)
             """)
@@ -199,6 +202,7 @@ public final class ListingWriter {
                 stageChunk.reset()
                 staged = true
                 stagedSeqs.insert(nextSeq)
+                if purpose == .refresh { try diff.note(entries: chunkData, file: chunkFile, counter: store.workCounter) }
             }
             if output == nil && !(same && oldFile != nil) { try diverge() }
         } catch let error as StoreError {
@@ -292,10 +296,12 @@ extension ListingWriter {
                     written = try output.finish(hash: digest.finalize())
                 }
             }
+            let measured = measureChanges()
             try store.database.execute("BEGIN IMMEDIATE")
             inTransaction = true
             let unchanged = output == nil && previous.lastSuccess != nil
             try storeIndex(metadata, previous: previous, unchanged: unchanged, written: written)
+            try log(measured)
             try store.database.execute("COMMIT")
             inTransaction = false
             finished = true

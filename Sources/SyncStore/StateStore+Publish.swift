@@ -136,6 +136,7 @@ extension StateStore {
                     records_start = NULL, listing_end = NULL, pending_rename = NULL, id_index_stamp = NULL,
                     file_outbox_stamp = NULL, file_outbox_seq = NULL WHERE name = ?1
                 """, source)
+            try logChange(source: source, changed: [], removed: [], unlisted: true)
         }
     }
 

@@ -55,6 +55,10 @@ public struct SourceState: Sendable, Equatable {
     /// syncd that did not count them).
     public var snapshotRecordCount: Int?
 
+    /// The source's change sequence number: the number of the latest change to what its cache file holds
+    /// (docs/control-api.md, "Changes"); 0 before the first.
+    public var changeSeq: Int64 = 0
+
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
 
@@ -140,6 +144,8 @@ public final class StateStore {
     private(set) var hasUnwrittenTable = true
     /// Whether the file has the `discarded` table (StateStore+Discarded), like `hasUnwrittenTable`.
     private(set) var hasDiscardedTable = true
+    /// Whether the file has the change log (StateStore+ChangeLog), like `hasUnwrittenTable`.
+    private(set) var hasChangeLog = true
     /// Counts the store's work when set (tests).
     var workCounter: StoreWorkCounter?
     /// The outbox counts of each source as last counted (StateStore+OutboxCounts).
@@ -197,8 +203,9 @@ public final class StateStore {
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
-            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded')")
+            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded', 'change_log')")
             hasUnwrittenTable = tables.contains("unwritten")
+            hasChangeLog = tables.contains("change_log")
             hasDiscardedTable = tables.contains("discarded")
         } catch {
             throw StateStore.openError(error, path: path)
@@ -314,6 +321,9 @@ public final class StateStore {
         ("sources", "outbox_stamp", "INTEGER NOT NULL DEFAULT 0"),
         ("sources", "file_outbox_stamp", "INTEGER"),
         ("sources", "file_outbox_seq", "INTEGER"),
+        // The source's change sequence and the oldest `since` its change log answers (StateStore+ChangeLog).
+        ("sources", "change_seq", "INTEGER NOT NULL DEFAULT 0"),
+        ("sources", "change_floor", "INTEGER NOT NULL DEFAULT 0"),
     ]
 
     /// Triggers counting every change of a source's outbox rows that the cache file or the outbox counts can
@@ -344,11 +354,12 @@ public final class StateStore {
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
             let statement = try database.prepare("""
-                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded'))
-                    OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete'))
+                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded', 'change_log'))
+                    OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete',
+                                                      'change_log_insert', 'change_log_update', 'change_log_delete'))
                 """)
             _ = try statement.step()
-            return statement.int64(0) < 6
+            return statement.int64(0) < 10
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -368,6 +379,8 @@ public final class StateStore {
                 // Changes a ConflictPolicy= discarded, kept for DiscardedRetentionSec= (StateStore+Discarded).
                 try database.execute(StateStore.discardedTable)
                 for trigger in StateStore.outboxStampTriggers { try database.execute(trigger) }
+                // The change sequence's log and the triggers that log local changes (StateStore+ChangeLog).
+                for object in StateStore.changeLogSchema { try database.execute(object) }
             }
         } catch let error as SQLiteError {
             throw error
@@ -459,6 +472,7 @@ public final class StateStore {
             state.changedRecordCount = counts.records
             state.localRecordCount = state.recordCount
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
+            if hasChangeLog { state.changeSeq = try changeSequence(of: source) }
             return state
         } catch {
             throw .sqlite(error)

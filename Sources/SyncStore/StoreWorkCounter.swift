@@ -9,6 +9,8 @@ final class StoreWorkCounter {
     var outboxCounts = 0
     /// Local creations a rebuild appended to the previous file's without rewriting the rest.
     var appendedCreates = 0
+    /// Records of a listing hashed to find what it changed (ListingWriter+Changes), new and old.
+    var changeDigests = 0
 
     init() {}
 }

@@ -92,6 +92,15 @@ final class FakeControlHandler: ControlHandler {
             // Entry N's record shows the N-th view; past them, the empty reply of a daemon that does not say.
             let views = DroppedRecordView.allCases
             reply.finish(seq <= views.count ? ["shows": .string(views[Int(seq) - 1].rawValue)] : [:])
+        case .changes(let source, let since, _):
+            // A log of four changes, paged at change 2; the log starts after change 3 for a since above 9.
+            guard since < 10 else { reply.fail(ManagerError.changesExpired(source: source, oldest: 3)); return }
+            let page = switch since {
+            case 0: ChangePage(changed: ["a", "b"], removed: ["c"], next: 2, seq: 4)
+            case 2: ChangePage(changed: ["c"], removed: ["a"], next: nil, seq: 4)
+            default: ChangePage(changed: [], removed: [], next: nil, seq: 4)
+            }
+            reply.finish(page.json)
         case .reload:
             // Deliberately no reply: the server must answer MethodNotImplemented.
             return

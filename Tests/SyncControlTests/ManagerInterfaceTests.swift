@@ -149,6 +149,24 @@ struct ManagerInterfaceTests {
                     .hasSuffix(" posts stale: HTTP 503 from http://example.org\\x1b[2J\n"))
     }
 
+    @Test func savedAndLocalEventsCarryTheirSeqAndNameTheirRecordsOrSayTruncated() throws {
+        var saved = WatchEvent(source: "posts", records: 3, pending: 0, conflicts: 0, savedAt: nil, event: "saved")
+        saved.seq = 42
+        saved.changes = (["1", "caf\u{E9}"], ["7"])
+        #expect(saved.json["seq"] == .int(42) && saved.json["changed"] == ["1", "caf\u{E9}"] && saved.json["removed"] == ["7"])
+        #expect(saved.json["truncated"] == nil)
+        #expect(try WatchEvent(json: saved.json) == saved)
+        var truncated = WatchEvent(source: "posts", records: 3, pending: 0, conflicts: 0, savedAt: nil, event: "local")
+        truncated.seq = 43
+        truncated.truncated = true
+        #expect(truncated.json["changed"] == nil && truncated.json["truncated"] == true)
+        #expect(try WatchEvent(json: truncated.json) == truncated)
+        let described = ManagerInterface.description
+        for member in ["seq: ?int", "changed: ?[]string", "removed: ?[]string", "truncated: ?bool", "error ChangesExpired (source: string, oldest: int)"] {
+            #expect(described.contains(member), "\(member) missing from the interface description")
+        }
+    }
+
     @Test func anOutcomeEventCarriesItsChangeAndHidesTheServersWordsFromThePublic() throws {
         var parked = WatchEvent(source: "posts", records: 3, pending: 1, conflicts: 0, savedAt: nil, event: "parked")
         parked.outcome = .init(id: "n1", outboxSeq: 12, httpStatus: 422, message: "HTTP 422 from POST http://h/posts: title is required",
@@ -172,7 +190,8 @@ struct ManagerInterfaceTests {
         let errors: [ManagerError] = [.permissionDenied(needs: "root"), .permissionDenied(needs: ""), .noSuchSource(source: "a"), .noSuchRecord(source: "a", id: "1"),
                                       .notWritable(source: "a"), .noSuchOutboxEntry(seq: 4), .invalidParameter(parameter: "p", reason: "r"),
                                       .refreshFailed(source: "a", reason: "r"), .reloadFailed(reason: "r"), .pendingChanges(count: 3),
-                                      .storageFailure(reason: "r"), .tooManyConnections(reason: "r"), .stopping, .cancelled(reason: "r")]
+                                      .storageFailure(reason: "r"), .tooManyConnections(reason: "r"), .stopping, .cancelled(reason: "r"),
+                                      .changesExpired(source: "a", oldest: 7)]
         for error in errors {
             #expect(ManagerError(name: error.varlinkName, parameters: error.varlinkParameters) == error)
             #expect(ManagerInterface.description.contains("error " + error.varlinkName.split(separator: ".").last! + " ("))

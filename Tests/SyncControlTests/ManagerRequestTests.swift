@@ -12,6 +12,8 @@ struct ManagerRequestTests {
         #expect(try ManagerRequest(member: "List", parameters: ["source": "p", "limit": 10.0]) == .list(source: "p", offset: 0, limit: 10))
         #expect(try ManagerRequest(member: "Get", parameters: ["source": "p", "id": "1"]) == .get(source: "p", id: "1"))
         #expect(try ManagerRequest(member: "Watch", parameters: [:], more: true) == .watch)
+        #expect(try ManagerRequest(member: "Changes", parameters: ["source": "p", "since": 3]) == .changes(source: "p", since: 3, limit: 10_000))
+        #expect(try ManagerRequest(member: "Changes", parameters: ["source": "p", "since": 0, "limit": 50_000]) == .changes(source: "p", since: 0, limit: 10_000))
         #expect(try ManagerRequest(member: "Logout", parameters: ["discardPending": true]) == .logout(discardPending: true))
         #expect(try ManagerRequest(member: "Reload", parameters: [:]) == .reload)
         #expect(try ManagerRequest(member: "Put", parameters: ["source": "p", "record": ["id": 1]]) == .put(source: "p", record: ["id": 1]))
@@ -35,6 +37,9 @@ struct ManagerRequestTests {
         ("Resolve", ["source": "p", "id": "1", "keep": "both"], "keep"),
         ("GetStatus", ["extra": true], "extra"),
         ("RetryOutbox", [:], "seq"),
+        ("Changes", ["source": "p"], "since"),
+        ("Changes", ["source": "p", "since": -1], "since"),
+        ("Changes", ["source": "p", "since": 0, "limit": 0], "limit"),
     ] as [(String, JSONObject, String)])
     func refusesBadParameters(member: String, parameters: JSONObject, parameter: String) {
         #expect(throws: VarlinkServiceError.invalidParameter(parameter: parameter)) {

@@ -62,7 +62,7 @@ def test_package_holds_what_an_admin_needs(package, tmp_path):
                  "usr/share/man/man5/syncd.conf.5.gz", "usr/share/man/man5/syncd.cache.5.gz",
                  "usr/share/syncd/cache.schema.json", "usr/share/bash-completion/completions/syncctl",
                  "usr/share/doc/syncd/copyright", "usr/share/doc/syncd/examples/posts.source.example",
-                 "usr/share/doc/syncd/examples/follow-cache-file",
+                 "usr/share/doc/syncd/examples/follow-cache-file", "usr/share/doc/syncd/examples/follow-changes",
                  "etc/syncd/syncd.conf"):
         assert (root / path).is_file(), path
     assert (root / "etc/syncd/sources.d").is_dir()
@@ -431,7 +431,7 @@ def test_every_packaged_man_page_stands_on_its_own(package, tmp_path):
             assert (root / f"usr/share/man/man{other[1]}/{other[0]}.{other[1]}.gz").is_file(), f"{page.name}: {other}"
     assert named == {"/usr/share/doc/syncd/examples/posts.source.example", "/usr/share/doc/syncd/architecture.txt",
                      "/usr/lib/systemd/catalog/syncd.catalog", "/usr/share/syncd/cache.schema.json",
-                     "/usr/share/doc/syncd/examples/follow-cache-file"}, named
+                     "/usr/share/doc/syncd/examples/follow-cache-file", "/usr/share/doc/syncd/examples/follow-changes"}, named
     for path in named:
         assert (root / path.lstrip("/")).is_file(), path
     syncd8 = rendered(root / "usr/share/man/man8/syncd.8.gz")

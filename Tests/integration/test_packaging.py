@@ -213,6 +213,7 @@ def test_install_and_uninstall(tmp_path, release):
         "share/man/man5/syncd.cache.5": 0o644,
         "share/syncd/cache.schema.json": 0o644,
         "share/doc/syncd/examples/follow-cache-file": 0o644,
+        "share/doc/syncd/examples/follow-changes": 0o644,
         "share/man/man7/syncd.local-changes.7": 0o644,
         "share/man/man7/syncd.control.7": 0o644,
         # journalctl reads catalogs from /usr/local/lib/systemd/catalog too.

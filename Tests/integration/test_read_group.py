@@ -58,6 +58,10 @@ def test_a_read_group_member_reads_records_and_files_but_changes_nothing(server,
     finally:
         watch.kill()
         watch.wait()
+    # So is Changes: the first listing's two records, and the source's change number.
+    changes = syncctl(setup, another_user, "changes", "posts", "--json")
+    assert changes.returncode == 0, changes.stderr
+    assert json.loads(changes.stdout) == {"changed": ["1", "2"], "removed": [], "seq": first["seq"]}
 
     control = f'root, the user syncd runs as, or membership in group "{NO_SUCH_GROUP}" (ControlGroup=)'
     for args, needs in [(("put", "posts", "-"), control), (("delete", "posts", "1"), control),

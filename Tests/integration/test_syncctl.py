@@ -461,13 +461,14 @@ def test_every_command_help_ends_with_the_same_global_options():
 
 
 def test_an_unknown_source_points_to_status(running, setup):
-    for args in (("get", "nosuch", "1"), ("list", "nosuch"), ("refresh", "nosuch")):
+    for args in (("get", "nosuch", "1"), ("list", "nosuch"), ("refresh", "nosuch"), ("changes", "nosuch")):
         r = syncctl(setup, *args)
         assert (r.returncode, r.stdout) == (1, ""), args
         assert r.stderr == "syncctl: no such source: nosuch; 'syncctl status' lists the configured sources\n", r.stderr
     assert setup.cache_doc("posts")["records"] == POSTS
     # A near miss is named, as syncctl status does.
-    for args in (("get", "post", "1"), ("list", "postz"), ("outbox", "Posts"), ("refresh", "post", "--wait")):
+    for args in (("get", "post", "1"), ("list", "postz"), ("outbox", "Posts"), ("refresh", "post", "--wait"),
+                 ("changes", "post", "--since", "1")):
         r = syncctl(setup, *args)
         assert (r.returncode, r.stdout) == (1, ""), args
         assert r.stderr == f"syncctl: no such source: {args[1]}; did you mean 'posts'?\n", r.stderr
@@ -534,6 +535,7 @@ def _detail(setup, server, name, records, mode, outbox):
         "    Next try: at the next periodic refresh",
         f"        Mode: {mode}",
         f"  Cache file: {setup.cache_file(name)}",
+        f"      Change: {source['seq']} (syncctl changes {name} --since {source['seq']} lists what follows)",
     ] + [f"      Outbox: {outbox[0]}"] + [" " * 14 + line for line in outbox[1:]]
 
 

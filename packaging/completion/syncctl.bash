@@ -21,13 +21,13 @@ _syncctl()
     local cur prev words cword
     _init_completion -n = || return
 
-    local commands="status refresh list get put delete outbox conflicts resolve watch logout reload help"
+    local commands="status refresh list get changes put delete outbox conflicts resolve watch logout reload help"
     local globals="--socket --user --json --json=short --json=pretty --json=off --json=help --timeout= --no-legend --no-pager --help --version"
 
     case $prev in
         --socket) _filedir; return ;;
         --keep) COMPREPLY=($(compgen -W "local remote" -- "$cur")); return ;;
-        --retry|--drop|--restore|--timeout) return ;;
+        --retry|--drop|--restore|--timeout|--since|--limit) return ;;
     esac
 
     local command="" i positional=0
@@ -49,6 +49,7 @@ _syncctl()
     local options=""
     case $command in
         refresh) options="--wait" ;;
+        changes) options="--since --limit" ;;
         outbox) options="--retry --drop --discarded --restore" ;;
         resolve) options="--keep" ;;
         logout) options="--discard-pending" ;;
@@ -65,7 +66,7 @@ _syncctl()
         status)
             COMPREPLY=($(compgen -W "$(_syncctl_sources)" -- "$cur"))
             ;;
-        refresh|list|get|delete|outbox|resolve)
+        refresh|list|get|changes|delete|outbox|resolve)
             ((positional == 0)) && COMPREPLY=($(compgen -W "$(_syncctl_sources)" -- "$cur"))
             ;;
         put)

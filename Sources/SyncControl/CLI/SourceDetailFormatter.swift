@@ -52,6 +52,7 @@ public struct SourceDetailFormatter: Sendable {
         if let mode = source.mode { rows.append(("Mode", Self.describe(mode))) }
         for warning in source.warnings { rows.append(("Warning", warning)) }
         if let file = source.cacheFile { rows.append(("Cache file", file)) }
+        if let seq = source.seq { rows.append(("Change", "\(seq) (syncctl changes \(HumanFormat.printable(source.name)) --since \(seq) lists what follows)")) }
         let (summary, parked) = outboxLines(source, outbox)
         rows.append(("Outbox", summary))
         var text = header(source) + "\n"

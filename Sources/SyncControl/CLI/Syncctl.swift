@@ -163,6 +163,10 @@ public enum Syncctl {
                 default: return "syncd is stopping; ask again once it runs"
                 }
             case .cancelled(let reason): return reason
+            case .changesExpired(let source, let oldest):
+                let name = HumanFormat.printable(source)
+                return "the change log of \(name) starts after that change (the oldest --since it answers is \(oldest)); "
+                    + "list the source again ('syncctl list \(name)') and follow from the change number 'syncctl status \(name)' shows"
             case .tooManyConnections(let reason):
                 return "syncd refused the connection: \(reason). Try again when fewer are open (idle ones are closed within a minute)"
             }

@@ -118,7 +118,7 @@ public struct CommandContext {
 
 /// Every `syncctl` command, in help order.
 public var syncctlCommands: [any SyncctlCommand.Type] {
-    [StatusCommand.self, RefreshCommand.self, ListCommand.self, GetCommand.self, PutCommand.self, DeleteCommand.self,
+    [StatusCommand.self, RefreshCommand.self, ListCommand.self, GetCommand.self, ChangesCommand.self, PutCommand.self, DeleteCommand.self,
      OutboxCommand.self, ConflictsCommand.self, ResolveCommand.self, WatchCommand.self, LogoutCommand.self, ReloadCommand.self,
      HelpCommand.self]
 }

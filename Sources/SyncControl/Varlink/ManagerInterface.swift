@@ -10,13 +10,15 @@ public enum ManagerInterface {
 
     /// Every method of `io.syncd.Manager`, in the order of the description.
     public static let methods = [
-        "GetStatus", "Refresh", "List", "Get", "Watch", "Logout", "Reload",
+        "GetStatus", "Refresh", "List", "Get", "Changes", "Watch", "Logout", "Reload",
         "Put", "Delete", "ListOutbox", "RetryOutbox", "DropOutbox", "RestoreDiscarded",
         "ListConflicts", "Resolve",
     ]
 
     /// Most records one `List` reply carries.
     public static let maxPageSize = 1000
+    /// The largest `limit` of `Changes` (and its default).
+    public static let maxChangesPage = 10_000
 
     /// The interface definition of `io.syncd.Manager`.
     public static let description = """
@@ -81,6 +83,9 @@ public enum ManagerInterface {
           nextAttempt: ?string,
           # The source's cache file (it may not exist before the first refresh).
           cacheFile: ?string,
+          # The source's change sequence number: the latest change to what its
+          # cache file holds (Changes, Watch); 0 before the first.
+          seq: ?int,
           # Writable= of its .source file: local changes are pushed.
           writable: ?bool,
           # Pagination= of its .source file: "none", "link", "body", "cursor", "page" or "offset".
@@ -209,6 +214,18 @@ public enum ManagerInterface {
         # ones); a record removed locally is NoSuchRecord.
         method Get(source: string, id: string) -> (record: object)
 
+        # The records of a source changed and removed after change number since
+        # (0: from the start of the log), each ID once in its latest state, in the
+        # order of their latest change; seq is the source's current change number.
+        # A page ends after the change that brings it to limit IDs (default and
+        # cap 10000; a change's IDs are never split); next is the since that asks
+        # for the rest, null on the last page. A since the log no longer reaches
+        # (it keeps a source's latest 1000 changes and 50000 IDs; a listing that
+        # changed more than 10000 records is logged without IDs), or greater than
+        # seq (the account's data was erased since), is ChangesExpired: list the
+        # source again, then follow from seq.
+        method Changes(source: string, since: int, limit: ?int) -> (changed: []string, removed: []string, next: ?int, seq: int)
+
         # Streams cache changes; needs "more". The first replies describe every
         # source as it is (event "current"), in configuration order; then one
         # reply per change: "saved" (a refresh rewrote the cache file: a new
@@ -221,7 +238,12 @@ public enum ManagerInterface {
         # restored) and "conflict" (kept for resolve), with the record's id, the
         # change's outboxSeq, the httpStatus that refused it and a message.
         # Callers outside the ControlGroup get reason and message without the
-        # server's words. A client ignores events it does not know.
+        # server's words. A client ignores events it does not know. Every event
+        # carries its source's current change number seq (as in Changes); "saved"
+        # and "local" name the records changed and removed since the source's
+        # previous event, at most 1000 IDs each: with more, or when the log no
+        # longer reaches that event, they are null and truncated is true (call
+        # Changes, or list the source again).
         method Watch() -> (
           source: string,
           records: int,
@@ -229,6 +251,10 @@ public enum ManagerInterface {
           conflicts: int,
           savedAt: ?string,
           event: string,
+          seq: ?int,
+          changed: ?[]string,
+          removed: ?[]string,
+          truncated: ?bool,
           reason: ?string,
           id: ?string,
           outboxSeq: ?int,
@@ -332,6 +358,11 @@ public enum ManagerInterface {
 
         # A waited-for refresh was cancelled before it ended (by a logout).
         error Cancelled (reason: string)
+
+        # Changes cannot answer from since: the log starts after it (oldest is
+        # the oldest since it answers). List the source again, then call Changes
+        # from the seq of that moment.
+        error ChangesExpired (source: string, oldest: int)
 
         """
 

@@ -19,6 +19,8 @@ public enum ManagerRequest: Sendable, Equatable {
     case list(source: String, offset: Int, limit: Int)
     /// `Get(source, id)`.
     case get(source: String, id: String)
+    /// `Changes(source, since, limit)`: since ≥ 0, limit 1…10000 (default and cap 10000).
+    case changes(source: String, since: Int64, limit: Int)
     /// `Watch()`: only valid with `more` (the decoder refuses it otherwise with `ExpectedMore`).
     case watch
     /// `Logout(discardPending)`.
@@ -51,6 +53,7 @@ public enum ManagerRequest: Sendable, Equatable {
         case .refresh: return "Refresh"
         case .list: return "List"
         case .get: return "Get"
+        case .changes: return "Changes"
         case .watch: return "Watch"
         case .logout: return "Logout"
         case .reload: return "Reload"
@@ -79,6 +82,13 @@ public enum ManagerRequest: Sendable, Equatable {
             guard limit >= 1 else { throw .invalidParameter(parameter: "limit") }
             self = .list(source: source, offset: Int(offset), limit: Int(min(limit, Int64(ManagerInterface.maxPageSize))))
         case "Get": self = .get(source: try reader.string("source"), id: try reader.string("id"))
+        case "Changes":
+            let source = try reader.string("source")
+            let since = try reader.integer("since")
+            let limit = try reader.optionalInteger("limit") ?? Int64(ManagerInterface.maxChangesPage)
+            guard since >= 0 else { throw .invalidParameter(parameter: "since") }
+            guard limit >= 1 else { throw .invalidParameter(parameter: "limit") }
+            self = .changes(source: source, since: since, limit: Int(min(limit, Int64(ManagerInterface.maxChangesPage))))
         case "Watch":
             guard more else { throw .expectedMore }
             self = .watch
@@ -113,6 +123,8 @@ public enum ManagerRequest: Sendable, Equatable {
             if wait { object["wait"] = true }
         case .list(let source, let offset, let limit):
             object = ["source": .string(source), "offset": .int(offset), "limit": .int(limit)]
+        case .changes(let source, let since, let limit):
+            object = ["source": .string(source), "since": .integer(since), "limit": .int(limit)]
         case .get(let source, let id), .delete(let source, let id):
             object = ["source": .string(source), "id": .string(id)]
         case .logout(let discardPending):

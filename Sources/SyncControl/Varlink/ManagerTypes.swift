@@ -66,6 +66,20 @@ public struct WatchEvent: Sendable, Equatable {
     public var publicReason: String?
     /// The local change a `parked`, `discarded` or `conflict` event is about.
     public var outcome: Outcome?
+    /// The source's current change sequence number (docs/control-api.md, "Changes"); nil from an older daemon.
+    public var seq: Int64?
+    /// `saved` and `local` events: the records changed and removed since the source's previous event (at most
+    /// `ChangeFeed.eventListLimit` each); nil when `truncated` or for other events.
+    public var changes: (changed: [String], removed: [String])?
+    /// True when the event cannot name its records (too many, or the log no longer reaches the previous event).
+    public var truncated = false
+
+    public static func == (lhs: WatchEvent, rhs: WatchEvent) -> Bool {
+        lhs.source == rhs.source && lhs.records == rhs.records && lhs.pending == rhs.pending && lhs.conflicts == rhs.conflicts
+            && lhs.savedAt == rhs.savedAt && lhs.event == rhs.event && lhs.reason == rhs.reason && lhs.publicReason == rhs.publicReason
+            && lhs.outcome == rhs.outcome && lhs.seq == rhs.seq && lhs.changes?.changed == rhs.changes?.changed
+            && lhs.changes?.removed == rhs.changes?.removed && lhs.truncated == rhs.truncated
+    }
 
     /// What became of one local change (`parked`, `discarded`, `conflict`).
     public struct Outcome: Sendable, Equatable {
@@ -142,6 +156,12 @@ public struct WatchEvent: Sendable, Equatable {
             "source": .string(source), "records": .integer(records), "pending": .integer(pending),
             "conflicts": .integer(conflicts), "savedAt": .string(savedAt), "event": .string(event)]
         if let reason { object["reason"] = .string(reason) }
+        if let seq { object["seq"] = .integer(seq) }
+        if let changes {
+            object["changed"] = .array(changes.changed.map { .string($0) })
+            object["removed"] = .array(changes.removed.map { .string($0) })
+        }
+        if truncated { object["truncated"] = true }
         if let outcome {
             object["id"] = .string(outcome.id)
             object["outboxSeq"] = .integer(outcome.outboxSeq)
@@ -161,6 +181,11 @@ public struct WatchEvent: Sendable, Equatable {
         savedAt = try fields.optionalString("savedAt")
         event = try fields.string("event")
         reason = try fields.optionalString("reason")
+        seq = try fields.optionalInteger("seq")
+        if let changed = try fields.optionalStrings("changed") {
+            changes = (changed, try fields.optionalStrings("removed") ?? [])
+        }
+        truncated = try fields.optionalBool("truncated") ?? false
         if let id = try fields.optionalString("id") {
             outcome = Outcome(id: id, outboxSeq: try fields.integer("outboxSeq"),
                               httpStatus: try fields.optionalInteger("httpStatus").map { Int($0) }, message: try fields.string("message"))
@@ -326,5 +351,21 @@ public struct ConflictEntry: Sendable, Equatable {
         localVersion = try fields.optionalString("localVersion")
         remoteVersion = try fields.optionalString("remoteVersion")
         detectedAt = try fields.string("detectedAt")
+    }
+}
+
+/// The reply of `Changes` (docs/control-api.md, "Changes").
+extension ChangePage {
+    /// The reply parameters.
+    public var json: JSONObject {
+        ["changed": .array(changed.map { .string($0) }), "removed": .array(removed.map { .string($0) }),
+         "next": next.map { .integer($0) } ?? .null, "seq": .integer(seq)]
+    }
+
+    /// Reads the reply parameters.
+    public init(json: JSONObject) throws(ReplyShapeError) {
+        let fields = FieldReader(object: json, path: "")
+        self.init(changed: try fields.strings("changed"), removed: try fields.strings("removed"),
+                  next: try fields.optionalInteger("next"), seq: try fields.integer("seq"))
     }
 }

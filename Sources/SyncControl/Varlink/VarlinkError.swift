@@ -64,6 +64,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .tooManyConnections: member = "TooManyConnections"
         case .stopping: member = "Stopping"
         case .cancelled: member = "Cancelled"
+        case .changesExpired: member = "ChangesExpired"
         }
         return ManagerError.interface + "." + member
     }
@@ -73,6 +74,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case .permissionDenied(let needs): return needs.isEmpty ? [:] : ["needs": .string(needs)]
         case .stopping: return [:]
         case .cancelled(let reason): return ["reason": .string(reason)]
+        case .changesExpired(let source, let oldest): return ["source": .string(source), "oldest": .integer(oldest)]
         case .noSuchSource(let source), .notWritable(let source): return ["source": .string(source)]
         case .noSuchRecord(let source, let id): return ["source": .string(source), "id": .string(id)]
         case .noSuchOutboxEntry(let seq), .noSuchDiscardedChange(let seq): return ["seq": .integer(seq)]
@@ -101,6 +103,7 @@ extension ManagerError: VarlinkErrorConvertible {
         case "io.syncd.Manager.TooManyConnections": self = .tooManyConnections(reason: text("reason"))
         case "io.syncd.Manager.Stopping": self = .stopping
         case "io.syncd.Manager.Cancelled": self = .cancelled(reason: text("reason"))
+        case "io.syncd.Manager.ChangesExpired": self = .changesExpired(source: text("source"), oldest: parameters["oldest"]?.integerValue ?? 0)
         default: return nil
         }
     }

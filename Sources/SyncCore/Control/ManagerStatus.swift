@@ -68,6 +68,8 @@ public struct SourceStatus: Sendable, Equatable {
     public var cacheFile: String?
     /// How the source is configured (`Writable=`, `Pagination=`, `ConflictPolicy=`); nil from daemons older than it.
     public var mode: SourceMode?
+    /// The source's change sequence number (docs/control-api.md, "Changes"); nil from daemons older than it.
+    public var seq: Int64?
 
     /// Creates a status.
     public init(name: String, url: String, state: SourceStateName, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
@@ -100,6 +102,7 @@ public struct SourceStatus: Sendable, Equatable {
             "lastAttempt": .string(lastAttempt), "lastError": .string(lastError), "stale": .bool(stale),
             "attempt": .integer(attempt), "nextAttempt": .string(nextAttempt)]
         if let cacheFile { object["cacheFile"] = .string(cacheFile) }
+        if let seq { object["seq"] = .integer(seq) }
         if let mode {
             object["writable"] = .bool(mode.writable)
             object["pagination"] = .string(mode.pagination)
@@ -131,6 +134,7 @@ public struct SourceStatus: Sendable, Equatable {
         nextAttempt = try fields.optionalString("nextAttempt")
         // Absent from daemons older than the fields.
         cacheFile = try fields.optionalString("cacheFile")
+        seq = try fields.optionalInteger("seq")
         if json["writable"] == nil {
             mode = nil
         } else {

@@ -66,6 +66,22 @@ package struct FieldReader {
         return number
     }
 
+    package func optionalStrings(_ name: String) throws(ReplyShapeError) -> [String]? {
+        guard let value = present(name) else { return nil }
+        guard let items = value.arrayValue else { throw failure(name) }
+        var strings: [String] = []
+        for item in items {
+            guard let text = item.stringValue else { throw failure(name) }
+            strings.append(text)
+        }
+        return strings
+    }
+
+    package func strings(_ name: String) throws(ReplyShapeError) -> [String] {
+        guard let strings = try optionalStrings(name) else { throw failure(name) }
+        return strings
+    }
+
     package func optionalObject(_ name: String) throws(ReplyShapeError) -> JSONObject? {
         guard let value = present(name) else { return nil }
         guard let object = value.objectValue else { throw failure(name) }

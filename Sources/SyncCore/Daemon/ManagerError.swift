@@ -32,4 +32,6 @@ public enum ManagerError: Error, Sendable, Equatable {
     case stopping
     /// A waited-for refresh was cancelled before it ended (by a logout); `reason` says why, as one line.
     case cancelled(reason: String)
+    /// `Changes` was asked from a change its log no longer reaches; `oldest` is the oldest `since` it answers.
+    case changesExpired(source: String, oldest: Int64)
 }
