@@ -85,7 +85,7 @@ public final class ListingWriter {
         if try store.outboxStamp(source: source) == nil { try store.run("INSERT OR IGNORE INTO sources (name) VALUES (?1)", source) }
         outboxStamp = try store.outboxStamp(source: source)
         outboxApplied = try store.outbox(source: source)
-        for entry in outboxApplied {
+        for entry in outboxApplied where entry.showsInLocalView {
             let id = RecordID(entry.recordID)
             if overlay[id] == nil { madeOrder.append(id) }
             overlay[id] = entry

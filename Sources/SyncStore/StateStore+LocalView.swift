@@ -81,7 +81,7 @@ extension StateStore {
     /// through the ID index.
     public func localRecord(source: String, id: String,
                             _ body: (_ json: UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        if let change = try outboxEntries(source: source, recordID: id).last {
+        if let change = try outboxEntries(source: source, recordID: id).last(where: \.showsInLocalView) {
             guard change.operation != .delete, let local = change.body else { return false }
             try local.withUnsafeBytes { try body($0) }
             return true
@@ -100,7 +100,7 @@ struct LocalOverlay {
 
     /// The overlay of `entries` (oldest first).
     init(_ entries: [OutboxRecord]) {
-        for entry in entries {
+        for entry in entries where entry.showsInLocalView {
             let id = RecordID(entry.recordID)
             if latest[id] == nil { madeOrder.append(id) }
             latest[id] = entry

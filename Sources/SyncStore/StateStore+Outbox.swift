@@ -49,6 +49,11 @@ public struct OutboxRecord: Sendable, Equatable {
 
     /// A parked change a newer change of the same record superseded: kept for the record, never pushed.
     public var isSuperseded: Bool { state == .parked && (lastError ?? "").hasPrefix(OutboxRecord.supersededMark) }
+
+    /// Whether the local view (the cache file, `List`, `Get`) applies this change: every change but a superseded
+    /// one, which stays in the outbox as history only (a newer change of its record, or the server's copy once
+    /// that newer change is settled, is what the view shows).
+    public var showsInLocalView: Bool { !isSuperseded }
 }
 
 /// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded` (1 when superseded).

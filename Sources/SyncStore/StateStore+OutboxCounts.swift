@@ -24,7 +24,7 @@ extension StateStore {
         let statement = try database.prepare("""
             SELECT count(*) FILTER (WHERE pending), count(*) FILTER (WHERE conflicted),
                    count(*) FILTER (WHERE unpushed), count(*) FILTER (WHERE parked), (SELECT max(seq) FROM outbox), count(*)
-            FROM (SELECT max(state != 'conflict') AS pending,
+            FROM (SELECT max(state != 'conflict' AND \(superseded) IS NOT 1) AS pending,
                          max(state = 'conflict') AS conflicted,
                          max(state = 'queued' OR (state = 'parked' AND \(superseded) IS NOT 1)) AS unpushed,
                          max(state = 'parked' AND \(superseded) IS NOT 1) AS parked

@@ -4,7 +4,7 @@ import SyncCore
 /// order: each ID once, where its first entry puts it. Sets keep the dedupe linear in the entries (a
 /// search of the list so far made every local change cost the square of those queued).
 struct TrailerLists {
-    /// IDs with a change not in conflict (queued, sent or parked), in the order of their first such entry.
+    /// IDs with a change not in conflict (queued, sent or parked, not superseded), in the order of their first such entry.
     private(set) var pending: [RecordID] = []
     /// IDs with a parked change that nothing superseded.
     private(set) var parked: [RecordID] = []
@@ -15,7 +15,7 @@ struct TrailerLists {
     init(_ entries: [OutboxRecord]) {
         // By the IDs' bytes (`RecordID`): canonically equivalent IDs are different records.
         var inPending: Set<RecordID> = [], inParked: Set<RecordID> = [], inConflicts: Set<RecordID> = []
-        for entry in entries {
+        for entry in entries where entry.showsInLocalView {
             let id = RecordID(key: entry.recordID, kind: entry.idIsInteger ? .integer : .string)
             if entry.state == .conflict {
                 if inConflicts.insert(id).inserted { conflicts.append(id) }

@@ -298,9 +298,10 @@ struct StateStoreCheckpointTests {
 
 @Suite("StateStore outbox counts")
 struct StateStoreOutboxCountTests {
-    /// `pendingCount` counts changes on their way (queued, or sent and not yet confirmed by a listing),
-    /// `parkedCount` the refused ones apart; `unpushedCount` only what has not reached the server (what
-    /// logging out would lose). A parked change a newer one superseded is history: counted nowhere.
+    /// `pendingCount` counts the records the cache file lists as pending: every change not in conflict
+    /// (queued, sent and not yet confirmed by a listing, parked); `parkedCount` the refused ones apart;
+    /// `unpushedCount` only what has not reached the server (what logging out would lose). A parked change a
+    /// newer one superseded is history: counted nowhere, shown nowhere.
     @Test func pushedChangesArePendingButNotUnpushed() throws {
         let temporary = try TemporaryStore()
         let store = temporary.store
@@ -319,7 +320,8 @@ struct StateStoreOutboxCountTests {
         for synced in [false, true] {
             if synced { try SyncStoreTests.store(records(2), into: store) }
             let state = try store.state(of: "posts")
-            #expect(state.pendingCount == 2)
+            #expect(state.pendingCount == 3, "queued, parked, sent: the file's pending list")
+            #expect(try store.pendingAndConflicts(source: "posts").pending.map(\.key) == ["queued", "parked", "sent"])
             #expect(state.parkedCount == 1)
             #expect(try store.parkedIDs(source: "posts") == [RecordID(key: "parked", kind: .string)])
             #expect(state.unpushedCount == 2)
@@ -379,6 +381,26 @@ extension StateStoreOutboxCountTests {
         #expect((state.snapshotDirty, state.localRecordCount, state.snapshotRecordCount) == (false, 2, 2))
     }
 
+    /// A parked change superseded by a newer one that has since been settled is all that is left of its record's
+    /// changes: history for `syncctl outbox`, applied nowhere. The view, the file and the counts show the server's record.
+    @Test func aSupersededChangeLeftAloneShowsNowhere() throws {
+        let temporary = try TemporaryStore()
+        let store = temporary.store
+        try SyncStoreTests.store(records(3), into: store)
+        let refused = try #require(try store.enqueue(source: "posts", recordID: "2", idIsInteger: true, operation: .update,
+                                                     body: Array(#"{"id":2,"v":"refused"}"#.utf8), baseVersion: nil,
+                                                     at: "2026-11-29T10:00:00Z", idempotencyKey: "r"))
+        try store.park(refused.seq, status: 400, error: OutboxRecord.supersededMark + "HTTP 400")
+        try store.rebuildCacheFile(source: "posts")
+        let state = try store.state(of: "posts", countingLocalView: true)
+        #expect((state.pendingCount, state.parkedCount, state.localRecordCount) == (0, 0, 3))
+        var body = ""
+        #expect(try store.localRecord(source: "posts", id: "2") { body = String(decoding: $0, as: UTF8.self) })
+        #expect(body == #"{"id":2,"v":0}"#)
+        #expect(temporary.cacheFile().contains(#"{"id":2,"v":0}"#) && temporary.cacheFile().contains(#""pending":[]"#))
+        #expect(try store.outbox(source: "posts").map(\.seq) == [refused.seq], "kept in the outbox, for the record")
+    }
+
     /// A parked create is in the cache file (in `pending` and `parked`): the local view counts it.
     @Test func localRecordCountCountsAParkedCreate() throws {
         let temporary = try TemporaryStore()
@@ -390,7 +412,7 @@ extension StateStoreOutboxCountTests {
         try store.park(create.seq, status: 405, error: "HTTP 405 from POST http://h/posts")
         try store.setSnapshotDirty(source: "posts", true)
         var state = try store.state(of: "posts", countingLocalView: true)
-        #expect((state.recordCount, state.pendingCount, state.parkedCount, state.localRecordCount) == (3, 0, 1, 4))
+        #expect((state.recordCount, state.pendingCount, state.parkedCount, state.localRecordCount) == (3, 1, 1, 4))
         try store.rebuildCacheFile(source: "posts")
         state = try store.state(of: "posts", countingLocalView: true)
         #expect((state.snapshotDirty, state.localRecordCount, state.snapshotRecordCount) == (false, 4, 4))

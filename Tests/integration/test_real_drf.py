@@ -179,7 +179,9 @@ def test_a_400_is_parked_then_superseded_by_a_corrected_put(drf, setup, daemons)
     assert entries[0]["lastError"].startswith("superseded by a newer change; was: HTTP 400")
     wait_for(lambda: (lambda s: (s["parked"], s["pending"]))(json.loads(syncctl(setup, "status", "--json").stdout)["sources"][0]) == (0, 0),
              what="nothing parked or pending in the status")
-    assert cached(setup)["parked"] == []
+    # The superseded change is history: the file shows the server's record, nothing pending.
+    doc = wait_for(lambda: (lambda doc: doc if doc["pending"] == [] else None)(cached(setup)), what="the settled file")
+    assert doc["parked"] == [] and [r["title"] for r in doc["records"]] == ["fixed"], doc["records"]
 
 
 def edited_on_both_sides(drf, setup, daemons, policy):

@@ -563,7 +563,7 @@ def test_status_of_a_writable_source_summarises_its_outbox(two_sources, setup, s
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     # The refused create is not in the local view: a parked change waits for a person (syncctl(1), outbox).
     # The parked create is in the cache file apps read, and so in the count (docs/local-changes.md).
-    _expect_lines(r.stdout, _detail(setup, server, "notes", "2 cached, 0 pending, 1 parked, 0 conflicts",
+    _expect_lines(r.stdout, _detail(setup, server, "notes", "2 cached, 1 pending, 1 parked, 0 conflicts",
                                     "writable (ConflictPolicy=server-wins), Pagination=link",
                                     ["1 change (1 parked); 'syncctl outbox notes' lists them",
                                      f"parked create of {local_id} (outbox {entry['seq']}): {entry['lastError']}"]))
