@@ -312,7 +312,8 @@ def test_409_from_the_server_is_a_conflict(server, setup, daemons):
     assert put(setup, {"id": 2, "title": "mine"}).returncode == 0
     d.wait_log("conflict on 2 (HTTP 409")
     assert outbox_entries(setup) == []
-    assert setup.cache_doc("posts")["records"][1]["title"] == "Post 2"
+    # The refresh drops the change from the outbox, then rewrites the cache file.
+    wait_for(lambda: setup.cache_doc("posts")["records"][1]["title"] == "Post 2", what="the server's version in the cache file")
 
 
 def test_client_wins_pushes_again_after_a_409(server, setup, daemons):
