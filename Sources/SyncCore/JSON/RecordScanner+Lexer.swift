@@ -53,52 +53,41 @@ extension RecordScanner {
             }
             guard current.isStructural else { return i }
             let b = p[i]
-            // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only. A bit test, not four
-            // comparisons: LLVM merged those with the ones below into a jump table on the byte.
-            if b <= 0x20 && (Self.whitespaceBits &>> UInt64(b)) & 1 != 0 {
+            // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only.
+            if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
                 i &+= 1
                 continue
             }
             // The most frequent tokens of a listing, handled here as `scanStructural` would: a member name
             // or string value starting, `:`, and `,` inside a container (most of a record's structure, without
-            // the call into the general case for each). Tested byte first, as plain branches: a `switch` on the
-            // state became a jump table whose indirect jump was mispredicted at most tokens (27 of ~30 per
-            // record of the benchmark's listing, in callgrind's branch simulation); plain branches follow
-            // the pattern of a listing's records.
-            if b == quote {
-                if current == .key || current == .keyOrObjectEnd {
-                    beginKey(at: i)
-                    i &+= 1
-                    continue
-                }
-                if current == .value || current == .valueOrArrayEnd {
-                    stringIsKey = false
-                    beginScalar(role: roleOfNextValue(), at: i, captureFrom: i &+ 1)
-                    state = .string
-                    i &+= 1
-                    continue
-                }
-            } else if b == UInt8(ascii: ":") {
-                if current == .colon {
-                    state = .value
-                    i &+= 1
-                    continue
-                }
-            } else if b == UInt8(ascii: ",") {
-                if current == .afterValue && depth > 0 {
-                    state = containerIsArray[depth &- 1] ? .value : .key
-                    i &+= 1
-                    continue
-                }
+            // the call into the general case for each).
+            switch current {
+            case .colon where b == UInt8(ascii: ":"):
+                state = .value
+                i &+= 1
+                continue
+            case .afterValue where b == UInt8(ascii: ",") && depth > 0:
+                state = containerIsArray[depth &- 1] ? .value : .key
+                i &+= 1
+                continue
+            case .key where b == quote, .keyOrObjectEnd where b == quote:
+                beginKey(at: i)
+                i &+= 1
+                continue
+            case .value where b == quote, .valueOrArrayEnd where b == quote:
+                stringIsKey = false
+                beginScalar(role: roleOfNextValue(), at: i, captureFrom: i &+ 1)
+                state = .string
+                i &+= 1
+                continue
+            default:
+                break
             }
             try scanStructural(b, at: i, p, onRecord: onRecord)
             i &+= 1
         }
         return i
     }
-
-    /// Bit k is set for the whitespace bytes k of RFC 8259 §2: tab, LF, CR and space.
-    static let whitespaceBits: UInt64 = 1 << 0x09 | 1 << 0x0A | 1 << 0x0D | 1 << 0x20
 
     /// Handles a non-whitespace byte between tokens.
     @inline(__always)
