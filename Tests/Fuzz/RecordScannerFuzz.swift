@@ -5,6 +5,12 @@
 // without a records path. Any difference between feedings, a broken invariant of the
 // emitted records, or a verdict that contradicts a plain reference validator (valid
 // JSON rejected as malformed, or malformed JSON accepted) traps: a crash is a bug.
+//
+// Differential: every scan runs twice, with block skipping (ByteBlock, what syncd uses) and
+// without (the byte-at-a-time reference), and must give the same records, count, error and
+// error offset. Each input is also scanned shifted by 0–63 bytes of leading whitespace and
+// with its string contents lengthened (every `"` followed by 40 plain bytes), so that escapes,
+// backslash runs, UTF-8 sequences and the end of input fall at every offset of a block.
 
 /// What one scan produced.
 private struct FuzzOutcome: Equatable {
@@ -16,8 +22,10 @@ private struct FuzzOutcome: Equatable {
 }
 
 /// Scans `input` cut at `cuts` (sorted offsets) with `options`.
-private func fuzzScan(_ input: UnsafeRawBufferPointer, options: RecordScannerOptions, cuts: [Int]) -> FuzzOutcome {
-    var scanner = RecordScanner(options: options)
+private func fuzzScan(
+    _ input: UnsafeRawBufferPointer, options: RecordScannerOptions, cuts: [Int], skipsByBlocks: Bool = true
+) -> FuzzOutcome {
+    var scanner = RecordScanner(options: options, skipsByBlocks: skipsByBlocks)
     var outcome = FuzzOutcome()
     var start = 0
     do {
@@ -187,6 +195,28 @@ private func checkAgainstReference(_ outcome: FuzzOutcome, valid: Bool) {
     }
 }
 
+/// Traps unless scanning `input` with block skipping gives exactly what the reference gives.
+private func checkBlocksAgainstReference(_ input: UnsafeRawBufferPointer, options: RecordScannerOptions, cuts: [Int]) {
+    let blocks = fuzzScan(input, options: options, cuts: cuts)
+    let reference = fuzzScan(input, options: options, cuts: cuts, skipsByBlocks: false)
+    if blocks != reference {
+        fatalError("block skipping differs from the reference (cuts \(cuts)): \(blocks) vs \(reference)")
+    }
+}
+
+/// `input` with each `"` followed by 40 plain bytes: string contents long enough to be skipped by blocks.
+private func lengthened(_ input: UnsafeRawBufferPointer) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(input.count * 2)
+    for byte in input {
+        out.append(byte)
+        if byte == UInt8(ascii: "\"") {
+            out.append(contentsOf: repeatElement(UInt8(ascii: "p"), count: 40))
+        }
+    }
+    return out
+}
+
 /// libFuzzer entry point.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -213,10 +243,25 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     for options in optionSets {
         let whole = fuzzScan(input, options: options, cuts: [])
         checkAgainstReference(whole, valid: valid)
+        checkBlocksAgainstReference(input, options: options, cuts: [])
         for cuts in cuttings {
             let split = fuzzScan(input, options: options, cuts: cuts)
             if split != whole {
                 fatalError("feeding cut at \(cuts) differs: \(split) vs \(whole)")
+            }
+            checkBlocksAgainstReference(input, options: options, cuts: cuts)
+        }
+    }
+    // The same bytes at another offset from the blocks' edges, and with long strings.
+    let shift = Int((hash >> 42) % 64)
+    let shifted = Array(repeating: UInt8(ascii: " "), count: shift) + Array(input)
+    let long = lengthened(input)
+    for variant in [shifted, long] {
+        variant.withUnsafeBytes { bytes in
+            let cut = first * bytes.count / max(size, 1)
+            for options in optionSets {
+                checkBlocksAgainstReference(bytes, options: options, cuts: [])
+                checkBlocksAgainstReference(bytes, options: options, cuts: [cut])
             }
         }
     }

@@ -1,7 +1,7 @@
 // Test support for RecordScanner: feeding a document in given pieces and recording
 // everything the scanner does, so that different feedings can be compared exactly.
 
-import SyncCore
+@testable import SyncCore
 import Testing
 
 /// A copy of an emitted record that outlives the callback.
@@ -44,9 +44,10 @@ struct ScanOutcome: Equatable, CustomStringConvertible {
     }
 }
 
-/// Feeds `document` cut at `cuts` (sorted offsets), then finishes.
-func scan(_ document: [UInt8], options: RecordScannerOptions, cuts: [Int] = []) -> ScanOutcome {
-    var scanner = RecordScanner(options: options)
+/// Feeds `document` cut at `cuts` (sorted offsets), then finishes; `skipsByBlocks: false` scans with the
+/// byte-at-a-time reference.
+func scan(_ document: [UInt8], options: RecordScannerOptions, cuts: [Int] = [], skipsByBlocks: Bool = true) -> ScanOutcome {
+    var scanner = RecordScanner(options: options, skipsByBlocks: skipsByBlocks)
     var outcome = ScanOutcome()
     var start = 0
     do {

@@ -186,7 +186,9 @@ extension RecordScanner {
         let base = p.baseAddress.unsafelyUnwrapped
         var i = start
         while true {
-            // Skip eight plain bytes at a time (SWAR); stop at the first special one.
+            // Skip eight plain bytes at a time (SWAR); stop at the first special one. With block skipping,
+            // after four words (most strings of a listing are shorter) the rest goes a block at a time.
+            var words = 0
             while i &+ 8 <= n {
                 let word = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
                 let special = Self.specialBytes(word)
@@ -195,6 +197,10 @@ extension RecordScanner {
                     break
                 }
                 i &+= 8
+                words &+= 1
+                if words == 4 && skipsByBlocks {
+                    i = ByteBlock.skipString(base, from: i, count: n)
+                }
             }
             while i < n && Self.isPlainStringByte(base[i]) {
                 i &+= 1

@@ -45,6 +45,10 @@ public struct RecordScanner: Sendable {
     let maxRecordBytes: Int
     /// The longest record-level key worth capturing (longer keys match nothing).
     let maxFieldBytes: Int
+    /// Whether string bytes and whitespace are skipped a 64-byte block at a time (`ByteBlock`); without it the
+    /// scanner reads them byte by byte (eight at a time in strings), the reference the differential fuzzer
+    /// compares with.
+    let skipsByBlocks: Bool
 
     // MARK: Lexer state
 
@@ -128,6 +132,12 @@ public struct RecordScanner: Sendable {
 
     /// Creates a scanner for one listing.
     public init(options: RecordScannerOptions) {
+        self.init(options: options, skipsByBlocks: true)
+    }
+
+    /// Creates a scanner that skips by blocks or, as the reference, does not.
+    init(options: RecordScannerOptions, skipsByBlocks: Bool) {
+        self.skipsByBlocks = skipsByBlocks
         pathTokens = options.recordsPath.map { Array($0.utf8) }
         pathIndices = options.recordsPath.map(Self.arrayIndex)
         pathPointer = options.recordsPointer
