@@ -608,6 +608,8 @@ extension SyncEngine {
                         logger.forSource(source.name).warning("the server's listing still does not reflect the \(entry.operation.rawValue) of \(entry.recordID) after three refreshes; showing the server's version")
                     }
                     try store.removeOutboxEntry(entry.seq)
+                    // A removal taken leaves the record gone (logged removed); one the listing still shows brings it back.
+                    if !confirmed && entry.operation == .delete { try store.logRecordShown(source: source.name, recordID: entry.recordID) }
                     changed = true
                 } else {
                     try store.markUnconfirmed(entry.seq)

@@ -32,7 +32,7 @@ extension StateStore {
 
     /// Triggers logging local changes: one queued (a new outbox row), one whose body or operation changed (a
     /// coalesced change, a restore), and one settled or dropped (the row goes: the record shows the listing's
-    /// version again; a create that never reached the server is gone).
+    /// version again, or stays gone: a create that never reached the server, a removal the server took).
     static let changeLogTriggers = [
         "CREATE TRIGGER IF NOT EXISTS change_log_insert AFTER INSERT ON outbox BEGIN "
             + logFromTrigger(source: "NEW.source", id: "NEW.record_id", removed: "NEW.operation = 'delete'") + " END",
@@ -40,8 +40,14 @@ extension StateStore {
             + "OR OLD.operation IS NOT NEW.operation OR OLD.record_id IS NOT NEW.record_id BEGIN "
             + logFromTrigger(source: "NEW.source", id: "NEW.record_id", removed: "NEW.operation = 'delete'") + " END",
         "CREATE TRIGGER IF NOT EXISTS change_log_delete AFTER DELETE ON outbox BEGIN "
-            + logFromTrigger(source: "OLD.source", id: "OLD.record_id", removed: "OLD.operation = 'create' AND OLD.state != 'sent'") + " END",
+            + logFromTrigger(source: "OLD.source", id: "OLD.record_id", removed: "(OLD.operation = 'create' AND OLD.state != 'sent') OR (OLD.operation = 'delete' AND OLD.state = 'sent')") + " END",
     ]
+
+    /// Logs that record `recordID` of `source` is in the view again (a removal settled without the listing
+    /// showing it taken: the listing's copy shows). Its own transaction.
+    public func logRecordShown(source: String, recordID: String) throws(StoreError) {
+        try write("log a change of \(source)") { try logChange(source: source, changed: [Array(recordID.utf8)], removed: [], unlisted: false) }
+    }
 
     /// The log's schema objects, created when a file lacks them (an older syncd never names them).
     static var changeLogSchema: [String] { [changeLogTable, changeLogIndex] + changeLogTriggers }

@@ -70,6 +70,28 @@ struct StateStoreChangeLogTests {
         #expect(try reopened.changes(source: "posts", since: start, limit: 10).get().removed == ["3", "new"])
     }
 
+    /// A removal the server took stays a removal when its outbox entry is settled; a removal dropped by the user
+    /// brings the record back (changed).
+    @Test func aSettledRemovalIsLoggedRemovedAndADroppedOneChanged() throws {
+        let t = try TemporaryStore()
+        try store(listing(5), into: t.store)
+        func remove(_ id: String) throws -> Int64 {
+            try #require(try t.store.enqueue(source: "posts", recordID: id, idIsInteger: true, operation: .delete, body: nil,
+                                             baseVersion: nil, at: "2026-11-29T10:00:00Z", idempotencyKey: "d\(id)")).seq
+        }
+        let taken = try remove("2"), dropped = try remove("3")
+        try t.store.markSent(taken)
+        try store(listing(5, without: [2]), into: t.store, time: "2026-11-29T11:00:00Z")
+        let before = try t.store.state(of: "posts").changeSeq
+        try t.store.removeOutboxEntry(taken)            // settled: the listing no longer has it
+        try t.store.removeOutboxEntry(dropped)          // dropped: the record shows again
+        let after = try page(t.store, since: before)
+        #expect(after.removed == ["2"] && after.changed == ["3"])
+        // A removal settled although the listing still shows the record (after three refreshes) is logged shown.
+        try t.store.logRecordShown(source: "posts", recordID: "2")
+        #expect(try page(t.store, since: after.seq).changed == ["2"])
+    }
+
     @Test func theOldestChangesAreTrimmedFirstBeyondTheKeptCount() throws {
         let t = try TemporaryStore()
         try store(listing(2), into: t.store)
