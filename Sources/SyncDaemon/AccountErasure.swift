@@ -7,8 +7,9 @@ enum AccountErasure {
             state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
             runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
         let account = configuration.daemon.account
-        for folder in [directories.cache + "/" + account, directories.state + "/" + account] {
-            try DirectoryTree.remove(folder)
-        }
+        // The cache folder stays, emptied: apps watching it (syncd.cache(5)) go on hearing of the files the new
+        // account's listings write there.
+        try DirectoryTree.removeContents(of: directories.cache + "/" + account)
+        try DirectoryTree.remove(directories.state + "/" + account)
     }
 }

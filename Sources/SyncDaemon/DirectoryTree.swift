@@ -24,8 +24,23 @@ enum DirectoryTree {
         try removeDirectory(parent: AT_FDCWD, name: Array(path.utf8CString), shownAs: path)
     }
 
-    /// Empties the directory `name` (relative to `parent`) and removes it.
-    private static func removeDirectory(parent: Int32, name: [CChar], shownAs path: String) throws(SystemError) {
+    /// Removes everything below the directory `path` and keeps the directory itself, so that an app watching
+    /// it (inotify) goes on hearing of the files written there later. A missing `path` is nothing to do; a
+    /// symbolic link at `path` is removed, not followed; a file at `path` is removed.
+    static func removeContents(of path: String) throws(SystemError) {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            let code = errno
+            if code == ENOENT { return }
+            throw SystemError("remove the contents of \(path)", code: code)
+        }
+        guard status.st_mode & S_IFMT == S_IFDIR else { return try remove(path) }
+        try removeDirectory(parent: AT_FDCWD, name: Array(path.utf8CString), shownAs: path, keepingItself: true)
+    }
+
+    /// Empties the directory `name` (relative to `parent`) and removes it, unless `keepingItself`.
+    private static func removeDirectory(parent: Int32, name: [CChar], shownAs path: String,
+                                        keepingItself: Bool = false) throws(SystemError) {
         let fd = retryingEINTR { openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) }
         guard fd >= 0 else {
             // Not a directory after all (replaced meanwhile, or EPERM meant something else): say why.
@@ -41,7 +56,7 @@ enum DirectoryTree {
             guard code == EISDIR || code == EPERM else { throw SystemError("remove \(child)", code: code) }
             try removeDirectory(parent: fd, name: entry, shownAs: child)
         }
-        if unlinkat(parent, name, AT_REMOVEDIR) != 0 {
+        if !keepingItself, unlinkat(parent, name, AT_REMOVEDIR) != 0 {
             let code = errno
             if code != ENOENT { throw SystemError("remove \(path)", code: code) }
         }

@@ -33,6 +33,21 @@ public struct SnapshotWriter {
         try Directories.create(directory, mode: 0o750, group: group, kind: .account, followingLinks: false)
     }
 
+    /// Gives the cache file of `source` the folder's group when it has another (a file written before
+    /// `ReadGroup=` was set or changed): readable by that group from the start, not only from its next
+    /// rewrite. Returns whether the group was changed. The file's change time moves, so the next check hashes
+    /// it once and records it again.
+    @discardableResult
+    public func adoptGroup(of source: String) -> Bool {
+        guard let group else { return false }
+        let fd = open(path(of: source), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_gid != group else { return false }
+        return fchown(fd, uid_t.max, group) == 0
+    }
+
     /// The source a temporary file that `removeStaleTemporaries` removes was written for (`.<source>.json.tmp-…`),
     /// for the journal's `SYNCD_SOURCE=`.
     public static func source(ofTemporary name: String) -> String? {

@@ -208,6 +208,9 @@ extension SyncEngine {
             logger.notice("Removed \(name), left behind by an interrupted run", source: SnapshotWriter.source(ofTemporary: name))
         }
         for source in sources {
+            if snapshots.adoptGroup(of: source.name) {
+                logger.forSource(source.name).notice("gave the cache file \(snapshots.path(of: source.name)) the group its folder has, so that its readers can read it")
+            }
             checkCacheFile(source.name)
             do {
                 let state = try store.state(of: source.name)

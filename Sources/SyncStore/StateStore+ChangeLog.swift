@@ -75,9 +75,9 @@ extension StateStore {
             try insert.step()
         }
         if unlisted {
-            try add(nil, removed: false)
-            // Nothing before it can be replayed past it.
-            try trimChanges(source: source, through: seq - 1)
+            // Nothing before it can be replayed past it: the log answers from this change on (a `since` below it
+            // is `ChangesExpired` with `oldest` this seq, which it then answers).
+            try trimChanges(source: source, through: seq)
         } else {
             for id in changed { try add(id, removed: false) }
             for id in removed { try add(id, removed: true) }

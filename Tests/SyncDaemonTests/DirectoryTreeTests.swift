@@ -15,6 +15,27 @@ struct DirectoryTreeTests {
         return lstat(path, &info) == 0
     }
 
+    @Test("empties a folder and keeps it: files, temporaries and subfolders go, the folder and its inode stay")
+    func removesContentsKeepingTheFolder() throws {
+        let temporary = try TemporaryConfigurationDirectory()
+        defer { temporary.remove() }
+        let account = temporary.path + "/default"
+        try temporary.write("default/posts.json", "[]")
+        try temporary.write("default/.posts.json.tmp-1", "[")
+        temporary.makeDirectory("default/a")
+        try temporary.write("default/a/deep.json", "{}")
+        var before = stat()
+        #expect(lstat(account, &before) == 0)
+        try DirectoryTree.removeContents(of: account)
+        var after = stat()
+        #expect(lstat(account, &after) == 0 && after.st_ino == before.st_ino, "the same folder, so a watch on it goes on")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: account).isEmpty)
+        try DirectoryTree.removeContents(of: temporary.path + "/missing")    // nothing to do
+        #expect(symlink(temporary.path, temporary.path + "/link") == 0)
+        try DirectoryTree.removeContents(of: temporary.path + "/link")       // a link goes itself, never followed
+        #expect(!exists(temporary.path + "/link") && exists(account))
+    }
+
     @Test("removes a nested tree: files, empty and full directories, a name that is not UTF-8")
     func removesNestedTree() throws {
         let temporary = try TemporaryConfigurationDirectory()

@@ -188,8 +188,20 @@ def test_local_changes_name_their_record_in_the_local_event_and_in_changes_and_a
                         "the source is at change 2 (follow with --since 2).\n")
     # A logout erases the records and the log, not the numbers: they go on, and Changes from before it says the log
     # does not reach back, so the app lists the source again.
+    folder = setup.cache_file("posts").parent
+    inode = folder.stat().st_ino
     assert syncctl(setup, "logout", "--discard-pending").returncode == 0
+    # The account's folder is emptied, not replaced: an app's inotify watch on it goes on (syncd.cache(5)).
+    assert folder.stat().st_ino == inode and not setup.cache_file("posts").exists()
     assert json.loads(syncctl(setup, "status", "posts", "--json").stdout)["seq"] == 3
-    r = syncctl(setup, "changes", "posts", "--since", "2")
-    assert (r.returncode, r.stdout) == (1, "")
-    assert "the oldest --since it answers is 3" in r.stderr
+    for since in ("0", "2"):
+        r = syncctl(setup, "changes", "posts", "--since", since)
+        assert (r.returncode, r.stdout) == (1, "")
+        assert "the oldest --since it answers is 3" in r.stderr
+    # The oldest it names is one it answers; without --since, changes begins there and says so.
+    r = syncctl(setup, "changes", "posts", "--since", "3", "--json")
+    assert (r.returncode, r.stderr, json.loads(r.stdout)) == (0, "", {"changed": [], "removed": [], "seq": 3})
+    r = syncctl(setup, "changes", "posts", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"changed": [], "removed": [], "seq": 3}
+    assert r.stderr == ("syncctl: note: syncd's change log of posts begins after change 3 (older changes are no longer "
+                        "kept); listing the changes after it\n")

@@ -97,3 +97,20 @@ def test_anyone_else_reads_only_the_status_and_is_told_which_group_to_join(serve
     # The files are not the reader group's (it does not exist): another user cannot read them.
     cat = another_user.run(["cat", setup.cache_file("posts")], user="nobody", capture_output=True, timeout=30)
     assert cat.returncode != 0 and b"Permission denied" in cat.stderr
+
+
+def test_read_group_set_later_gives_existing_cache_files_its_group_at_the_next_start(server, setup, daemons, another_user):
+    d = start(server, setup, daemons, another_user, ControlGroup=NO_SUCH_GROUP)
+    before = setup.cache_file("posts").read_bytes()
+    assert setup.cache_file("posts").stat().st_gid != 65534
+    d.stop()
+    # ReadGroup= set while the collection does not change: its file is not rewritten, yet its readers read it.
+    setup.write_main(f"ControlGroup={NO_SUCH_GROUP}\nReadGroup={NOBODYS_GROUP}\n")
+    d = daemons(setup)
+    d.wait_log("posts: gave the cache file")
+    assert setup.cache_file("posts").stat().st_gid == 65534
+    cat = another_user.run(["cat", setup.cache_file("posts")], user="nobody", capture_output=True, timeout=30)
+    assert cat.returncode == 0 and cat.stdout == before
+    assert syncctl(setup, None, "refresh", "posts", "--wait").returncode == 0
+    assert setup.cache_file("posts").read_bytes() == before
+    assert "moved it to" not in d.output(), "the file is syncd's own: not taken for a damaged one"

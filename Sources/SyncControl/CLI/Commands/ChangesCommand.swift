@@ -9,7 +9,8 @@ public struct ChangesCommand: SyncctlCommand {
             + "as far back as syncd's log of the source reaches), each once in its latest state, then the source's "
             + "current change number: follow from it with --since next time. Pages of up to --limit IDs are fetched "
             + "until the current change. When the log no longer reaches SEQ, says so and exits 1: list the source "
-            + "again. With --json prints {\"changed\": [...], \"removed\": [...], \"seq\": N}.",
+            + "again. Without --since, starts where the log begins (after a logout or a long absence, a note on "
+            + "standard error says so). With --json prints {\"changed\": [...], \"removed\": [...], \"seq\": N}.",
         positionals: [PositionalSpec("SOURCE", help: "Source name")],
         options: [.option("since", value: "SEQ", help: "Change number to start after (default 0)"),
                   .option("limit", value: "N", help: "IDs per page asked of syncd (default and at most 10000)")],
@@ -18,6 +19,8 @@ public struct ChangesCommand: SyncctlCommand {
     let source: String
     let since: Int64
     let limit: Int
+    /// Whether --since was given: without it, the log's start is where to begin.
+    let sinceGiven: Bool
 
     public init(arguments: ParsedArguments) throws(UsageError) {
         source = arguments.positionals[0]
@@ -32,9 +35,16 @@ public struct ChangesCommand: SyncctlCommand {
         }
         self.since = since
         self.limit = limit
+        sinceGiven = arguments.values["since"] != nil
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
+        var since = self.since
+        if !sinceGiven, let oldest = try logStart(context), oldest > since {
+            context.output.writeError("syncctl: note: syncd's change log of \(HumanFormat.printable(source)) begins after change \(oldest) "
+                                      + "(older changes are no longer kept); listing the changes after it\n")
+            since = oldest
+        }
         var merged = ChangePage(changed: [], removed: [], next: since, seq: since)
         var rows: [ChangeLogRow] = []
         while let from = merged.next {
@@ -56,6 +66,16 @@ public struct ChangesCommand: SyncctlCommand {
                                               "removed": .array(merged.removed.map { .string($0) }), "seq": .integer(merged.seq)]))
         }
         context.output.write(ChangesCommand.text(merged, since: since, legend: !context.globals.noLegend))
+    }
+
+    /// The oldest change number the log answers when it does not reach back to change 0; nil when it does.
+    private func logStart(_ context: CommandContext) throws(CommandFailure) -> Int64? {
+        do {
+            _ = try context.call(.changes(source: source, since: since, limit: 1))
+            return nil
+        } catch .client(.remote(let name, let parameters)) where name == "io.syncd.Manager.ChangesExpired" {
+            return parameters["oldest"]?.integerValue
+        }
     }
 
     /// One line per record, `changed ID` or `removed ID` (escaped, so no ID makes up a line), then the summary.
