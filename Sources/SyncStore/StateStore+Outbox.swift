@@ -45,7 +45,7 @@ public struct OutboxRecord: Sendable, Equatable {
     public var blindResends: Int = 0
 
     /// How `lastError` of a parked change begins once a newer change of its record superseded it.
-    public static let supersededMark = "superseded by a newer change; was: "
+    public static let supersededMark = supersededChangeMark
 
     /// A parked change a newer change of the same record superseded: kept for the record, never pushed.
     public var isSuperseded: Bool { state == .parked && (lastError ?? "").hasPrefix(OutboxRecord.supersededMark) }

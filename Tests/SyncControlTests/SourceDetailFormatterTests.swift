@@ -19,6 +19,15 @@ struct SourceDetailFormatterTests {
                     state: state, attempts: 1, lastStatus: status, lastError: error)
     }
 
+    /// A parked change a newer one superseded is history: named as such, not counted or shown as parked.
+    @Test func aSupersededChangeIsNamedApartFromParkedOnes() {
+        let outbox = [Self.entry(7, "parked", error: supersededChangeMark + "HTTP 400"), Self.entry(8, "parked", status: 422)]
+        let text = formatter.format(Self.idle, outbox: .init(entries: outbox))
+        #expect(text.contains("Outbox: 2 changes (1 superseded, 1 parked); 'syncctl outbox posts' lists them\n"))
+        #expect(text.contains("parked update of 8 (outbox 8): HTTP 422"))
+        #expect(!text.contains("update of 7"))
+    }
+
     @Test func anIdleSourceInFull() {
         #expect(formatter.format(Self.idle, outbox: .init(entries: [])) == """
             ● posts — idle

@@ -116,14 +116,19 @@ public struct SourceDetailFormatter: Sendable {
                     + "(listing them needs root or membership in group \"syncd\")", [])
         }
         if entries.isEmpty { return ("empty", []) }
+        // A parked change a newer one superseded is history: named apart, not counted as parked.
+        func shownState(_ entry: OutboxEntry) -> String {
+            entry.state == "parked" && (entry.lastError ?? "").hasPrefix(supersededChangeMark) ? "superseded" : entry.state
+        }
         var states: [(String, Int)] = []
         for entry in entries {
-            if let index = states.firstIndex(where: { $0.0 == entry.state }) { states[index].1 += 1 } else { states.append((entry.state, 1)) }
+            let state = shownState(entry)
+            if let index = states.firstIndex(where: { $0.0 == state }) { states[index].1 += 1 } else { states.append((state, 1)) }
         }
         let counts = states.map { "\(HumanFormat.count(Int64($0.1))) \($0.0)" }.joined(separator: ", ")
         let summary = "\(entries.count) \(entries.count == 1 ? "change" : "changes") (\(counts)); "
             + "'syncctl outbox \(source.name)' lists them"
-        let parked = entries.filter { $0.state == "parked" }
+        let parked = entries.filter { shownState($0) == "parked" }
         var lines = parked.prefix(Self.parkedShown).map { entry in
             "parked \(entry.operation) of \(HumanFormat.printable(entry.id)) (outbox \(entry.seq)): "
                 + (entry.lastError.map(HumanFormat.printable) ?? entry.lastStatus.map { "HTTP \($0)" } ?? "refused")
