@@ -4,7 +4,7 @@
 # a daemon with two writable sources (posts and users, 100-record listings), waits for their first sync, stops
 # the server (connection refused from then on), then times CREATES puts of new records (no ID: each gets a
 # UUID) on posts and, after every 100th, one put on users. Wall time from syncctl's start to its answer, which
-# comes after the outbox commit and, for a cache file up to 1 MiB, its rewrite (a larger file is rewritten once
+# comes after the outbox commit and, for a cache file up to 256 KiB, its rewrite (a larger file is rewritten once
 # for a burst, 250 ms after its first change: docs/local-changes.md). With several build directories the daemons run
 # side by side and the puts alternate between them, so a busy machine weighs on each build alike.
 # Checks every cache file at the end (a complete document holding every record put).

@@ -24,7 +24,7 @@ def test_a_put_on_a_large_listing_equals_a_full_rebuild_and_reaches_the_server(s
     edited = {"id": 10_000, "title": "edited locally", "body": "z"}
     r = put(setup, edited)
     assert r.returncode == 0, r.stderr
-    # A file over 1 MiB is rewritten once for a burst of changes, moments after the first (docs/local-changes.md).
+    # A file over 256 KiB is rewritten once for a burst of changes, moments after the first (docs/local-changes.md).
     after_put = wait_for(lambda: (lambda data: data if data != first else None)(setup.cache_file("posts").read_bytes()),
                          what="the put in the cache file")
     doc = json.loads(after_put)

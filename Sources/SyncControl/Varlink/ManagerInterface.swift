@@ -273,7 +273,7 @@ public enum ManagerInterface {
         method Reload() -> ()
 
         # Queues a new or changed record of a writable source, durably; List, Get
-        # and Watch show it at once, the cache file at once up to 1 MiB, else
+        # and Watch show it at once, the cache file at once up to 256 KiB, else
         # within about half a second. A record without an ID gets a UUID; id is the
         # record's ID. The change is stored either way; unwritten is set when the
         # cache file could not be written (a full disk): the number of records of

@@ -10,8 +10,8 @@ public struct CacheFileCoalescing: Sendable, Equatable {
     /// How long after the first change of a burst a large file is rewritten.
     public var delay: Duration
 
-    /// The daemon's rule: files up to 1 MiB at once, larger ones 250 ms after the burst began.
-    public static let daemon = CacheFileCoalescing(immediateBytes: 1 << 20, delay: .milliseconds(250))
+    /// The daemon's rule: files up to 256 KiB at once, larger ones 250 ms after the burst began.
+    public static let daemon = CacheFileCoalescing(immediateBytes: 256 << 10, delay: .milliseconds(250))
 
     /// Every rewrite at once (`syncd --once`, which has no timer to run a later one).
     public static let never = CacheFileCoalescing(immediateBytes: .max, delay: .zero)

@@ -24,7 +24,7 @@ struct CacheFileCoalescingTests {
     }
 
     @Test func theDaemonsRuleAndTheOneShotRule() {
-        #expect(CacheFileCoalescing.daemon == CacheFileCoalescing(immediateBytes: 1 << 20, delay: .milliseconds(250)))
+        #expect(CacheFileCoalescing.daemon == CacheFileCoalescing(immediateBytes: 256 << 10, delay: .milliseconds(250)))
         #expect(CacheFileCoalescing.never.decide(fileBytes: Int64.max, scheduled: false) == .now)
     }
 }
