@@ -77,6 +77,9 @@ extension DaemonStateMachine {
         }
         if finish.stale { stale.insert(name) } else { stale.remove(name) }
         if case .failure = finish.outcome { unhealthy.insert(name) } else if !finish.stale { unhealthy.remove(name) }
+        // A real request reached its server: a probe that said "unreachable" is out of date (probes stop once no
+        // source fails, so nothing else would correct it).
+        if !finish.cancelled, reachable == false, finish.outcome.reachedServer { reachable = true }
         feed(.refreshFinished(finish.outcome), source: name, at: now, jitter: &jitter)
         return [.saveRetryState(source: name)] + report(finish.report, ticket: ticket.id)
     }

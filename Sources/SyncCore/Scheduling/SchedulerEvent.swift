@@ -75,6 +75,15 @@ public enum RefreshOutcome: Hashable, Sendable {
     /// The refresh failed; `retryAfter` is the server's `Retry-After`, already
     /// turned into a delay (see `RetryAfter.parse`).
     case failure(FailureKind, retryAfter: Duration?)
+
+    /// Whether the refresh got an answer from its server: new content, or the content confirmed. (A failure
+    /// may have had one too, an HTTP error; it is not counted, so as not to guess.)
+    public var reachedServer: Bool {
+        switch self {
+        case .success, .unchanged: return true
+        case .failure: return false
+        }
+    }
 }
 
 /// Something that happened, fed to the scheduler with the instant it happened.

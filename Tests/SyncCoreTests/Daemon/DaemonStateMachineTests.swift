@@ -242,6 +242,23 @@ struct DaemonStateMachineTests {
         #expect(recovered.contains(.reachableAgain))
     }
 
+    @Test("a successful refresh after a probe said unreachable makes reachable true: no later probe would correct it")
+    func aSuccessCorrectsAnUnreachableProbe() throws {
+        var core = Core(["s1"], probeInterval: .seconds(60))
+        let ticket = try #require(started(core.send(.started)).first)
+        _ = core.send(.refreshFinished(ticket, Core.finish("s1", .failed)))
+        _ = core.send(.probeFinished(reachable: false))
+        #expect(core.machine.reachable == false)
+        let retry = try #require(started(core.send(.refresh(RequestID(1), source: "s1", wait: false))).first)
+        _ = core.send(.refreshFinished(retry, Core.finish("s1", .unchanged)))
+        #expect(core.machine.reachable == true)
+        #expect(core.machine.nextProbe == nil, "no source fails: no more probes")
+        // A failure says nothing about reachability (an HTTP error is an answer, a timeout is not): unchanged.
+        let again = try #require(started(core.send(.refresh(RequestID(2), source: "s1", wait: false))).first)
+        _ = core.send(.refreshFinished(again, Core.finish("s1", .failed)))
+        #expect(core.machine.reachable == true)
+    }
+
     @Test("a cache file lost while running is fetched again at once, even in backoff and offline; an unknown source is ignored")
     func cacheFileLostRefreshesAtOnce() throws {
         var core = Core(["s1"])
