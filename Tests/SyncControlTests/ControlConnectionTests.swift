@@ -53,4 +53,29 @@ struct ControlConnectionTests {
         }
         #expect(finished, "close and cancel deadlocked or lost the wake-up after \(completed.load(ordering: .relaxed)) rounds")
     }
+
+    /// Regression for a Watch closed in CI: an event queued on a stream whose call arrived more than
+    /// the idle timeout ago was judged "replies not read for 60 s" if the I/O thread checked deadlines
+    /// before writing it, because the unread-replies clock started at the call, not at the event.
+    @Test func anEventQueuedOnALongQuietStreamIsGivenTheWholeIdleTimeoutToBeRead() {
+        let limits = ControlServerLimits()
+        let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), level: .owner,
+                                           limits: limits, now: .zero)
+        connection.withState { state in
+            state.hasCalled = true
+            state.callInFlight = 0
+        }
+        // Quiet for an hour: no deadline while the stream waits for events.
+        #expect(connection.withState { limits.connections.deadline(of: $0.activity) } == nil)
+
+        let queuedAt = MonotonicInstant.zero.advanced(by: .seconds(3600))
+        #expect(connection.enqueue(Array("{}\u{0}".utf8), at: queuedAt))
+        let deadline = connection.withState { limits.connections.deadline(of: $0.activity) }
+        #expect(deadline?.at == queuedAt.advanced(by: limits.connections.idleTimeout))
+        #expect(deadline?.timeout == .unreadReplies(limits.connections.idleTimeout))
+
+        // More output behind unread output does not restart the clock.
+        #expect(connection.enqueue(Array("{}\u{0}".utf8), at: queuedAt.advanced(by: .seconds(30))))
+        #expect(connection.withState { limits.connections.deadline(of: $0.activity)?.at } == queuedAt.advanced(by: limits.connections.idleTimeout))
+    }
 }

@@ -90,7 +90,7 @@ extension ControlIOLoop {
     /// Queues a reply the server produced itself (none for `oneway`).
     private func reply(_ call: VarlinkCall, on connection: ControlConnection, _ reply: VarlinkReply) {
         guard !call.oneway else { return }
-        _ = connection.enqueue(reply.wireBytes)
+        _ = connection.enqueue(reply.wireBytes, at: server.now())
     }
 }
 

@@ -50,6 +50,11 @@ final class ControlConnection: Sendable {
         var released: [CheckedContinuation<Void, Never>] = []
 
         var pendingOutputCount: Int { output.count - outputOffset }
+        /// What the connection is doing, for `ControlConnectionPolicy.deadline(of:)`.
+        var activity: ControlConnectionPolicy.Activity {
+            ControlConnectionPolicy.Activity(lastProgress: lastProgress, hasCalled: hasCalled, callInFlight: callInFlight != nil,
+                                             outputPending: pendingOutputCount > 0, inputPending: framer.bufferedByteCount > 0)
+        }
     }
 
     init(fd: Int32, peer: PeerCredentials, level: AccessLevel, limits: ControlServerLimits, now: MonotonicInstant) {
@@ -72,20 +77,24 @@ final class ControlConnection: Sendable {
     }
 
     /// Queues a message; false (and nothing queued) if the connection is closed.
-    func enqueue(_ bytes: [UInt8]) -> Bool {
-        withState { enqueue(bytes, in: &$0) }
+    func enqueue(_ bytes: [UInt8], at now: MonotonicInstant) -> Bool {
+        withState { enqueue(bytes, in: &$0, at: now) }
     }
 
     /// Queues a message with the lock held. A client whose unread output would pass the
     /// bound is dropped: it is not reading, and must not make the daemon hold unbounded
     /// memory for it.
-    func enqueue(_ bytes: [UInt8], in state: inout State) -> Bool {
+    ///
+    /// Output queued on an empty queue starts the unread-replies clock at `now`: a `Watch` that
+    /// waited an hour for its next event has not left that event unread for an hour.
+    func enqueue(_ bytes: [UInt8], in state: inout State, at now: MonotonicInstant) -> Bool {
         guard !state.closed, !state.closeAfterFlush else { return false }
         if state.pendingOutputCount > 0, state.pendingOutputCount + bytes.count > maxPendingOutput {
             state.dropReason = "client does not read its replies (more than \(maxPendingOutput) bytes queued)"
             ControlConnection.markClosed(&state)
             return false
         }
+        if state.pendingOutputCount == 0, !bytes.isEmpty { state.lastProgress = now }
         if state.outputOffset == state.output.count {
             state.output.removeAll(keepingCapacity: state.output.capacity <= 1 << 20)
             state.outputOffset = 0
@@ -194,7 +203,7 @@ public struct ReplySink: Sendable {
                 state.callInFlight = nil
                 state.lastProgress = server.now()
             }
-            return oneway || connection.enqueue(bytes, in: &state)
+            return oneway || connection.enqueue(bytes, in: &state, at: server.now())
         }
         server.wake()
         return sent

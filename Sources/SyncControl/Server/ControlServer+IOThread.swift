@@ -239,9 +239,7 @@ final class ControlIOLoop {
         for connection in connections {
             let deadline = connection.withState { state -> (at: MonotonicInstant, timeout: ControlConnectionPolicy.Timeout)? in
                 guard !state.closed else { return nil }
-                return server.limits.connections.deadline(of: ControlConnectionPolicy.Activity(
-                    lastProgress: state.lastProgress, hasCalled: state.hasCalled, callInFlight: state.callInFlight != nil,
-                    outputPending: state.pendingOutputCount > 0, inputPending: state.framer.bufferedByteCount > 0))
+                return server.limits.connections.deadline(of: state.activity)
             }
             guard let deadline else { continue }
             if deadline.at <= now {
@@ -281,7 +279,7 @@ final class ControlIOLoop {
     /// Sends an error for a protocol violation, then closes the connection once it is written.
     func refuse(_ connection: ControlConnection, _ error: some VarlinkErrorConvertible) {
         connection.withState { state in
-            _ = connection.enqueue(VarlinkReply(error: error).wireBytes, in: &state)
+            _ = connection.enqueue(VarlinkReply(error: error).wireBytes, in: &state, at: server.now())
             state.closeAfterFlush = true
             if state.dropReason == nil {
                 state.dropReason = "protocol error, answered \(error.varlinkName) \(JSONValue.object(error.varlinkParameters).serialized())"
