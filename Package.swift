@@ -38,7 +38,10 @@ let package = Package(
         .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
         // Varlink: the protocol, the client syncctl uses and the server the daemon runs.
         .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
-        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncControl", "CShim"]),
+        // The refresh engine: pulls listings, pushes the outbox, publishes cache files; the network only
+        // through `HTTPTransport`, so its tests script the server.
+        .target(name: "SyncEngine", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "CShim"]),
+        .target(name: "SyncDaemon", dependencies: ["SyncCore", "SyncSystem", "SyncStore", "SyncRemote", "SyncEngine", "SyncControl", "CShim"]),
         // Executables, both linked with `smallStart`.
         .executableTarget(name: "syncd", dependencies: ["SyncDaemon"], linkerSettings: smallStart),
         .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"], linkerSettings: smallStart),
@@ -46,7 +49,8 @@ let package = Package(
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
-        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncCore", "SyncSystem"]),
+        .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncStore", "SyncRemote", "SyncCore", "SyncSystem"]),
+        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncEngine", "SyncCore", "SyncSystem"]),
         .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncCore", "SyncSystem"]),
     ],
     swiftLanguageModes: [.v6]

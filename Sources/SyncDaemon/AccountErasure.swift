@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// Erases one account's cache folder and state (logout, syncd(8) GUARANTEES 9).
 enum AccountErasure {

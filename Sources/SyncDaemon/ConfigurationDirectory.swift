@@ -15,6 +15,7 @@ internal import Glibc
 internal import Darwin
 #endif
 public import SyncCore
+import SyncEngine
 
 /// Finds and reads syncd's configuration files.
 public enum ConfigurationDirectory {

@@ -1,5 +1,6 @@
 internal import CShim
 import SyncSystem
+import SyncEngine
 
 /// Keeps the daemon's secrets (bearer tokens, credential headers) out of core dumps (syncd(8), SECURITY, "Core dumps"):
 /// the process is made non-dumpable, so a crash writes no core and no other user may ptrace it or read its

@@ -1,6 +1,7 @@
 import SyncControl
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// `Changes` and the records `Watch` events name (docs/control-api.md, "Changes"), read from the change log on
 /// the handler's read connection.

@@ -3,6 +3,7 @@ import Synchronization
 import SyncControl
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// Answers `io.syncd.Manager` calls (already permission-checked by the control server). State questions
 /// and commands go to the daemon loop as events; record reads open their own SQLite connection on a

@@ -1,6 +1,7 @@
 import SyncControl
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// Everything that wakes the daemon's loop. Producers (signals, the timer, the refresh lanes, the link
 /// monitor, the prober, control clients) only yield events; the loop alone changes state.

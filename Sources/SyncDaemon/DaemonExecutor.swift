@@ -1,4 +1,5 @@
 import Dispatch
+import SyncEngine
 
 /// Runs the daemon's Swift tasks on one serial dispatch queue instead of the global concurrent executor.
 ///

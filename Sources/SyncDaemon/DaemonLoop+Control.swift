@@ -1,6 +1,7 @@
 import SyncControl
 import SyncCore
 import SyncStore
+import SyncEngine
 
 extension DaemonLoop {
     func handle(_ request: ControlRequest) {

@@ -4,6 +4,7 @@ import Synchronization
 import SyncControl
 import SyncCore
 import SyncStore
+import SyncEngine
 
 extension DaemonLoop {
     /// The daemon is gone this long after SIGTERM at the latest, whatever clients or the worker do

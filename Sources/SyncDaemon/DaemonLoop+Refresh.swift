@@ -2,6 +2,7 @@ import SyncControl
 import SyncCore
 import SyncRemote
 import SyncStore
+import SyncEngine
 
 extension DaemonLoop {
     // MARK: Refreshes

@@ -4,6 +4,7 @@ import SyncControl
 import SyncCore
 import SyncRemote
 import SyncStore
+import SyncEngine
 
 /// The long-running daemon (`syncd` without `--once`): serve the cache at once, report ready, then keep
 /// every source fresh as triggers arrive, until SIGTERM or SIGINT.

@@ -1,5 +1,6 @@
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// The daemon's own reading of `GetStatus` (the type itself is SyncCore's `ManagerStatus`,
 /// which the daemon fills, the control server sends and `syncctl` formats; docs/control-api.md).

@@ -6,6 +6,7 @@
 internal import Glibc
 import SyncCore
 import SyncSystem
+import SyncEngine
 
 /// Recursive removal of a directory tree (`rm -rf`, links not followed).
 enum DirectoryTree {

@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncCore
+import SyncEngine
 
 /// Why `InstanceLock.acquire` failed.
 public enum InstanceLockError: Error, Sendable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// What the daemon logs when the network link comes and goes: one line per flap, not two. Going offline is
 /// logged only once it lasted `window` (DebounceSec=); back before that, one line says the network dropped

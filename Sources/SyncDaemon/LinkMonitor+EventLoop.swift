@@ -2,6 +2,7 @@
 // whenever notifications were lost (netlink(7) "ENOBUFS"; rtnetlink(7)).
 internal import Glibc
 import SyncCore
+import SyncEngine
 
 /// Runs on the monitor thread and owns the tracker: builds the table from
 /// dumps, applies notifications, and reports through `report`.

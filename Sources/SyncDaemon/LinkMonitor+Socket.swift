@@ -2,6 +2,7 @@
 // EINTR retried, errors as SystemError values (netlink(7), poll(2), recv(2)).
 internal import CShim
 internal import Glibc
+import SyncEngine
 
 /// A subscribed `NETLINK_ROUTE` socket plus the stop pipe the monitor thread
 /// also waits on. Used by the monitor thread only.

@@ -5,6 +5,7 @@ internal import CShim
 internal import Glibc
 public import SyncCore
 import Synchronization
+import SyncEngine
 
 /// Watches links, addresses and routes over rtnetlink and reports the
 /// aggregate ``LinkState`` and its significant changes.

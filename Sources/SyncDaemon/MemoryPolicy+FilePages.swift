@@ -9,6 +9,7 @@ internal import Glibc
 import SyncCore
 import SyncRemote
 import SyncSystem
+import SyncEngine
 
 extension MemoryPolicy {
     /// Unmaps the resident pages of the executable's and the libraries' clean read-only mappings

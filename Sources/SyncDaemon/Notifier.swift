@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncSystem
+import SyncEngine
 
 /// Talks to systemd through `$NOTIFY_SOCKET` (sd_notify(3)): readiness, status, reload, stop, watchdog.
 /// Without `$NOTIFY_SOCKET` every call is a no-op, so the daemon runs the same outside systemd.

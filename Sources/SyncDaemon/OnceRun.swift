@@ -1,6 +1,7 @@
 import SyncCore
 import SyncRemote
 import SyncStore
+import SyncEngine
 
 /// `syncd --once`: refresh every source once, then exit 0 only if all succeeded.
 public struct OnceRun {

@@ -1,5 +1,6 @@
 import Dispatch
 import SyncRemote
+import SyncEngine
 
 /// Reachability probes: a `HEAD` with a short timeout on its own queue and libcurl handle, so a probe
 /// never waits behind a refresh. Any HTTP answer, even an error status, means the server is reachable;

@@ -1,4 +1,5 @@
 internal import Glibc
+import SyncEngine
 
 /// The process environment without Foundation.
 public enum ProcessEnvironment {

@@ -1,4 +1,5 @@
 import SyncCore
+import SyncEngine
 
 /// The parameters of a `Get` or `List` reply with each record's JSON as stored (the server's bytes, or the
 /// local change as written), spliced in rather than parsed and serialised again: numbers, escapes and member

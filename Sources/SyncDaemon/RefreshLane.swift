@@ -9,6 +9,7 @@ internal import Glibc
 import Dispatch
 import Synchronization
 import SyncSystem
+import SyncEngine
 
 /// One refresh lane: a thread of its own, started when the lane is first used, that runs the work handed
 /// to it in order, `niceIncrement` nice levels below the daemon (docs/architecture.md, "Status at scale").

@@ -3,6 +3,7 @@ import Synchronization
 import SyncRemote
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// Runs the daemon's engines off Swift's cooperative pool (libcurl and SQLite block), on a serial dispatch
 /// queue and threads of their own (docs/architecture.md, "Concurrency"):

@@ -1,5 +1,6 @@
 import SyncCore
 import SyncStore
+import SyncEngine
 
 /// What the loop holds of each source's status besides the core (its stored state, its listing's notices)
 /// and the `GetStatus` reply made from them (docs/architecture.md, "Status at scale"). A call re-serialises
