@@ -1,7 +1,6 @@
 internal import Glibc
-import SyncStore
 
-/// The boot clock of this boot, for `LostCreateWait`: `CLOCK_BOOTTIME` (counts suspend, never steps, unlike the
+/// The machine's boot clock, for `EngineClock.system`: `CLOCK_BOOTTIME` (counts suspend, never steps, unlike the
 /// wall clock) and the kernel's `boot_id`, which tells whether a stored reading is of this boot.
 enum BootClock {
     /// This boot's ID; "unknown" where /proc is not mounted (every stored reading then counts as this boot's,
@@ -16,17 +15,10 @@ enum BootClock {
         return String(decoding: bytes[..<count], as: UTF8.self).filter { !$0.isWhitespace }
     }()
 
-    /// Milliseconds of `CLOCK_BOOTTIME`.
-    static func uptime() -> Int64 {
+    /// `CLOCK_BOOTTIME`.
+    @Sendable static func sinceBoot() -> Duration {
         var now = timespec()
         clock_gettime(CLOCK_BOOTTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
-}
-
-extension SyncEngine {
-    /// Now, as an attempt's time on the boot clock (the wait of a lost create).
-    func attemptTime() -> AttemptTime {
-        AttemptTime(boot: BootClock.bootID, uptime: BootClock.uptime())
+        return .seconds(Int64(now.tv_sec)) + .nanoseconds(Int64(now.tv_nsec))
     }
 }

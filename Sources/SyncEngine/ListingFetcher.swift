@@ -7,14 +7,17 @@ import SyncStore
 final class ListingFetcher {
     private var totalBytes: Int64 = 0
     let source: SourceConfiguration
-    let client: HTTPClient
+    let client: any HTTPTransport
+    /// The engine's clocks: the listing's deadline is on the boot clock.
+    let clocks: EngineClock
     let store: StateStore
     let environment: [String: String]
 
     let token: String?
 
-    init(source: SourceConfiguration, client: HTTPClient, store: StateStore, environment: [String: String], token: String?,
-         progress: ((RefreshProgressCount) -> Void)? = nil) {
+    init(source: SourceConfiguration, client: any HTTPTransport, clocks: EngineClock, store: StateStore,
+         environment: [String: String], token: String?, progress: ((RefreshProgressCount) -> Void)? = nil) {
+        self.clocks = clocks
         self.token = token
         self.source = source
         self.client = client
@@ -36,7 +39,7 @@ final class ListingFetcher {
     var savedAt: String?
     /// When the whole refresh must end (ListingTimeoutSec= after it began, its push included); nil: that long
     /// after the listing begins.
-    var deadline: ContinuousClock.Instant?
+    var deadline: Duration?
     /// The engine's wording and kind for a cache file that could not be written while the listing streamed
     /// into it (`SyncEngine.cacheFileFailure`: a local failure, retried until it clears, with advice on a
     /// full disk); nil for another store error, which `storeFailure` classifies.
@@ -59,9 +62,8 @@ final class ListingFetcher {
         // stayed the same while a new page appeared after it would hide that page.
         let conditional = previous.url == source.url && source.pagination == .none
         let policy = source.originPolicy
-        let clock = ContinuousClock()
-        // The refresh's deadline, which its push used part of (`RefreshDeadline`), else the listing's own.
-        let deadline = self.deadline ?? clock.now.advanced(by: source.listingTimeout)
+        // The refresh's deadline (time since boot), which its push used part of (`RefreshDeadline`), else the listing's own.
+        let deadline = self.deadline ?? clocks.sinceBoot() + source.listingTimeout
         var url = source.url
         var visited: Set<String> = []
         var writer: ListingWriter?
@@ -88,7 +90,7 @@ final class ListingFetcher {
                                      + "after \(page - 1) pages (MaxBytes counts all pages together)")
             }
             // ListingTimeoutSec bounds all pages together; TimeoutSec each request.
-            let left = deadline - clock.now
+            let left = deadline - clocks.sinceBoot()
             guard left > .zero else {
                 writer?.rollback()
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
@@ -108,7 +110,7 @@ final class ListingFetcher {
             let pageResult: PageResult
             do {
                 pageResult = try fetchPage(request, page: page, writer: &writer)
-            } catch where error.kind == .transient && request.timeout < source.timeout && deadline - clock.now < .milliseconds(100) {
+            } catch where error.kind == .transient && request.timeout < source.timeout && deadline - clocks.sinceBoot() < .milliseconds(100) {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")

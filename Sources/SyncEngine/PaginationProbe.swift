@@ -7,11 +7,15 @@ import SyncRemote
 public struct PaginationProbe {
     let source: SourceConfiguration
     let environment: [String: String]
+    let transport: @Sendable () -> any HTTPTransport
 
     /// A probe of `source`; its token, if any, is read from `environment`'s `$CREDENTIALS_DIRECTORY`.
-    public init(source: SourceConfiguration, environment: [String: String]) {
+    /// Without a `transport` it talks HTTP through libcurl (`HTTPClient`).
+    public init(source: SourceConfiguration, environment: [String: String],
+                transport: @escaping @Sendable () -> any HTTPTransport = { HTTPClient() }) {
         self.source = source
         self.environment = environment
+        self.transport = transport
     }
 
     /// Fetches the page; `print` gets each line of the report. Returns 0 when a listing page arrived and
@@ -19,7 +23,7 @@ public struct PaginationProbe {
     public func run(print: (String) -> Void) -> Int32 {
         func say(_ line: String) { print("\(source.name): \(Redaction.scrubbingURLs(in: line))") }
         say("GET \(source.url) (Pagination=\(source.pagination.rawValue)\(source.recordsPath.isEmpty ? "" : ", RecordsPath=\(source.recordsPathText)"))")
-        let client = HTTPClient()
+        let client = transport()
         defer { client.close() }
         var request = HTTPRequest(url: source.url)
         request.timeout = source.timeout

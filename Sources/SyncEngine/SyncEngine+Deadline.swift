@@ -7,7 +7,7 @@ import SyncStore
 extension SyncEngine {
     /// The time since the refresh under way began; zero outside one.
     func refreshElapsed() -> Duration {
-        refreshStarted.map { ContinuousClock.now - $0 } ?? .zero
+        refreshStarted.map { clocks.sinceBoot() - $0 } ?? .zero
     }
 
     /// TimeoutSec= for a push request starting now, cut to what is left of the refresh's deadline (at

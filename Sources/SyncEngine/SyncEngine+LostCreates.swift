@@ -62,9 +62,9 @@ extension SyncEngine {
     }
 
     /// Where the wait of the lost create `entry` stands at `uptime` (the boot clock, now by default).
-    func lostCreateWait(_ entry: OutboxRecord, source: SourceConfiguration, at uptime: Int64 = BootClock.uptime()) -> LostCreateWait.Verdict {
-        LostCreateWait.verdict(attemptBoot: entry.attemptBoot, attemptUptime: entry.attemptUptime, boot: BootClock.bootID,
-                               uptime: uptime, wait: source.lostCreateWait)
+    func lostCreateWait(_ entry: OutboxRecord, source: SourceConfiguration, at uptime: Int64? = nil) -> LostCreateWait.Verdict {
+        LostCreateWait.verdict(attemptBoot: entry.attemptBoot, attemptUptime: entry.attemptUptime, boot: clocks.bootID,
+                               uptime: uptime ?? clocks.uptimeMilliseconds(), wait: source.lostCreateWait)
     }
 
     /// When the wait of the lost create `entry` ends, on the wall clock, for people.
@@ -94,7 +94,7 @@ extension SyncEngine {
         switch search.decision {
         case .resend:
             let verdict = lostCreateWait(entry, source: source, at: listedAt)
-            if verdict == .restamp { try store.restampAttempt(entry.seq, at: attemptTime()) }
+            if verdict == .restamp { try store.restampAttempt(entry.seq, at: clocks.attemptTime()) }
             guard verdict == .elapsed else {
                 // The first POST may still be running on the server (held, queued, committing after syncd gave
                 // up on its answer or stopped): sent again now, both would be created. Later listings look again.

@@ -315,7 +315,7 @@ extension SyncEngine {
     /// needs no lock while its requests are out, and a `put` never waits for one.
     private func pushOne(_ queued: OutboxRecord, source: SourceConfiguration, token: String?, force: Bool = false) throws(RefreshFailure) {
         let claimed: OutboxRecord?
-        do { claimed = try store.markAttempt(queued.seq, at: attemptTime()) } catch { throw RefreshFailure(.transient, "\(error)") }
+        do { claimed = try store.markAttempt(queued.seq, at: clocks.attemptTime()) } catch { throw RefreshFailure(.transient, "\(error)") }
         // Gone (a create removed again before it was sent) or no longer queued: nothing to send.
         guard var entry = claimed else { return }
         let itemURL = source.itemURL.url(for: entry.recordID)

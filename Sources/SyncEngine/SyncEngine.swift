@@ -14,10 +14,12 @@ public final class SyncEngine {
     public private(set) var store: StateStore
     /// The account's cache folder.
     public let snapshots: SnapshotWriter
-    let client: HTTPClient
+    /// The network: libcurl in the daemon, a script in tests.
+    let client: any HTTPTransport
     let logger: Logger
     let environment: [String: String]
-    let clock: () -> Timestamp
+    /// The engine's clocks (`EngineClock.system` in the daemon).
+    let clocks: EngineClock
     /// What this engine shares with the daemon's other engines (docs/architecture.md, "Concurrency").
     public let shared: EngineShared
     /// The `shared.storeGeneration` this engine's store belongs to.
@@ -27,13 +29,15 @@ public final class SyncEngine {
     /// A cache file was found damaged or missing and its listing forgotten (`forget`) since the refresh began.
     var forgotListing = false
     /// When the refresh under way began: its push and its listing share one deadline (`RefreshDeadline`).
-    var refreshStarted: ContinuousClock.Instant?
+    var refreshStarted: Duration?
 
-    /// Creates an engine over an opened store; engines of one daemon pass the same `shared`.
+    /// Creates an engine over an opened store; engines of one daemon pass the same `shared`. Without a
+    /// `transport` the engine talks HTTP through libcurl (`HTTPClient`).
     public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
-                shared: EngineShared = EngineShared(), clock: @escaping () -> Timestamp = currentTimestamp) throws(RefreshFailure) {
+                shared: EngineShared = EngineShared(), clock: EngineClock = .system,
+                transport: (any HTTPTransport)? = nil) throws(RefreshFailure) {
         // libcurl is loaded at the first transfer, and unloaded by `closeConnections()` once no one uses it.
-        client = HTTPClient()
+        client = transport ?? HTTPClient()
         self.store = store
         self.snapshots = snapshots
         // The listings' bodies are in the cache files: the store reads and writes them there.
@@ -42,8 +46,11 @@ public final class SyncEngine {
         self.environment = environment
         self.shared = shared
         storeGeneration = shared.storeGeneration.withLock { $0 }
-        self.clock = clock
+        self.clocks = clock
     }
+
+    /// The wall clock's now.
+    func clock() -> Timestamp { clocks.wall() }
 
     /// Reopens the store when another engine replaced the damaged database since this one opened it:
     /// the old connection still reads the file moved aside. Call before each piece of work.
@@ -166,7 +173,7 @@ public final class SyncEngine {
                              confirming: Bool = false, cacheFileChecked: Bool = false) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
-        refreshStarted = ContinuousClock.now
+        refreshStarted = clocks.sinceBoot()
         // A listing whose conversion failed at the start is converted first: fetching over it would leave the old
         // copy behind, and the file apps read is the one it describes.
         if let failure = convertLegacyListing(source.name) { return fail(source, failure, at: now) }
@@ -188,7 +195,7 @@ public final class SyncEngine {
         let fetched: ListingFetcher.Result
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<RecordID>?
-        var listedAt = BootClock.uptime()
+        var listedAt = clocks.uptimeMilliseconds()
         var notices: [SourceNotice] = []
         var pages = 1
         var token: String?
@@ -203,12 +210,12 @@ public final class SyncEngine {
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
-            let fetcher = ListingFetcher(source: source, client: client, store: store, environment: environment, token: token,
+            let fetcher = ListingFetcher(source: source, client: client, clocks: clocks, store: store, environment: environment, token: token,
                                          progress: progress)
             fetcher.savedAt = now
-            fetcher.deadline = refreshStarted.map { $0.advanced(by: source.listingTimeout) }
+            fetcher.deadline = refreshStarted.map { $0 + source.listingTimeout }
             fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
-            listedAt = BootClock.uptime()
+            listedAt = clocks.uptimeMilliseconds()
             fetched = try fetcher.fetch(previous: previous)
             pages = fetcher.pagesFetched
             notices = fetcher.notices

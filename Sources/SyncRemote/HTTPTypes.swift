@@ -29,6 +29,9 @@ public struct HTTPRequest: Sendable {
 
 /// Status line and headers of a response (the last one, after redirects).
 public struct HTTPResponseHead: Sendable {
+    /// An answer with nothing in it yet (a transport fills it in).
+    public init() {}
+
     /// HTTP status; 0 for `file://` URLs.
     public var status: Int = 0
     /// Header fields in order, names lowercased.

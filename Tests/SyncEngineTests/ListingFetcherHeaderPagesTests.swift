@@ -18,7 +18,7 @@ struct ListingFetcherHeaderPagesTests {
         var source = SourceConfiguration(name: "kinto", url: Self.page1, pagination: .header,
                                          location: SourceLocation(file: "kinto.source", line: 1))
         source.nextHeader = nextHeader
-        let fetcher = ListingFetcher(source: source, client: HTTPClient(), store: try StateStore(path: directory + "/state.db"),
+        let fetcher = ListingFetcher(source: source, client: HTTPClient(), clocks: ManualClock().engineClock, store: try StateStore(path: directory + "/state.db"),
                                      environment: [:], token: nil)
         var head = HTTPResponseHead()
         head.status = 200

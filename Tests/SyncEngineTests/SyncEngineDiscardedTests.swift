@@ -10,7 +10,7 @@ import Testing
 @Suite("SyncEngine discarded changes")
 struct SyncEngineDiscardedTests {
     let directory = NSTemporaryDirectory() + "syncengine-discarded-" + UUID().uuidString
-    let now = WallClock(Timestamp(secondsSinceEpoch: 1_796_000_000))
+    let now = ManualClock(Timestamp(secondsSinceEpoch: 1_796_000_000))
 
     func source(_ policy: ConflictPolicy = .serverWins, writable: Bool = true) -> SourceConfiguration {
         var source = SourceConfiguration(name: "posts", url: "http://127.0.0.1:9/posts", versionField: "version", writable: writable,
@@ -24,7 +24,7 @@ struct SyncEngineDiscardedTests {
         try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
         let engine = try SyncEngine(store: StateStore(path: directory + "/state.db"),
                                     snapshots: SnapshotWriter(directory: directory + "/cache", account: "default", group: nil),
-                                    logger: Logger(journal: false, threshold: .error), environment: [:], clock: { [now] in now.time.withLock { $0 } })
+                                    logger: Logger(journal: false, threshold: .error), environment: [:], clock: now.engineClock)
         _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("local")), ("version", .string("v1"))]), into: source())
         return (engine, try #require(try engine.store.outbox(source: "posts").first))
     }
@@ -41,7 +41,7 @@ struct SyncEngineDiscardedTests {
         #expect(kept.reason == "HTTP 409 from POST http://127.0.0.1:9/posts; the server's version is newer, "
                 + "dropped the local change (ConflictPolicy=last-write-wins)")
         #expect(kept.serverBody == server && kept.serverVersion == "2099-01-01T00:00:00Z")
-        #expect(kept.discardedAt == now.time.withLock { $0.rfc3339 })
+        #expect(kept.discardedAt == now.wall.rfc3339)
         #expect(try engine.store.outbox(source: "posts") == [])
 
         _ = try engine.put(JSONObject([("id", .string("b")), ("title", .string("local"))]), into: source())
@@ -102,8 +102,3 @@ struct SyncEngineDiscardedTests {
 }
 
 /// A wall clock the test sets: the engine's `clock`.
-final class WallClock: Sendable {
-    let time: Mutex<Timestamp>
-    init(_ start: Timestamp) { time = Mutex(start) }
-    func advance(seconds: Int64) { time.withLock { $0 = Timestamp(secondsSinceEpoch: $0.secondsSinceEpoch + seconds) } }
-}

@@ -1,0 +1,148 @@
+import SyncStore
+import Testing
+@testable import SyncEngine
+
+/// Pushing local changes, through the scripted transport: what is sent, what the server ends up holding, and
+/// what the outbox and the cache file show afterwards.
+@Suite("Engine: push")
+struct PushTests {
+    @Test func aCreateIsPostedAndTheServerHoldsIt() throws {
+        let rig = try EngineRig()
+        try rig.put("a", [("title", "hello")])
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["POST http://api.test/posts/", "GET http://api.test/posts/"])
+        #expect(rig.server.record("a")?["title"] == "hello")
+        #expect(try rig.outbox().isEmpty)
+        #expect(try rig.cachedRecords()["a"]?["version"] == .integer(1))
+    }
+
+    @Test func aCreateCarriesAnIdempotencyKeyAndJSONHeaders() throws {
+        let rig = try EngineRig()
+        try rig.put("a")
+        let key = try #require(try rig.outbox().first?.idempotencyKey)
+        rig.refresh()
+        let post = try #require(rig.transport.requests.first)
+        #expect(post.headers.contains { $0.name == "Idempotency-Key" && $0.value == key })
+        #expect(post.headers.contains { $0.name == "Content-Type" && $0.value == "application/json" })
+    }
+
+    @Test func anEditIsCheckedAgainstTheServersVersionThenPutWithItsETag() throws {
+        let rig = try EngineRig()
+        rig.server.seed("a", [("title", "old")])
+        rig.refresh()
+        _ = rig.requests()
+        try rig.put("a", [("title", "new"), ("version", 1)])
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/a/", "PUT http://api.test/posts/a/", "GET http://api.test/posts/"])
+        let put = try #require(rig.transport.requests.first { $0.method == "PUT" })
+        #expect(put.headers.contains { $0.name == "If-Match" && $0.value == "\"v1\"" })
+        #expect(rig.server.record("a")?["title"] == "new")
+        #expect(rig.server.record("a")?["version"] == .integer(2))
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func aDeleteRemovesTheRecordOnTheServer() throws {
+        let rig = try EngineRig()
+        rig.server.seed("a")
+        rig.server.seed("b")
+        rig.refresh()
+        try rig.delete("a")
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.server.record("a") == nil && rig.server.record("b") != nil)
+        #expect(try rig.cachedRecords().keys.sorted() == ["b"])
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func aDeleteOfARecordAlreadyGoneIsSettled() throws {
+        let rig = try EngineRig()
+        rig.server.seed("a")
+        rig.server.seed("b")
+        rig.refresh()
+        try rig.delete("a")
+        rig.server.remove("a")
+        #expect(rig.refresh().isSuccess)
+        #expect(try rig.outbox().isEmpty)
+        #expect(try rig.cachedRecords().keys.sorted() == ["b"])
+    }
+
+    @Test func withoutVersionFieldAnEditIsPutWithoutACheck() throws {
+        let rig = try EngineRig("Writable=yes")
+        rig.server.seed("a")
+        rig.refresh()
+        _ = rig.requests()
+        try rig.put("a", [("title", "new")])
+        rig.refresh()
+        #expect(rig.requests() == ["PUT http://api.test/posts/a/", "GET http://api.test/posts/"])
+        #expect(rig.server.record("a")?["title"] == "new")
+    }
+
+    @Test func aServerAssignedIDReplacesTheLocalOne() throws {
+        let server = FakeCollection()
+        server.takesClientIDs = false
+        let rig = try EngineRig(server: server)
+        try rig.put("local-1", [("title", "x")])
+        #expect(rig.refresh().isSuccess)
+        #expect(server.records.map(\.id) == ["101"])
+        #expect(try rig.cachedRecords().keys.sorted() == ["101"])
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func sendClientIDNoLeavesTheIDOutOfTheCreate() throws {
+        let rig = try EngineRig("Writable=yes\nSendClientID=no")
+        try rig.put("tmp", [("title", "x")])
+        rig.refresh()
+        let post = try #require(rig.transport.requests.first { $0.method == "POST" })
+        let body = try #require(try JSONValue(parsing: post.body ?? []).objectValue)
+        #expect(body["id"] == nil && body["title"] == "x")
+    }
+
+    @Test func kintoEnvelopeWrapsTheWrittenRecordAndTheEditIsNotLost() throws {
+        let server = FakeCollection()
+        server.kinto = true
+        let rig = try EngineRig("Writable=yes\nVersionField=version\nRecordsPath=/data\nRecordEnvelope=/data", server: server)
+        try rig.put("a", [("title", "x")])
+        #expect(rig.refresh().isSuccess)
+        let post = try #require(rig.transport.requests.first { $0.method == "POST" })
+        let body = try #require(try JSONValue(parsing: post.body ?? []).objectValue)
+        #expect(body["data"]?["title"] == "x")
+        try rig.put("a", [("title", "edited"), ("version", 1)])
+        #expect(rig.refresh().isSuccess)
+        #expect(server.record("a")?["title"] == "edited")
+        #expect(try rig.cachedRecords()["a"]?["title"] == "edited")
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func aReadOnlySourceRefusesLocalChanges() throws {
+        let rig = try EngineRig("Writable=no")
+        #expect(throws: ManagerError.notWritable(source: "posts")) { try rig.put("a") }
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func changesToOneRecordAreSentInOrder() throws {
+        let rig = try EngineRig("Writable=yes")
+        try rig.put("a", [("n", 1)])
+        rig.refresh()
+        try rig.put("a", [("n", 2)])
+        try rig.put("b", [("n", 1)])
+        try rig.delete("a")
+        rig.refresh()
+        #expect(rig.server.record("a") == nil && rig.server.record("b")?["n"] == .integer(1))
+        #expect(try rig.outbox().isEmpty)
+    }
+
+    @Test func aCreateRemovedBeforeItWasSentSendsNothing() throws {
+        let rig = try EngineRig()
+        try rig.put("a")
+        try rig.delete("a")
+        rig.refresh()
+        #expect(rig.requests() == ["GET http://api.test/posts/"])
+        #expect(rig.server.records.isEmpty)
+    }
+}
+
+extension RefreshResult {
+    var isSuccess: Bool {
+        if case .failed = self { return false }
+        return true
+    }
+}
