@@ -184,7 +184,7 @@ final class ListingFetcher {
                     stagedWriter = try store.beginListing(source: source.name, header: CacheHeader(savedAt: savedAt, etag: etag))
                 }
             }, onBody: { chunk in
-                guard (status == 0 || (200..<300).contains(status)), let target = stagedWriter else {
+                guard HTTPAnswer.carriesContent(status), let target = stagedWriter else {
                     // Keep the start of an error body for the message; the rest is discarded.
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
                     return
@@ -205,10 +205,10 @@ final class ListingFetcher {
                 progress?(counted)
             })
             writer = stagedWriter
-            if head.status == 304 {
-                return .notModified(head)
-            }
-            guard head.isSuccess else {
+            switch HTTPAnswer(status: head.status, answering: .listingPage) {
+            case .notModified: return .notModified(head)
+            case .success: break
+            default:
                 throw failure(forStatus: head.status, head: head, body: errorBody, prefix: where_)
             }
             let records = try scanner.finish()
@@ -309,7 +309,7 @@ final class ListingFetcher {
             return failure(.permanent) { "\(prefix)HTTP 404 from \($0): check URL=" }
         case .serverTrouble, .recordTrouble:
             return failure(.transient, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
-        case .success, .seeOther, .conflict, .refused:
+        case .success, .notModified, .seeOther, .conflict, .refused:
             return failure(.permanent, retryAfter: retryAfter) { "\(prefix)HTTP \(status) from \($0)" }
         }
     }

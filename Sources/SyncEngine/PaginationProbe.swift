@@ -49,7 +49,7 @@ public struct PaginationProbe {
         let records: Int
         do {
             head = try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
-                guard (200..<300).contains(status) || status == 0 else { return }
+                guard HTTPAnswer.carriesContent(status) else { return }
                 if start.count < ListingFetcher.skeletonLimit { start += chunk.prefix(ListingFetcher.skeletonLimit - start.count) }
                 skeleton.feed(chunk)
                 try scanner.feed(chunk) { _ in }

@@ -442,7 +442,7 @@ extension SyncEngine {
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
             let message = "HTTP 303 See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
-            do { try parkEntry(entry, of: source.name, status: 303, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
+            do { try parkEntry(entry, of: source.name, status: head.status, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
         case .notFound where listed:
             try awaitListing(entry, source: source, url: itemURL)
@@ -474,7 +474,7 @@ extension SyncEngine {
                                  publicSummary: publicWhat == what ? nil
                                      : "pushing \(entry.operation.rawValue) of \(entry.recordID): HTTP \(head.status) from \(publicWhat)",
                                  status: head.status, retryAfter: head.header("retry-after"))
-        case .notFound, .conflict, .refused:
+        case .notFound, .conflict, .refused, .notModified:
             try park(entry, source: source, status: head.status, answer: answer, what: what, redaction: redaction)
         }
     }
@@ -519,7 +519,7 @@ extension SyncEngine {
             return .found(bytes, SyncEngine.version(of: record, field: source.versionField), head.header("etag"), head.status)
         case .notFound:
             return .missing
-        case .refused, .seeOther, .conflict:
+        case .refused, .notModified, .seeOther, .conflict:
             return .refused(head.status, body)
         case .credentials:
             throw credentialFailure(head.status, from: Redaction(source: source, token: token).redacting("GET \(url)"), "checking the server's version")

@@ -87,8 +87,8 @@ public final class HTTPClient {
             if !sendToken { hop.bearerToken = nil }
             var head = try performOne(hop, onHead: onHead, onBody: onBody)
             head.redirects = redirects
-            guard [301, 302, 303, 307, 308].contains(head.status), let location = head.header("location"),
-                  !location.isEmpty else { return head }
+            guard let redirect = HTTPAnswer.redirect(status: head.status, method: request.method),
+                  let location = head.header("location"), !location.isEmpty else { return head }
             guard redirects.count < request.maxRedirects else {
                 throw .transport(code: Int32(CURLE_TOO_MANY_REDIRECTS.rawValue),
                                  message: "Maximum (\(request.maxRedirects)) redirects followed, the last from \(hop.url) to \(location)")
@@ -96,9 +96,7 @@ public final class HTTPClient {
             guard let target = resolveURL(location, against: hop.url) else {
                 throw .invalidURL("\(location) (the Location of HTTP \(head.status) from \(hop.url))")
             }
-            if head.status == 303 {
-                guard request.method == "GET" || request.method == "HEAD" else { return head }
-            }
+            if redirect == .notTaken { return head }
             redirects.append(target)
             hop.url = target
             hop.bearerToken = request.bearerToken
@@ -329,7 +327,7 @@ final class TransferContext {
     /// Whether this response is a redirect that `HTTPClient.perform` will follow: its body is not the
     /// consumer's.
     var isRedirect: Bool {
-        [301, 302, 303, 307, 308].contains(head.status) && head.header("location") != nil
+        HTTPAnswer.redirect(status: head.status, method: "GET") != nil && head.header("location") != nil
     }
 
     /// Counts `chunk` of the (decoded) body against MaxBytes and hands it to the consumer; past MaxBytes, sets

@@ -60,7 +60,7 @@ public struct HTTPResponseHead: Sendable {
     public var redirects: [String] = []
 
     /// True for 2xx, and for `file://` responses.
-    public var isSuccess: Bool { status == 0 || (200..<300).contains(status) }
+    public var isSuccess: Bool { HTTPAnswer.carriesContent(status) }
 }
 
 /// Why a request failed before a complete response arrived.

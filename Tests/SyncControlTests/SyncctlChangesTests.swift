@@ -10,7 +10,7 @@ struct SyncctlChangesTests {
     @Test func pagesAreMergedIntoEachIDsLatestState() async throws {
         let fixture = try ControlServerFixture()
         let text = try await runner.syncctl(fixture, ["changes", "posts"])
-        #expect(text.status == 0 && text.stderr == "")
+        #expect(text.status == 0 && text.stderr == "", "\(text.stderr)")
         #expect(text.stdout == """
             changed b
             changed c

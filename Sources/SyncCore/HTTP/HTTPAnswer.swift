@@ -1,11 +1,14 @@
-// What an HTTP status means to syncd, for each kind of request it sends: the one place that decides whether
-// an answer concerns one record (its change is parked or retried alone) or the whole server (the push stops,
-// the source backs off). docs/local-changes.md, "Failures"; syncd(8), GUARANTEES.
+// What an HTTP status means to syncd, for each kind of request it sends: the one place that looks at status
+// codes. It decides whether an answer concerns one record (its change is parked or retried alone) or the whole
+// server (the push stops, the source backs off), which redirects are followed, and when a create's outcome is
+// unknown. docs/local-changes.md, "Failures"; syncd(8), GUARANTEES.
 
 /// The meaning of an HTTP status for one of syncd's requests (redirects other than 303 are followed before).
 public enum HTTPAnswer: Sendable, Equatable {
-    /// 2xx: the request was taken.
+    /// 2xx (or no status at all: a `file:` URL read): the request was taken.
     case success
+    /// 304 on a listing page: the stored listing is current (only a conditional request gets it).
+    case notModified
     /// 303 on a write: the server did not take it, the answer is elsewhere (RFC 9110 §15.4.4).
     case seeOther
     /// 404 (and 410 on a pre-push check): no such resource.
@@ -37,8 +40,10 @@ public enum HTTPAnswer: Sendable, Equatable {
     /// What `status` means as the answer to `request`.
     public init(status: Int, answering request: Request) {
         switch (request, status) {
-        case (_, 200..<300):
+        case (_, 0), (_, 200..<300):
             self = .success
+        case (.listingPage, 304):
+            self = .notModified
         case (_, 401), (_, 403):
             self = .credentials
         case (.listingPage, 404), (.prePushCheck, 404), (.prePushCheck, 410), (.push, 404):
@@ -56,5 +61,33 @@ public enum HTTPAnswer: Sendable, Equatable {
         default:
             self = .refused
         }
+    }
+
+    /// Whether a body with `status` is the answer's content (a listing page's records, a record), not an
+    /// error's words.
+    public static func carriesContent(_ status: Int) -> Bool { status == 0 || (200..<300).contains(status) }
+
+    /// How `HTTPClient` follows a redirect (RFC 9110 §15.4), by its status and the request's method.
+    public enum Redirect: Sendable, Equatable {
+        /// 301, 302, 307, 308, and 303 to a GET or HEAD: sent again to the `Location`, same method and body.
+        case follow
+        /// 303 to any other method: the server did not take the write; the answer is returned as it is.
+        case notTaken
+    }
+
+    /// The redirect `status` asks for, nil when it is not one.
+    public static func redirect(status: Int, method: String) -> Redirect? {
+        switch status {
+        case 301, 302, 307, 308: return .follow
+        case 303: return method == "GET" || method == "HEAD" ? .follow : .notTaken
+        default: return nil
+        }
+    }
+
+    /// Whether a create answered with `status` may be on the server though the answer did not say it was taken:
+    /// a 5xx (the server failed, maybe after it stored the record; a gateway whose server broke off or did not
+    /// answer in time: 502, 503, 504, a CDN's 520–524), except 501 and 505, which refuse the request outright.
+    public static func leavesCreateUnknown(_ status: Int) -> Bool {
+        (500...599).contains(status) && status != 501 && status != 505
     }
 }
