@@ -12,18 +12,15 @@ extension OutboxRecord {
     /// `lastError`), or a 5xx but 501 and 505 — a gateway's while the server behind it still works on the POST,
     /// or a server that failed after it stored the record. A request that never reached the server is not one.
     var answerWasLost: Bool {
-        guard state == .queued, operation == .create, attempts > 0, let lastError else { return false }
+        guard state == .queued, operation == .create, attempts > 0, lastError != nil else { return false }
         if let lastStatus { return (500...599).contains(lastStatus) && !OutboxRecord.refusingStatuses.contains(lastStatus) }
-        return !lastError.hasPrefix(OutboxRecord.notSentMark)
+        return !notSent
     }
 
     /// The 5xx answers that refuse a create outright: every other 5xx leaves its outcome unknown — a server that
     /// failed, maybe after it stored the record (500), a gateway or mesh whose server broke off or did not answer
     /// in time (502, 503 from a proxy whose upstream reset, 504, 520–524 from a CDN).
     static let refusingStatuses: Set<Int> = [501, 505]
-
-    /// How `lastError` begins when the request cannot have reached the server (`HTTPError.requestNeverSent`).
-    static let notSentMark = "not sent: "
 }
 
 extension SyncEngine {
