@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(name: "syncctl", dependencies: ["SyncControl", "SyncCore"], linkerSettings: smallStart),
 
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
-        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"]),
+        .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"], exclude: ["Fixtures"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncStore", "SyncRemote", "SyncCore", "SyncSystem"]),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncEngine", "SyncCore", "SyncSystem"]),

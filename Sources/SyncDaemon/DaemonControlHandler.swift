@@ -161,7 +161,8 @@ struct DaemonControlHandler: ControlHandler {
                 let entries: [JSONValue] = try store.outbox(source: source).map { entry in
                     .object(OutboxEntry(seq: entry.seq, source: entry.source, id: entry.recordID, operation: entry.operation.rawValue,
                                         createdAt: entry.createdAt, state: entry.state.rawValue, attempts: Int64(entry.attempts),
-                                        lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.lastError).json)
+                                        lastStatus: entry.lastStatus.map(Int64.init), lastError: entry.shownError,
+                                        superseded: entry.isSuperseded).json)
                 }
                 guard withDiscarded else { return ["entries": .array(entries)] }
                 let discarded: [JSONValue] = try store.discarded(source: source).map { .object(DaemonControlHandler.entry($0).json) }

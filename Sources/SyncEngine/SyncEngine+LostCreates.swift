@@ -11,13 +11,10 @@ extension OutboxRecord {
     /// `lastError`), or a 5xx but 501 and 505 — a gateway's while the server behind it still works on the POST,
     /// or a server that failed after it stored the record. A request that never reached the server is not one.
     var answerWasLost: Bool {
-        guard state == .queued, operation == .create, attempts > 0, let lastError else { return false }
+        guard state == .queued, operation == .create, attempts > 0, lastError != nil else { return false }
         if let lastStatus { return HTTPAnswer.leavesCreateUnknown(lastStatus) }
-        return !lastError.hasPrefix(OutboxRecord.notSentMark)
+        return !notSent
     }
-
-    /// How `lastError` begins when the request cannot have reached the server (`HTTPError.requestNeverSent`).
-    static let notSentMark = "not sent: "
 }
 
 extension SyncEngine {

@@ -90,7 +90,7 @@ extension SyncEngine {
         let parked = ((try? store.outboxEntries(source: source.name, recordID: id)) ?? []).filter { $0.state == .parked && !$0.isSuperseded }
         for entry in parked {
             do {
-                try store.noteFailure(entry.seq, status: entry.lastStatus, error: OutboxRecord.supersededMark + (entry.lastError ?? ""))
+                try store.markSuperseded(entry.seq)
             } catch {
                 throw .storageFailure(reason: "Failed to mark the parked change \(entry.seq) superseded, nothing was queued: \(error)")
             }
@@ -402,7 +402,7 @@ extension SyncEngine {
             throw RefreshFailure(.cancelled, "cancelled")
         } catch {
             // A request that cannot have reached the server is not a lost answer (OutboxRecord.answerWasLost).
-            try? store.noteFailure(entry.seq, status: nil, error: (error.requestNeverSent ? OutboxRecord.notSentMark : "") + "\(error)")
+            try? store.noteFailure(entry.seq, status: nil, error: "\(error)", notSent: error.requestNeverSent)
             var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)",
                                          publicMessage: "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error.publicDescription)")
             failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent

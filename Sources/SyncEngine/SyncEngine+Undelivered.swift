@@ -54,9 +54,9 @@ extension SyncEngine {
         }
         let waiting = OutboxRecord.undelivered(entries, through: last)
         guard let first = waiting.first else { return nil }
-        var reason = first.lastError.map { ": \($0)" } ?? ""
+        var reason = first.shownError.map { ": \($0)" } ?? ""
         if first.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(first.seq) }) {
-            reason = ": the outcome of its POST is unknown\(first.lastError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
+            reason = ": the outcome of its POST is unknown\(first.shownError.map { " (\($0))" } ?? ""); the server may still be working on it, so it is "
                 + "sent again only if a listing read after \(lostCreateWaitEnds(first, source: source).rfc3339) lacks it"
         }
         let others = waiting.count > 1 ? " and \(counted(waiting.count - 1, "other change"))" : ""

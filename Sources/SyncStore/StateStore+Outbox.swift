@@ -44,20 +44,37 @@ public struct OutboxRecord: Sendable, Equatable {
     /// How often syncd sent this create again because a listing read after the wait did not show it.
     public var blindResends: Int = 0
 
-    /// How `lastError` of a parked change begins once a newer change of its record superseded it.
-    public static let supersededMark = supersededChangeMark
+    /// Set on a parked change once a newer change of its record superseded it (`markSuperseded`): kept for the
+    /// record, never pushed. Column `superseded`; cleared whenever the change's state or message changes.
+    public var superseded: Bool = false
+    /// Set while the latest attempt's request cannot have reached the server (`HTTPError.requestNeverSent`):
+    /// such a create's outcome is known. Column `not_sent`; cleared by the next attempt.
+    public var notSent: Bool = false
+
+    /// The words before `lastError` where a change is shown (`syncctl outbox`, the control API, the journal)
+    /// once a newer change superseded it (docs/local-changes.md).
+    public static let supersededWords = "superseded by a newer change; was: "
+    /// The words before `lastError` where a change whose request never reached the server is shown.
+    public static let notSentWords = "not sent: "
 
     /// A parked change a newer change of the same record superseded: kept for the record, never pushed.
-    public var isSuperseded: Bool { state == .parked && (lastError ?? "").hasPrefix(OutboxRecord.supersededMark) }
+    public var isSuperseded: Bool { state == .parked && superseded }
 
     /// Whether the local view (the cache file, `List`, `Get`) applies this change: every change but a superseded
     /// one, which stays in the outbox as history only (a newer change of its record, or the server's copy once
     /// that newer change is settled, is what the view shows).
     public var showsInLocalView: Bool { !isSuperseded }
+
+    /// `lastError` as people read it: after the words of its state (superseded, not sent). Nil when there is
+    /// no message and no such state.
+    public var shownError: String? {
+        guard isSuperseded || notSent else { return lastError }
+        return (isSuperseded ? OutboxRecord.supersededWords : "") + (notSent ? OutboxRecord.notSentWords : "") + (lastError ?? "")
+    }
 }
 
-/// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded` (1 when superseded).
-let superseded = "(substr(last_error, 1, \(OutboxRecord.supersededMark.utf8.count)) = '\(OutboxRecord.supersededMark)')"
+/// The SQL condition, on an `outbox` row, of `OutboxRecord.isSuperseded`.
+let superseded = "(state = 'parked' AND superseded != 0)"
 
 /// When an attempt began, on the boot clock of one boot (`boot_id`, milliseconds of `CLOCK_BOOTTIME`), which
 /// `LostCreateWait` measures a lost create's wait with.
@@ -161,7 +178,8 @@ extension StateStore {
     func outboxRows(_ condition: String, bind: (Statement) throws -> Void) throws -> [OutboxRecord] {
         let statement = try database.prepare("""
             SELECT seq, source, record_id, id_is_integer, operation, body, base_version, created_at, idempotency_key,
-                   state, attempts, unconfirmed, last_status, last_error, attempt_boot, attempt_uptime_ms, blind_resends
+                   state, attempts, unconfirmed, last_status, last_error, attempt_boot, attempt_uptime_ms, blind_resends,
+                   superseded, not_sent
             FROM outbox WHERE \(condition) ORDER BY seq
             """)
         try bind(statement)
@@ -176,7 +194,8 @@ extension StateStore {
                 state: OutboxRecord.State(rawValue: statement.string(9) ?? "") ?? .queued, attempts: Int(statement.int64(10)),
                 unconfirmed: Int(statement.int64(11)), lastStatus: statement.isNull(12) ? nil : Int(statement.int64(12)),
                 lastError: statement.string(13), attemptBoot: statement.string(14),
-                attemptUptime: statement.isNull(15) ? nil : statement.int64(15), blindResends: Int(statement.int64(16))))
+                attemptUptime: statement.isNull(15) ? nil : statement.int64(15), blindResends: Int(statement.int64(16)),
+                superseded: statement.int64(17) != 0, notSent: statement.int64(18) != 0))
         }
         return entries
     }
@@ -193,6 +212,7 @@ extension StateStore {
         try durableWrite("count an attempt") {
             let statement = try database.prepare("""
                 UPDATE outbox SET attempts = attempts + 1, last_status = NULL, last_error = '\(StateStore.answerPending)',
+                                  superseded = 0, not_sent = 0,
                                   attempt_boot = ?2, attempt_uptime_ms = ?3
                 WHERE seq = ?1 AND state = 'queued'
                 """)
@@ -232,7 +252,7 @@ extension StateStore {
     /// The server accepted the change; it stays as an overlay until a listing shows it.
     public func markSent(_ seq: Int64) throws(StoreError) {
         try durableWrite("mark a change sent") {
-            try run("UPDATE outbox SET state = 'sent', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
+            try run("UPDATE outbox SET state = 'sent', last_status = NULL, last_error = NULL, \(StateStore.noMarks) WHERE seq = ?1", seq)
         }
     }
 
@@ -251,7 +271,7 @@ extension StateStore {
     /// Parks a change the server refused, with its answer, for a person to act on.
     public func park(_ seq: Int64, status: Int, error: String) throws(StoreError) {
         try durableWrite("park a change") {
-            let statement = try database.prepare("UPDATE outbox SET state = 'parked', last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            let statement = try database.prepare("UPDATE outbox SET state = 'parked', last_status = ?2, last_error = ?3, \(StateStore.noMarks) WHERE seq = ?1")
             try statement.bind(1, seq)
             try statement.bind(2, Int64(status))
             try statement.bind(3, error)
@@ -259,22 +279,37 @@ extension StateStore {
         }
     }
 
-    /// Records a transient failure on a change that stays queued.
-    public func noteFailure(_ seq: Int64, status: Int?, error: String) throws(StoreError) {
+    /// Records a transient failure on a change that stays queued; `notSent` when its request cannot have
+    /// reached the server.
+    public func noteFailure(_ seq: Int64, status: Int?, error: String, notSent: Bool = false) throws(StoreError) {
         try durableWrite("note a failed push") {
-            let statement = try database.prepare("UPDATE outbox SET last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            let statement = try database.prepare("UPDATE outbox SET last_status = ?2, last_error = ?3, superseded = 0, not_sent = ?4 WHERE seq = ?1")
             try statement.bind(1, seq)
             try statement.bind(2, status.map(Int64.init))
             try statement.bind(3, error)
+            try statement.bind(4, Int64(notSent ? 1 : 0))
             try statement.step()
         }
     }
+
+    /// Marks a parked change superseded by a newer change of its record: history from now on, never pushed,
+    /// applied by no view (`OutboxRecord.isSuperseded`). Its message stays. Nothing happens to a change no
+    /// longer parked.
+    public func markSuperseded(_ seq: Int64) throws(StoreError) {
+        try durableWrite("mark a parked change superseded") {
+            try run("UPDATE outbox SET superseded = 1 WHERE seq = ?1 AND state = 'parked'", seq)
+        }
+    }
+
+    /// The SQL assignments that clear an entry's state columns: a change whose state or message changes
+    /// is neither superseded nor unsent any more.
+    static let noMarks = "superseded = 0, not_sent = 0"
 
     /// Puts a parked or conflicting change back in the queue; with `baseVersion`, against that version, and
     /// with `body`, as that text (the change rebased onto the server's version, `VersionRebase`).
     public func requeue(_ seq: Int64, baseVersion: String?? = nil, body: [UInt8]? = nil) throws(StoreError) {
         try durableWrite("requeue a change") {
-            try run("UPDATE outbox SET state = 'queued', last_status = NULL, last_error = NULL WHERE seq = ?1", seq)
+            try run("UPDATE outbox SET state = 'queued', last_status = NULL, last_error = NULL, \(StateStore.noMarks) WHERE seq = ?1", seq)
             if let baseVersion { try setBase(seq, version: baseVersion, body: body) }
         }
     }
@@ -309,7 +344,7 @@ extension StateStore {
                                status: Int?, reason: String) throws(StoreError) {
         try durableWrite("record a conflict") {
             guard let entry = try outboxEntry(seq) else { return }
-            let mark = try database.prepare("UPDATE outbox SET state = 'conflict', last_status = ?2, last_error = ?3 WHERE seq = ?1")
+            let mark = try database.prepare("UPDATE outbox SET state = 'conflict', last_status = ?2, last_error = ?3, \(StateStore.noMarks) WHERE seq = ?1")
             try mark.bind(1, seq)
             try mark.bind(2, status.map(Int64.init))
             try mark.bind(3, reason)

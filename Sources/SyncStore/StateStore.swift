@@ -131,7 +131,9 @@ public final class StateStore {
     /// Additions an older syncd can live with (nullable columns it never names) do not bump it.
     /// Version 2 keeps no bodies: the index of each listing, and the cache file holds the bodies
     /// (docs/architecture.md, "Storing listings"); a version-1 file is converted when opened.
-    public static let schemaVersion: Int64 = 2
+    /// Version 3 keeps where an outbox entry stands apart from its message: columns `superseded` and
+    /// `not_sent`, where version 2 began `last_error` with words (`moveOutboxMarksToColumns`).
+    public static let schemaVersion: Int64 = 3
 
     let database: Database
     /// Path of the database file.
@@ -167,17 +169,22 @@ public final class StateStore {
             case 0:
                 try createSchema()
                 try addMissingColumns()
-            case 1:
+            case 1, 2:
+                if version == 2 { try verifySchema() }
                 // Schema 1 kept the bodies in `chunks`: they become `v1_chunks`, which the daemon publishes
-                // through the new writer and drops (`migrateLegacyListing`).
-                try addMissingColumns()
-                try database.transaction {
-                    try database.execute("""
-                        ALTER TABLE chunks RENAME TO v1_chunks;
-                        \(StateStore.chunksTable);
-                        PRAGMA user_version = 2;
-                        """)
+                // through the new writer and drops (`migrateLegacyListing`). Renamed before the triggers of
+                // `addMissingColumns` exist: a rename checks every trigger, and theirs name schema 3's columns.
+                if version == 1 {
+                    try database.transaction {
+                        try database.execute("""
+                            ALTER TABLE chunks RENAME TO v1_chunks;
+                            \(StateStore.chunksTable);
+                            PRAGMA user_version = 2;
+                            """)
+                    }
                 }
+                try moveOutboxMarksToColumns()
+                try addMissingColumns()
             case StateStore.schemaVersion:
                 try verifySchema()
                 try addMissingColumns()
@@ -197,8 +204,8 @@ public final class StateStore {
         do {
             database = try Database(path: path, readOnly: true)
             let version = try database.integerPragma("user_version")
-            if version == 1 {
-                throw StoreError.corrupt(path: path, reason: "schema version 1, which syncd converts when it starts: start syncd, then ask again")
+            if (1..<StateStore.schemaVersion).contains(version) {
+                throw StoreError.corrupt(path: path, reason: "schema version \(version), which syncd converts when it starts: start syncd, then ask again")
             }
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
@@ -271,7 +278,9 @@ public final class StateStore {
                 attempts INTEGER NOT NULL DEFAULT 0,
                 unconfirmed INTEGER NOT NULL DEFAULT 0,
                 last_status INTEGER,
-                last_error TEXT
+                last_error TEXT,
+                superseded INTEGER NOT NULL DEFAULT 0,
+                not_sent INTEGER NOT NULL DEFAULT 0
             );
             CREATE INDEX outbox_by_record ON outbox (source, record_id, seq);
             CREATE TABLE conflicts (
@@ -282,7 +291,7 @@ public final class StateStore {
                 detected_at TEXT NOT NULL,
                 PRIMARY KEY (source, record_id)
             );
-            PRAGMA user_version = 2;
+            PRAGMA user_version = 3;
             COMMIT;
             """)
     }
@@ -332,16 +341,65 @@ public final class StateStore {
     static let outboxStampTriggers = [
         "CREATE TRIGGER IF NOT EXISTS outbox_stamp_insert AFTER INSERT ON outbox BEGIN "
             + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = NEW.source; END",
-        // Only what the cache file or the counts show: which record, its body and operation, its state, and
-        // the text of a parked change (a newer change supersedes it); not the attempts a failed push notes.
-        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox WHEN OLD.source IS NOT NEW.source "
-            + "OR OLD.record_id IS NOT NEW.record_id OR OLD.id_is_integer IS NOT NEW.id_is_integer "
-            + "OR OLD.operation IS NOT NEW.operation OR OLD.body IS NOT NEW.body OR OLD.state IS NOT NEW.state "
-            + "OR ((OLD.state = 'parked' OR NEW.state = 'parked') AND OLD.last_error IS NOT NEW.last_error) BEGIN "
-            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name IN (OLD.source, NEW.source); END",
+        outboxStampUpdateTrigger,
         "CREATE TRIGGER IF NOT EXISTS outbox_stamp_delete AFTER DELETE ON outbox BEGIN "
             + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name = OLD.source; END",
     ]
+
+    /// The trigger of `outboxStampTriggers` for updates. Only what the cache file or the counts show: which
+    /// record, its body and operation, its state, and whether a newer change superseded it; not the attempts
+    /// and messages a failed push notes. (Schema 2's watched the message of a parked change instead.)
+    static let outboxStampUpdateTrigger =
+        "CREATE TRIGGER IF NOT EXISTS outbox_stamp_update AFTER UPDATE ON outbox WHEN OLD.source IS NOT NEW.source "
+            + "OR OLD.record_id IS NOT NEW.record_id OR OLD.id_is_integer IS NOT NEW.id_is_integer "
+            + "OR OLD.operation IS NOT NEW.operation OR OLD.body IS NOT NEW.body OR OLD.state IS NOT NEW.state "
+            + "OR OLD.superseded IS NOT NEW.superseded BEGIN "
+            + "UPDATE sources SET outbox_stamp = outbox_stamp + 1 WHERE name IN (OLD.source, NEW.source); END"
+
+    /// Schema 2 to 3, in one transaction (a crash leaves version 2, converted again at the next open): the words
+    /// version 2 began an outbox entry's `last_error` with move to columns — "superseded by a newer change; was: "
+    /// of a parked change to `superseded`, "not sent: " of a queued one to `not_sent` — and the message keeps
+    /// the rest, so that `OutboxRecord.shownError` reads as before. Matched here, in Swift, for the last time.
+    /// The outbox stamp does not move: what the cache file and the counts show is the same. Schema 2's stamp
+    /// trigger (it counted a parked change's new message) is dropped first; `addMissingColumns`, next, creates
+    /// schema 3's, also after a crash in between (the file is then of version 3 without it).
+    private func moveOutboxMarksToColumns() throws(SQLiteError) {
+        do {
+            try database.transaction {
+                let columns = try database.strings("SELECT name FROM pragma_table_info('outbox')")
+                for column in ["superseded", "not_sent"] where !columns.contains(column) {
+                    try database.execute("ALTER TABLE outbox ADD COLUMN \(column) INTEGER NOT NULL DEFAULT 0")
+                }
+                try database.execute("DROP TRIGGER IF EXISTS outbox_stamp_update")
+                var moved: [(seq: Int64, superseded: Bool, notSent: Bool, message: String)] = []
+                let rows = try database.prepare("SELECT seq, state, last_error FROM outbox WHERE last_error IS NOT NULL")
+                while try rows.step() {
+                    guard var message = rows.string(2) else { continue }
+                    let state = rows.string(1)
+                    let superseded = state == OutboxRecord.State.parked.rawValue && message.hasPrefix(OutboxRecord.supersededWords)
+                    if superseded { message.removeFirst(OutboxRecord.supersededWords.count) }
+                    let notSent = state == OutboxRecord.State.queued.rawValue && message.hasPrefix(OutboxRecord.notSentWords)
+                    if notSent { message.removeFirst(OutboxRecord.notSentWords.count) }
+                    if superseded || notSent { moved.append((rows.int64(0), superseded, notSent, message)) }
+                }
+                rows.reset()
+                let update = try database.prepare("UPDATE outbox SET superseded = ?2, not_sent = ?3, last_error = ?4 WHERE seq = ?1")
+                for row in moved {
+                    try update.bind(1, row.seq)
+                    try update.bind(2, Int64(row.superseded ? 1 : 0))
+                    try update.bind(3, Int64(row.notSent ? 1 : 0))
+                    try update.bind(4, row.message)
+                    try update.step()
+                    update.reset()
+                }
+                try database.execute("PRAGMA user_version = 3")
+            }
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            throw SQLiteError(code: SQLITE_ERROR, operation: "convert the outbox of \(path)", message: "\(error)")
+        }
+    }
 
     /// Adds the columns of `addedColumns` and the tables added since (ID index, unwritten, discarded) when a
     /// file lacks them, in one transaction, keeping every row.

@@ -21,7 +21,9 @@ struct SourceDetailFormatterTests {
 
     /// A parked change a newer one superseded is history: named as such, not counted or shown as parked.
     @Test func aSupersededChangeIsNamedApartFromParkedOnes() {
-        let outbox = [Self.entry(7, "parked", error: supersededChangeMark + "HTTP 400"), Self.entry(8, "parked", status: 422)]
+        var superseded = Self.entry(7, "parked", error: "superseded by a newer change; was: HTTP 400")
+        superseded.superseded = true
+        let outbox = [superseded, Self.entry(8, "parked", status: 422)]
         let text = formatter.format(Self.idle, outbox: .init(entries: outbox))
         #expect(text.contains("Outbox: 2 changes (1 superseded, 1 parked); 'syncctl outbox posts' lists them\n"))
         #expect(text.contains("parked update of 8 (outbox 8): HTTP 422"))

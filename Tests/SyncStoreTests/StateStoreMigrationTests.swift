@@ -65,7 +65,7 @@ struct StateStoreMigrationTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let folder = try folder(directory)
         let store = try StateStore(path: path, cacheFolder: folder)
-        #expect(try store.database.integerPragma("user_version") == 2)
+        #expect(try store.database.integerPragma("user_version") == StateStore.schemaVersion)
         #expect(try store.legacySources() == ["posts"])
         #expect(try store.migrateLegacyListing(source: "posts") == 3)
         try store.finishLegacyMigration()

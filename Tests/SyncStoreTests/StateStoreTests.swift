@@ -312,7 +312,8 @@ struct StateStoreOutboxCountTests {
             seqs[id] = try #require(entry).seq
         }
         try store.park(try #require(seqs["parked"]), status: 422, error: "HTTP 422")
-        try store.park(try #require(seqs["superseded"]), status: 400, error: OutboxRecord.supersededMark + "HTTP 400")
+        try store.park(try #require(seqs["superseded"]), status: 400, error: "HTTP 400")
+        try store.markSuperseded(try #require(seqs["superseded"]))
         try store.markSent(try #require(seqs["sent"]))
         try store.recordConflict(try #require(seqs["conflict"]), remoteBody: nil, remoteVersion: nil, at: "2026-11-29T10:00:00Z",
                                  status: 409, reason: "HTTP 409 from PUT")
@@ -390,7 +391,8 @@ extension StateStoreOutboxCountTests {
         let refused = try #require(try store.enqueue(source: "posts", recordID: "2", idIsInteger: true, operation: .update,
                                                      body: Array(#"{"id":2,"v":"refused"}"#.utf8), baseVersion: nil,
                                                      at: "2026-11-29T10:00:00Z", idempotencyKey: "r"))
-        try store.park(refused.seq, status: 400, error: OutboxRecord.supersededMark + "HTTP 400")
+        try store.park(refused.seq, status: 400, error: "HTTP 400")
+        try store.markSuperseded(refused.seq)
         try store.rebuildCacheFile(source: "posts")
         let state = try store.state(of: "posts", countingLocalView: true)
         #expect((state.pendingCount, state.parkedCount, state.localRecordCount) == (0, 0, 3))

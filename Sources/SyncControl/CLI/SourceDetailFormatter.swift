@@ -118,7 +118,7 @@ public struct SourceDetailFormatter: Sendable {
         if entries.isEmpty { return ("empty", []) }
         // A parked change a newer one superseded is history: named apart, not counted as parked.
         func shownState(_ entry: OutboxEntry) -> String {
-            entry.state == "parked" && (entry.lastError ?? "").hasPrefix(supersededChangeMark) ? "superseded" : entry.state
+            entry.state == "parked" && entry.superseded ? "superseded" : entry.state
         }
         var states: [(String, Int)] = []
         for entry in entries {

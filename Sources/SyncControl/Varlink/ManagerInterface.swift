@@ -124,7 +124,11 @@ public enum ManagerInterface {
           # HTTP status of the last push attempt, if it got one.
           lastStatus: ?int,
           # Why the last push attempt failed.
-          lastError: ?string
+          lastError: ?string,
+          # true for a parked change a newer change of its record superseded:
+          # kept as history, never pushed (lastError then begins "superseded
+          # by a newer change; was: ").
+          superseded: ?bool
         )
 
         # A local change a ConflictPolicy discarded (server-wins, or the older side

@@ -206,10 +206,12 @@ public struct OutboxEntry: Sendable, Equatable {
     public var attempts: Int64
     public var lastStatus: Int64?
     public var lastError: String?
+    /// A parked change a newer change of its record superseded: history, never pushed (sent only when true).
+    public var superseded: Bool
 
     /// Creates an entry.
     public init(seq: Int64, source: String, id: String, operation: String, createdAt: String, state: String,
-                attempts: Int64, lastStatus: Int64?, lastError: String?) {
+                attempts: Int64, lastStatus: Int64?, lastError: String?, superseded: Bool = false) {
         self.seq = seq
         self.source = source
         self.id = id
@@ -219,13 +221,17 @@ public struct OutboxEntry: Sendable, Equatable {
         self.attempts = attempts
         self.lastStatus = lastStatus
         self.lastError = lastError
+        self.superseded = superseded
     }
 
     /// The object.
     public var json: JSONObject {
-        ["seq": .integer(seq), "source": .string(source), "id": .string(id), "operation": .string(operation),
-         "createdAt": .string(createdAt), "state": .string(state), "attempts": .integer(attempts),
-         "lastStatus": .int(lastStatus), "lastError": .string(lastError)]
+        var object: JSONObject = [
+            "seq": .integer(seq), "source": .string(source), "id": .string(id), "operation": .string(operation),
+            "createdAt": .string(createdAt), "state": .string(state), "attempts": .integer(attempts),
+            "lastStatus": .int(lastStatus), "lastError": .string(lastError)]
+        if superseded { object["superseded"] = .bool(true) }
+        return object
     }
 
     /// Reads the object.
@@ -240,6 +246,7 @@ public struct OutboxEntry: Sendable, Equatable {
         attempts = try fields.integer("attempts")
         lastStatus = try fields.optionalInteger("lastStatus")
         lastError = try fields.optionalString("lastError")
+        superseded = try fields.optionalBool("superseded") ?? false
     }
 }
 
