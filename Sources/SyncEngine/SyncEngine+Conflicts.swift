@@ -36,26 +36,17 @@ extension SyncEngine {
     func conflict(_ entry: OutboxRecord, source: SourceConfiguration, remoteBody: [UInt8]?, remoteVersion: String?,
                   reason: String, status: Int? = nil) throws(RefreshFailure) -> Bool {
         let now = clock()
-        switch source.conflictPolicy {
-        case .serverWins:
-            try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
-                        outcome: "dropped the local \(entry.operation.rawValue) (ConflictPolicy=server-wins)", status: status)
-            return true
-        case .clientWins:
-            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); pushing the local version (ConflictPolicy=client-wins)")
+        switch source.conflictPolicy.verdict(changedAt: entry.createdAt, remoteVersion: remoteVersion, versionField: source.versionField) {
+        case .pushLocal:
+            let how = source.conflictPolicy == .clientWins ? "pushing the local version" : "the local change is newer, pushing it"
+            logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); \(how) (ConflictPolicy=\(source.conflictPolicy.rawValue))")
             return false
-        case .lastWriteWins:
-            let local = Timestamp(rfc3339: entry.createdAt)
-            let remote = remoteVersion.flatMap { Timestamp(rfc3339: $0) }
-            if let local, let remote, local > remote {
-                logger.forSource(source.name).notice("conflict on \(entry.recordID) (\(reason)); the local change is newer, pushing it (ConflictPolicy=last-write-wins)")
-                return false
-            }
-            let why = remote == nil ? "the server's \(source.versionField ?? "version") is not a time" : "the server's version is newer"
-            try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason,
-                        outcome: "\(why), dropped the local change (ConflictPolicy=last-write-wins)", status: status)
+        case .discard(let why):
+            let outcome = source.conflictPolicy == .serverWins ? "dropped the local \(entry.operation.rawValue) (\(why))"
+                : "\(why), dropped the local change (ConflictPolicy=\(source.conflictPolicy.rawValue))"
+            try discard(entry, source: source, remoteBody: remoteBody, remoteVersion: remoteVersion, reason: reason, outcome: outcome, status: status)
             return true
-        case .manual:
+        case .keepBoth:
             do {
                 try store.recordConflict(entry.seq, remoteBody: remoteBody, remoteVersion: remoteVersion, at: now.rfc3339,
                                          status: status, reason: reason)

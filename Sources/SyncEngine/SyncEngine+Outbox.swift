@@ -226,10 +226,9 @@ extension SyncEngine {
         guard source.writable else { return nil }
         let entries: [OutboxRecord]
         do { entries = try store.outbox(source: source.name) } catch { throw RefreshFailure(.transient, "\(error)") }
-        var blocked: Set<RecordID> = []
+        var round = PushRound()
         var changed = false
         var firstFailure: RefreshFailure?
-        var failuresInARow = 0
         defer {
             if changed {
                 republish(source.name)
@@ -237,67 +236,70 @@ extension SyncEngine {
             }
         }
         for (index, entry) in entries.enumerated() {
-            guard entry.state == .queued else {
-                if (entry.state == .parked && !entry.isSuperseded) || entry.state == .conflict { blocked.insert(RecordID(entry.recordID)) }
-                continue
-            }
-            guard !blocked.contains(RecordID(entry.recordID)) else { continue }
-            if entry.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(entry.seq) }) {
-                // Its answer was lost (a timeout, a closed connection, a crash): the listing pulled next decides
-                // whether it is on the server (settleLostCreates); it is never POSTed again blindly.
-                blocked.insert(RecordID(entry.recordID))
-                continue
-            }
+            let id = RecordID(entry.recordID)
+            // A create whose answer was lost (a timeout, a closed connection, a crash): the listing pulled next decides
+            // whether it is on the server (settleLostCreates); it is never POSTed again blindly.
+            let answerLost = entry.answerWasLost && !shared.memory.withLock({ $0.checkedCreates.contains(entry.seq) })
+            guard round.sends(recordID: id, state: entry.state, superseded: entry.isSuperseded, answerLost: answerLost) else { continue }
             // One deadline for the whole refresh: the changes left when it passes stay queued.
             try checkPushDeadline(source, remaining: entries[index...])
             changed = true
             let started = refreshElapsed()
+            let outcome: PushRound.Outcome
+            var failure: RefreshFailure?
             do {
                 try pushOne(entry, source: source, token: token)
-                if shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil { blocked.insert(RecordID(entry.recordID)) }
-                failuresInARow = 0
-            } catch where error.leftCreateUnknown {
+                outcome = shared.memory.withLock({ $0.notFoundAnswers[entry.seq] }) != nil ? .awaitingListing : .finished
+            } catch {
+                if !error.leftCreateUnknown, pushStoppedByDeadline(source, startedAfter: started) {
+                    throw pushDeadlineFailure(source, remaining: entries[index...])
+                }
+                failure = error
+                outcome = roundOutcome(of: error)
+            }
+            let next = round.after(outcome, recordID: id)
+            guard let failure else { continue }
+            switch (outcome, next) {
+            case (.createOutcomeUnknown, .stopAndPull(let failing)):
                 // The server may be slow rather than down, and may have the record: no more requests in this push,
                 // but the listing is pulled to look for it (settleLostCreates).
-                blocked.insert(RecordID(entry.recordID))
-                logger.forSource(source.name).warning("\(error.message); the push stops, the listing is pulled to look for the record")
-                return firstFailure ?? error
-            } catch where pushStoppedByDeadline(source, startedAfter: started) {
-                throw pushDeadlineFailure(source, remaining: entries[index...])
-            } catch where refusesTheCredential(error) {
+                logger.forSource(source.name).warning("\(failure.message); the push stops, the listing is pulled to look for the record")
+                return failing ? failure : firstFailure
+            case (_, .stopAndPull):
                 // The credential, not the record: no more requests in this push; the listing is still pulled
                 // (a token may read and not write) and the change stays queued for when the credential is fixed.
-                logger.forSource(source.name).warning("\(error.message); the push stops, the changes stay queued")
-                return error
-            } catch where concernsOnlyItsRecord(error) {
-                blocked.insert(RecordID(entry.recordID))
-                if firstFailure == nil { firstFailure = error }
-                failuresInARow += 1
+                logger.forSource(source.name).warning("\(failure.message); the push stops, the changes stay queued")
+                return failure
+            case (.recordTrouble, .goOn):
+                if firstFailure == nil { firstFailure = failure }
+                logger.forSource(source.name).warning("\(failure.message); the other records' changes go on")
+            case (.recordTrouble, .fail):
                 // Several records in a row failing alike is the server, not the records: stop asking.
-                guard failuresInARow < SyncEngine.pushFailuresBeforeStopping else {
-                    logger.forSource(source.name).warning("\(error.message); \(failuresInARow) changes in a row failed, stopping the push")
-                    throw error
-                }
-                logger.forSource(source.name).warning("\(error.message); the other records' changes go on")
+                logger.forSource(source.name).warning("\(failure.message); \(PushRound.recordFailuresBeforeStopping) changes in a row "
+                                                      + "failed, stopping the push")
+                throw failure
+            case (_, .fail), (_, .goOn):
+                throw failure
             }
         }
         return firstFailure
     }
 
-    /// Consecutive per-record failures after which the push stops as if the server were down.
-    static let pushFailuresBeforeStopping = 3
-
-    /// A transient failure that one record's request met (`HTTPAnswer.recordTrouble`: 500, 501, 505+ or 408), as
-    /// opposed to one that concerns the whole server or the daemon: no answer, 429, 502/503/504 (the server or
-    /// its gateway is down or overloaded), any answer with `Retry-After`, storage, cancellation.
-    private func concernsOnlyItsRecord(_ failure: RefreshFailure) -> Bool {
-        guard failure.kind == .transient, let status = failure.status, failure.retryAfter == nil else { return false }
-        return HTTPAnswer(status: status, answering: .push) == .recordTrouble
-    }
-
-    /// A 401 or 403 on a push or on the check before it (`HTTPAnswer.credentials`).
-    private func refusesTheCredential(_ failure: RefreshFailure) -> Bool {
-        failure.status.map { HTTPAnswer(status: $0, answering: .push) } == .credentials
+    /// How a change's failed push ends for the round: a create whose outcome is unknown; the credential refused
+    /// (`HTTPAnswer.credentials`); a transient failure that one record's request met (`HTTPAnswer.recordTrouble`
+    /// without `Retry-After`); or anything else, which concerns the whole server or the daemon: no answer, 429,
+    /// 502/503/504, `Retry-After`, storage, cancellation.
+    private func roundOutcome(of failure: RefreshFailure) -> PushRound.Outcome {
+        if failure.leftCreateUnknown { return .createOutcomeUnknown }
+        guard let status = failure.status else { return .failed }
+        switch HTTPAnswer(status: status, answering: .push) {
+        case .credentials:
+            return .credentialsRefused
+        case .recordTrouble where failure.kind == .transient && failure.retryAfter == nil:
+            return .recordTrouble
+        default:
+            return .failed
+        }
     }
 
     /// The failure for a 401 or 403 from `what`: the source's credential, never one record's. `publicWhat`: `what`
@@ -319,10 +321,12 @@ extension SyncEngine {
         // Gone (a create removed again before it was sent) or no longer queued: nothing to send.
         guard var entry = claimed else { return }
         let itemURL = source.itemURL.url(for: entry.recordID)
-        // Before an update or removal, see whether the server moved on from the version the change was made against;
-        // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
-        var ifMatch: String?
-        if !force, entry.operation != .create, source.versionField != nil, source.conflictPolicy != .clientWins {
+        let plan = PushPlan(operation: entry.operation, baseVersion: entry.baseVersion, comparesVersions: source.versionField != nil,
+                            policy: source.conflictPolicy, forced: force)
+        var step = plan.first
+        if step == .check {
+            // Before an update or removal, see whether the server moved on from the version the change was made against;
+            // the record's ETag, if the server gives one, then guards the push itself (If-Match; a 412 is a conflict).
             let remote: Remote
             do {
                 remote = try fetchRemote(itemURL, source: source, token: token)
@@ -330,51 +334,38 @@ extension SyncEngine {
                 try? store.noteFailure(entry.seq, status: error.status, error: error.message)
                 throw error
             }
-            switch remote {
-            case .refused(let status, let answer):
+            let check = pushCheck(remote, of: entry, source: source)
+            step = plan.afterCheck(check, listed: check == .missing ? try listingHas(entry.recordID, of: source) : false)
+            switch step {
+            case .park(let status):
                 // The item URL does not serve GET (405), or the server refuses the check for good: this change
                 // is parked with the server's answer; the other records' changes and the listing go on.
                 let redaction = Redaction(source: source, token: token)
                 let what = redaction.redacting("GET \(itemURL)") + " (the check before the \(entry.operation == .delete ? "DELETE" : "PUT"))"
-                return try park(entry, source: source, status: status, answer: answer, what: what, redaction: redaction)
-            case .missing where try listingHas(entry.recordID, of: source):
+                return try park(entry, source: source, status: status, answer: remote.body ?? [], what: what, redaction: redaction)
+            case .awaitListing:
                 return try awaitListing(entry, source: source, url: itemURL)
-            case .missing where entry.operation == .delete:
-                return try settled(entry, source: source, as: "already removed on the server")
-            case .missing:
-                if try conflict(entry, source: source, remoteBody: nil, remoteVersion: nil, reason: "the server removed it") { return }
-            case .unreadable(let status, let reason):
-                // Without the server's version there is nothing to compare: not a conflict, and never dropped.
-                return try parkUnreadableVersion(entry, source: source, status: status, reason: reason)
-            case .found(_, nil, _, let status) where entry.baseVersion != nil:
-                // The change was made against a version the listing showed; the server's copy has none to compare it with.
-                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
-                return try parkUnreadableVersion(entry, source: source, status: status, reason:
-                    "the server's copy (GET \(Redaction(source: source, token: token).redacting(itemURL))) has no \"\(source.versionField ?? "")\" "
-                    + "(VersionField=) in its record\(place), so its version cannot be compared")
-            case .found(let body, let version?, let etag, _) where entry.baseVersion == nil:
-                // Made against a record with no server version: one syncd created, whose POST was still out (or
-                // its answer lost) when the change was made. The version its create got is the base, not a
-                // conflict: pushed against it, guarded by the record's ETag.
-                if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
-                ifMatch = etag
-            case .found(let body, _, _, _) where serverHolds(entry, record: body, source: source):
+            case .settle(let reason):
                 // Already there: an earlier push of it landed though its answer was lost (docs/local-changes.md).
-                return try settled(entry, source: source, as: "is on the server already (an earlier push landed); nothing sent")
-            case .found(let body, let version, let etag, _) where version != entry.baseVersion
-                    && isOwnWrite(version, recordID: entry.recordID, source: source):
-                // The server moved on only by syncd's own push of this record: the change is made against that.
-                if entry.operation == .update { entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
-                ifMatch = etag
-            case .found(let body, let version, _, _) where version != entry.baseVersion:
-                if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
-                                reason: "the server's version is \(version ?? "none"), the change was made against \(entry.baseVersion ?? "none")") { return }
+                return try settled(entry, source: source, as: reason)
+            case .parkUnreadable(let status, let reason):
+                // Without the server's version there is nothing to compare: not a conflict, and never dropped.
+                let place = source.recordEnvelope.isEmpty ? "" : " at RecordEnvelope=\(source.recordEnvelopeText)"
+                return try parkUnreadableVersion(entry, source: source, status: status, reason: reason
+                    ?? "the server's copy (GET \(Redaction(source: source, token: token).redacting(itemURL))) has no \"\(source.versionField ?? "")\" "
+                    + "(VersionField=) in its record\(place), so its version cannot be compared")
+            case .conflict(let reason, _):
+                if try conflict(entry, source: source, remoteBody: remote.body, remoteVersion: remote.version, reason: reason) { return }
                 // The policy keeps the local version: pushed against the server's.
-                entry = try rebase(entry, source: source, remoteBody: body, remoteVersion: version)
-            case .found(_, _, let etag, _):
-                ifMatch = etag
+                step = plan.afterPushingLocal(over: check)
+            default:
+                break
+            }
+            if case .send(_, rebase: true) = step {
+                entry = try rebase(entry, source: source, remoteBody: remote.body, remoteVersion: remote.version)
             }
         }
+        guard case .send(let ifMatch, _) = step else { return }
         if entry.operation == .create { _ = shared.memory.withLock { $0.checkedCreates.remove(entry.seq) } }
         var request = HTTPRequest(url: entry.operation == .create ? source.url : itemURL)
         request.method = entry.operation == .create ? "POST" : entry.operation == .update ? "PUT" : "DELETE"
@@ -405,7 +396,7 @@ extension SyncEngine {
             try? store.noteFailure(entry.seq, status: nil, error: "\(error)", notSent: error.requestNeverSent)
             var failure = RefreshFailure(.transient, "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error)",
                                          publicMessage: "pushing \(entry.operation.rawValue) of \(entry.recordID): \(error.publicDescription)")
-            failure.leftCreateUnknown = entry.operation == .create && !error.requestNeverSent
+            failure.leftCreateUnknown = plan.afterNoAnswer(neverSent: error.requestNeverSent) == .createOutcomeUnknown
             throw failure
         }
         // The redirect's target and the body are the server's words: redacted before any message quotes them.
@@ -414,58 +405,36 @@ extension SyncEngine {
         // Callers outside ControlGroup= are not shown where the server redirected to (docs/control-api.md, "Secrets").
         let publicWhat = redaction.redacting("\(request.method) \(request.url)" + (head.redirects.isEmpty ? "" : " (after a redirect)"))
         // A 404 for a record the listing has is settled by the listing pulled next (awaitListing).
-        let meaning = HTTPAnswer(status: head.status, answering: .push)
-        let listed = meaning == .notFound && entry.operation != .create ? try listingHas(entry.recordID, of: source) : false
-        switch meaning {
-        case .success:
-            var newID: String?
-            var newIDIsInteger = false
-            if entry.operation == .create, case .success(let (object, _)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope) {
-                switch object[source.idField] {
-                case .string(let id)?: newID = id
-                case let id? where id.integerText != nil: (newID, newIDIsInteger) = (id.integerText, true)
-                default: break
-                }
-            }
-            if let newID, newID != entry.recordID {
-                logger.forSource(source.name).info("the server gave \(entry.recordID) the ID \(newID)")
-                do {
-                    try store.remapRecordID(source: source.name, from: entry.recordID, to: newID, newIDIsInteger: newIDIsInteger)
-                } catch {
-                    throw RefreshFailure(.transient, "\(error)")
-                }
-            }
-            do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
-            notePushedVersion(of: entry, recordID: newID ?? entry.recordID, source: source, answer: answer)
-            logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(head.status))")
-        case .seeOther:
+        let mayBeListed = entry.operation != .create && HTTPAnswer(status: head.status, answering: .push) == .notFound
+        switch plan.afterAnswer(status: head.status, listed: mayBeListed ? try listingHas(entry.recordID, of: source) : false) {
+        case .done:
+            try taken(entry, source: source, status: head.status, answer: answer)
+        case .parkSeeOther:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
-            let message = "HTTP 303 See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
+            let message = "HTTP \(head.status) See Other from \(what) to \(redaction.redacting(head.header("location") ?? "nowhere")): the server did not take the "
                 + "\(request.method); check URL= and ItemURL="
             do { try parkEntry(entry, of: source.name, status: head.status, message: message) } catch { throw RefreshFailure(.transient, "\(error)") }
             logger.forSource(source.name).warning("\(message); parked the \(entry.operation.rawValue) of \(entry.recordID), see 'syncctl outbox'")
-        case .notFound where listed:
+        case .awaitListing:
             try awaitListing(entry, source: source, url: itemURL)
-        case .notFound where entry.operation == .delete:
-            try settled(entry, source: source, as: "already removed on the server (HTTP 404)")
-        case .conflict where !force:
+        case .settle(let reason):
+            try settled(entry, source: source, as: reason)
+        case .conflict:
             var remote = try? fetchRemote(itemURL, source: source, token: token)
             if case .refused? = remote { remote = nil }
             if case .unreadable(_, let reason)? = remote {
                 return try parkUnreadableVersion(entry, source: source, status: head.status, reason: "HTTP \(head.status) from \(what), and \(reason)")
             }
-            var body: [UInt8]?, version: String?
-            if case .found(let b, let v, _, _)? = remote { (body, version) = (b, v) }
-            if try conflict(entry, source: source, remoteBody: body, remoteVersion: version,
+            if try conflict(entry, source: source, remoteBody: remote?.body, remoteVersion: remote?.version,
                             reason: "HTTP \(head.status) from \(what)", status: head.status) { return }
             // The policy keeps the local version: push it once more, unguarded, against the server's version.
-            if remote != nil { _ = try rebase(entry, source: source, remoteBody: body, remoteVersion: version) }
+            if remote != nil { _ = try rebase(entry, source: source, remoteBody: remote?.body, remoteVersion: remote?.version) }
             try pushOne(entry, source: source, token: token, force: true)
-        case .credentials:
-            let failure = credentialFailure(head.status, from: what, publicWhat: publicWhat, "pushing \(entry.operation.rawValue) of \(entry.recordID)")
-            try? store.noteFailure(entry.seq, status: head.status, error: failure.message)
+        case .stopForCredentials(let status):
+            let failure = credentialFailure(status, from: what, publicWhat: publicWhat, "pushing \(entry.operation.rawValue) of \(entry.recordID)")
+            try? store.noteFailure(entry.seq, status: status, error: failure.message)
             throw failure
-        case .recordTrouble, .serverTrouble:
+        case .retryLater:
             // The server's own words, as for a parked 4xx: a 500's body often says what broke.
             let snippet = ErrorSnippet.text(answer, limit: 300, redaction: redaction)
             let summary = "HTTP \(head.status) from \(what)"
@@ -474,8 +443,49 @@ extension SyncEngine {
                                  publicSummary: publicWhat == what ? nil
                                      : "pushing \(entry.operation.rawValue) of \(entry.recordID): HTTP \(head.status) from \(publicWhat)",
                                  status: head.status, retryAfter: head.header("retry-after"))
-        case .notFound, .conflict, .refused, .notModified:
-            try park(entry, source: source, status: head.status, answer: answer, what: what, redaction: redaction)
+        case .park(let status):
+            try park(entry, source: source, status: status, answer: answer, what: what, redaction: redaction)
+        case .check, .send, .parkUnreadable, .createOutcomeUnknown:
+            // Not answers to a write (PushPlan.afterAnswer never gives them).
+            break
+        }
+    }
+
+    /// The write was taken (2xx): a server-given ID replaces the local one, the change is sent, and the version
+    /// the server answered with is remembered as the engine's own (`notePushedVersion`).
+    private func taken(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8]) throws(RefreshFailure) {
+        var newID: String?
+        var newIDIsInteger = false
+        if entry.operation == .create, case .success(let (object, _)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope) {
+            switch object[source.idField] {
+            case .string(let id)?: newID = id
+            case let id? where id.integerText != nil: (newID, newIDIsInteger) = (id.integerText, true)
+            default: break
+            }
+        }
+        if let newID, newID != entry.recordID {
+            logger.forSource(source.name).info("the server gave \(entry.recordID) the ID \(newID)")
+            do {
+                try store.remapRecordID(source: source.name, from: entry.recordID, to: newID, newIDIsInteger: newIDIsInteger)
+            } catch {
+                throw RefreshFailure(.transient, "\(error)")
+            }
+        }
+        do { try store.markSent(entry.seq) } catch { throw RefreshFailure(.transient, "\(error)") }
+        notePushedVersion(of: entry, recordID: newID ?? entry.recordID, source: source, answer: answer)
+        logger.forSource(source.name).info("pushed \(entry.operation.rawValue) of \(newID ?? entry.recordID) (HTTP \(status))")
+    }
+
+    /// What the check found, for `PushPlan.afterCheck`: whether the server's record already holds the update and
+    /// whether its version is the engine's own latest push of it.
+    private func pushCheck(_ remote: Remote, of entry: OutboxRecord, source: SourceConfiguration) -> PushCheck {
+        switch remote {
+        case .found(let body, let version, let etag, let status):
+            return .found(status: status, version: version, etag: etag, holdsTheChange: serverHolds(entry, record: body, source: source),
+                          ownWrite: isOwnWrite(version, recordID: entry.recordID, source: source))
+        case .missing: return .missing
+        case .refused(let status, _): return .refused(status: status)
+        case .unreadable(let status, let reason): return .unreadable(status: status, reason: reason)
         }
     }
 
@@ -483,7 +493,23 @@ extension SyncEngine {
     /// the answer's status; or none; or the server refused the check (`HTTPAnswer.refused`: its status and answer),
     /// which parks the change; or, with `VersionField=` set, an answer whose record cannot be read, with its status
     /// and why.
-    private enum Remote { case found([UInt8], String?, String?, Int), missing, refused(Int, [UInt8]), unreadable(Int, String) }
+    private enum Remote {
+        case found([UInt8], String?, String?, Int), missing, refused(Int, [UInt8]), unreadable(Int, String)
+
+        /// The record found, or the answer of a refusal.
+        var body: [UInt8]? {
+            switch self {
+            case .found(let body, _, _, _), .refused(_, let body): return body
+            case .missing, .unreadable: return nil
+            }
+        }
+
+        /// The version of the record found.
+        var version: String? {
+            if case .found(_, let version, _, _) = self { return version }
+            return nil
+        }
+    }
 
     /// `GET URL/ID`: the server's current record and its `VersionField` value. With `VersionField=` set, an
     /// answer that is not JSON or has no record where `RecordEnvelope=` points is `.unreadable`.

@@ -54,7 +54,7 @@ extension SyncEngine {
         guard change.operation == .update, let local = change.body,
               case .object(let mine)? = try? JSONValue(parsing: local),
               case .object(let theirs)? = try? JSONValue(parsing: body) else { return false }
-        return mine.members.allSatisfy { member in member.key == source.versionField || theirs[member.key] == member.value }
+        return PushPlan.holds(mine, in: theirs, versionField: source.versionField)
     }
 }
 

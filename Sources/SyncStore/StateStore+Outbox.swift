@@ -3,20 +3,9 @@ import SyncCore
 /// One local change waiting to reach the server (docs/local-changes.md).
 public struct OutboxRecord: Sendable, Equatable {
     /// What the change does on the server.
-    public enum Operation: String, Sendable {
-        case create, update, delete
-    }
+    public typealias Operation = ChangeOperation
     /// Where the change stands.
-    public enum State: String, Sendable {
-        /// Waiting to be pushed.
-        case queued
-        /// Pushed; kept as an overlay until a listing shows it, so a stale listing cannot undo it.
-        case sent
-        /// Refused by the server with a 4xx; waits for `syncctl outbox --retry/--drop`.
-        case parked
-        /// Made against a version the server no longer has; waits for `syncctl resolve` (ConflictPolicy=manual).
-        case conflict
-    }
+    public typealias State = OutboxState
 
     public var seq: Int64
     public var source: String
