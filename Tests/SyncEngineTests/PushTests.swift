@@ -138,6 +138,44 @@ struct PushTests {
         #expect(rig.requests() == ["GET http://api.test/posts/"])
         #expect(rig.server.records.isEmpty)
     }
+
+    @Test func aNewChangeSupersedesAParkedOneWhichNoLongerHoldsTheRecordBack() throws {
+        let rig = try EngineRig("Writable=yes")
+        rig.server.seed("a")
+        rig.refresh()
+        try rig.put("a", [("title", "")])
+        rig.transport.then("PUT", "http://api.test/posts/a/", .json(#"{"title": ["This field may not be blank."]}"#, status: 400))
+        rig.refresh()
+        #expect(try rig.outbox().map(\.state) == [.parked])
+        try rig.put("a", [("title", "fixed")])
+        let outbox = try rig.outbox()
+        #expect(outbox.map(\.state) == [.parked, .queued])
+        #expect(outbox.first?.isSuperseded == true)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.server.record("a")?["title"] == "fixed")
+        // The superseded change is history: it stays until dropped, and the cache file shows the newer one.
+        #expect(try rig.outbox().map(\.isSuperseded) == [true])
+        #expect(try rig.cachedRecords()["a"]?["title"] == "fixed")
+    }
+
+    @Test func aParkedChangeWaitsForARetryWhileOtherRecordsGoOn() throws {
+        let rig = try EngineRig("Writable=yes")
+        rig.server.seed("a")
+        rig.server.seed("b")
+        rig.refresh()
+        try rig.put("a", [("n", 1)])
+        rig.transport.then("PUT", "http://api.test/posts/a/", .status(422))
+        rig.refresh()
+        try rig.put("b", [("n", 2)])
+        _ = rig.requests()
+        rig.refresh()
+        #expect(rig.requests() == ["PUT http://api.test/posts/b/", "GET http://api.test/posts/"])
+        let parked = try #require(try rig.outbox().first)
+        _ = try rig.engine.retryOutboxEntry(parked.seq)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.server.record("a")?["n"] == .integer(1))
+        #expect(try rig.outbox().isEmpty)
+    }
 }
 
 extension RefreshResult {
