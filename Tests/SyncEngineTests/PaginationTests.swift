@@ -107,4 +107,38 @@ struct PaginationTests {
         #expect(rig.refreshFailure()?.kind == .transient)
         #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
     }
+
+    @Test func anUnchangedListingIsAskedForConditionallyAndA304KeepsTheFile() throws {
+        let rig = try rig(.none, "Pagination=none", records: 2)
+        rig.transport.then("GET", rig.server.url, .json(#"[{"id": "r1"}, {"id": "r2"}]"#, headers: [("ETag", "\"list-1\"")]))
+        #expect(rig.refresh().isSuccess)
+        let before = try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json"))
+        rig.transport.then("GET", rig.server.url, .status(304))
+        guard case .unchanged(let count) = rig.refresh() else {
+            Issue.record("a 304 did not leave the listing unchanged")
+            return
+        }
+        #expect(count == 2)
+        let conditional = try #require(rig.transport.requests.last)
+        #expect(conditional.headers.contains { $0.name == "If-None-Match" && $0.value == "\"list-1\"" })
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
+    }
+
+    @Test func aPagedListingIsNeverAskedForConditionally() throws {
+        let rig = try rig(.link(3), "Pagination=link")
+        rig.refresh()
+        rig.refresh()
+        #expect(rig.transport.requests.allSatisfy { request in !request.headers.contains { $0.name == "If-None-Match" } })
+    }
+
+    @Test func aRelativeNextLinkIsResolvedAgainstThePageThatAnsweredIt() throws {
+        let rig = try rig(.none, "Pagination=link\nAllowedOrigins=http://mirror.test", records: 1)
+        var moved = ScriptedAnswer.json(#"[{"id": "r1"}]"#, headers: [("Link", "<page2>; rel=\"next\"")])
+        moved.redirects = ["http://mirror.test/v2/posts"]
+        rig.transport.then("GET", rig.server.url, moved)
+        rig.transport.then("GET", "http://mirror.test/v2/page2", .json(#"[{"id": "r2"}]"#))
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.transport.log == ["GET http://api.test/posts/", "GET http://mirror.test/v2/page2"])
+        #expect(try rig.cachedRecords().keys.sorted() == ["r1", "r2"])
+    }
 }

@@ -186,4 +186,17 @@ struct RefusalTests {
         #expect(rig.requests().isEmpty)
         #expect(try rig.outbox().map(\.state) == [.queued])
     }
+
+    @Test func aWriteAnsweredWithRetryAfterFailsTheRefreshWithIt() throws {
+        let rig = try cached("Writable=yes")
+        try rig.put("a", [("n", 1)])
+        try rig.put("b", [("n", 1)])
+        rig.transport.then("PUT", "http://api.test/posts/a/", .status(503, headers: [("Retry-After", "30")]))
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.retryAfter == "30" && failure.status == 503)
+        // The server is down, not the record: nothing more is sent.
+        #expect(!rig.transport.log.contains("PUT http://api.test/posts/b/"))
+        #expect(try rig.outbox().map(\.state) == [.queued, .queued])
+        #expect(try rig.outbox().first?.lastStatus == 503)
+    }
 }
