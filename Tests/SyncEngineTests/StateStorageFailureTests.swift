@@ -11,7 +11,7 @@ struct StateStorageFailureTests {
     @Test("a full state folder makes a transient failure local and says which folder to free space in")
     func full() {
         let failure = RefreshFailure(.transient, "Failed to run INSERT INTO outbox: database or disk is full (SQLite code 13)")
-        let local = StateStorageFailure.classify(failure, storage: diskFull, database: path, source: "posts")
+        let local = StateStorageFailure.attributed(failure, storage: diskFull, database: path, source: "posts")
         #expect(local.kind == .local)
         #expect(local.message == "Failed to run INSERT INTO outbox: database or disk is full (SQLite code 13); the file system "
                 + "of the state folder /var/lib/syncd/default is full: free some space in /var/lib/syncd/default, then run "
@@ -22,7 +22,7 @@ struct StateStorageFailureTests {
     @Test("a failure that does not quote SQLite's error gets it")
     func quoted() {
         let failure = RefreshFailure(.transient, "HTTP 503 from http://h/posts")
-        let local = StateStorageFailure.classify(failure, storage: diskFull, database: path, source: "posts")
+        let local = StateStorageFailure.attributed(failure, storage: diskFull, database: path, source: "posts")
         #expect(local.message.hasPrefix("HTTP 503 from http://h/posts: Failed to run INSERT INTO outbox: database or disk is full (SQLite code 13); "))
     }
 
@@ -32,7 +32,7 @@ struct StateStorageFailureTests {
     ])
     func otherStorageFailures(code: Int32, advice: String) {
         let storage = SQLiteError(code: code, operation: "run UPDATE sources", message: "failed")
-        let local = StateStorageFailure.classify(RefreshFailure(.transient, "x"), storage: storage, database: "/s/state.db", source: "a")
+        let local = StateStorageFailure.attributed(RefreshFailure(.transient, "x"), storage: storage, database: "/s/state.db", source: "a")
         #expect(local.kind == .local)
         #expect(local.message.contains(advice))
     }
@@ -42,9 +42,9 @@ struct StateStorageFailureTests {
     ])
     func unchanged(kind: RefreshFailure.Kind) {
         let failure = RefreshFailure(kind, "HTTP 404 from http://h/posts: check URL=")
-        #expect(StateStorageFailure.classify(failure, storage: nil, database: path, source: "posts").message == failure.message)
+        #expect(StateStorageFailure.attributed(failure, storage: nil, database: path, source: "posts").message == failure.message)
         if kind != .transient {
-            let classified = StateStorageFailure.classify(failure, storage: diskFull, database: path, source: "posts")
+            let classified = StateStorageFailure.attributed(failure, storage: diskFull, database: path, source: "posts")
             #expect(classified.kind == kind && classified.message == failure.message)
         }
     }

@@ -222,27 +222,24 @@ final class ListingFetcher {
                                      + "with Pagination=\(source.pagination.rawValue) they are read to find the next page")
             }
             return .page(head, document: skeleton?.document, records: records)
-        } catch let error as HTTPError {
-            writer = stagedWriter
-            writer?.rollback()
-            throw classify(error, prefix: where_)
-        } catch let error as RefreshFailure {
-            writer = stagedWriter
-            writer?.rollback()
-            throw error
-        } catch let error as JSONScanError {
-            writer = stagedWriter
-            writer?.rollback()
-            throw rejection(error, prefix: where_)
-        } catch let error as StoreError {
-            // The record pipeline's writer failed (reported at `finish`, or by `add` after the fact).
-            writer = stagedWriter
-            writer?.rollback()
-            throw fromStore(error, prefix: where_)
         } catch {
+            // Whatever failed, the page's staged records go: the previous listing stays as it was.
             writer = stagedWriter
             writer?.rollback()
-            throw RefreshFailure(.permanent, "\(where_)\(error)")
+            throw pageFailure(error, prefix: where_)
+        }
+    }
+
+    /// What a page's failure means for the refresh: an HTTP transfer's error, the scanner's or the store's
+    /// refusal, or a failure already worded.
+    private func pageFailure(_ error: any Error, prefix: String) -> RefreshFailure {
+        switch error {
+        case let error as HTTPError: return failure(from: error, prefix: prefix)
+        case let error as RefreshFailure: return error
+        case let error as JSONScanError: return rejection(error, prefix: prefix)
+        // The record pipeline's writer failed (reported at `finish`, or by `add` after the fact).
+        case let error as StoreError: return fromStore(error, prefix: prefix)
+        default: return RefreshFailure(.permanent, "\(prefix)\(error)")
         }
     }
 
@@ -256,7 +253,8 @@ final class ListingFetcher {
                 : "ask the server for smaller records (32 MiB is the most syncd serves)"))
     }
 
-    private func classify(_ error: HTTPError, prefix: String) -> RefreshFailure {
+    /// A transfer's error as the refresh's failure.
+    private func failure(from error: HTTPError, prefix: String) -> RefreshFailure {
         switch error {
         case .rejected(let inner as JSONScanError):
             return rejection(inner, prefix: prefix)

@@ -8,7 +8,7 @@ enum StateStorageFailure {
     /// `failure` reclassified as local, with what to do, when the store's file system failed it (`storage`
     /// is the last such SQLite error of the refresh); else `failure` unchanged. A cancelled refresh stays
     /// cancelled, and a refused listing (permanent: a repeated ID, an empty listing) stays refused.
-    static func classify(_ failure: RefreshFailure, storage: SQLiteError?, database path: String, source name: String) -> RefreshFailure {
+    static func attributed(_ failure: RefreshFailure, storage: SQLiteError?, database path: String, source name: String) -> RefreshFailure {
         guard let storage, failure.kind == .transient else { return failure }
         let folder = folder(of: path)
         var local = failure

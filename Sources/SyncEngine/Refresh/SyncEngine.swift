@@ -370,7 +370,7 @@ public final class SyncEngine {
 
     /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
-        let failure = StateStorageFailure.classify(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
+        let failure = StateStorageFailure.attributed(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
                                                    database: store.path, source: source.name)
         if failure.kind == .cancelled {
             logger.forSource(source.name).info("refresh cancelled")
