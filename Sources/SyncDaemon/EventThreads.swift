@@ -29,7 +29,7 @@ final class WakeupTimer: Sendable {
         wakeRead = fds[0]
         wakeWrite = fds[1]
         self.handler = handler
-        try startThread(name: "timer") { [self] in run() }
+        try SystemThread.detached(name: "timer") { [self] in run() }
     }
 
     /// Fires once after `delay` (at once for zero or less), or never for nil; replaces the previous schedule.
@@ -121,7 +121,7 @@ public enum SignalWatcher {
     static func start(handler: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
         try install()
         let readEnd = signalPipeRead
-        try startThread(name: "signals") {
+        try SystemThread.detached(name: "signals") {
             // Threads started by libdispatch block every signal; this one takes them, so one thread always can.
             var set = sigset_t()
             sigemptyset(&set)
@@ -129,32 +129,9 @@ public enum SignalWatcher {
             pthread_sigmask(SIG_UNBLOCK, &set, nil)
             var byte: UInt8 = 0
             while true {
-                let count = read(readEnd, &byte, 1)
-                if count == 1 { handler(Int32(byte)) } else if count < 0 && errno == EINTR { continue } else { return }
+                guard retryingEINTR({ read(readEnd, &byte, 1) }) == 1 else { return }
+                handler(Int32(byte))
             }
         }
     }
-}
-
-/// Starts a detached thread named `name` (its first 15 bytes: `/proc/PID/task/TID/comm`, `ps -L`) running `body`.
-func startThread(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
-    final class Box: @unchecked Sendable {  // handed to the new thread once, never shared
-        let name: String
-        let body: @Sendable () -> Void
-        init(_ name: String, _ body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
-    }
-    var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box(name, body)).toOpaque()
-    let result = pthread_create(&thread, nil, { raw in
-        guard let raw else { return nil }
-        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-        ThreadName.setCurrent(box.name)
-        box.body()
-        return nil
-    }, context)
-    guard result == 0 else {
-        Unmanaged<Box>.fromOpaque(context).release()
-        throw SystemError("create the \(name) thread", code: result)
-    }
-    pthread_detach(thread)
 }
