@@ -3,28 +3,9 @@ internal import Glibc
 import SyncCore
 internal import SyncSystem
 
-/// Where the cache files of one account live (`CACHE/<account>`), and how new ones are made: the store
-/// writes a listing's bodies there and nowhere else (docs/architecture.md, "Storing listings").
-public struct CacheFolder: Sendable, Equatable {
-    /// `CACHE/<account>`.
-    public var directory: String
-    /// The account whose data this is (written into every file).
-    public var account: String
-    /// Group owning new files, when the daemon may set it.
-    public var group: UInt32?
-    /// Mode of new files.
-    public var mode: UInt32 = 0o640
-
-    /// Creates a folder description.
-    public init(directory: String, account: String, group: UInt32?) {
-        self.directory = directory
-        self.account = account
-        self.group = group
-    }
-
-    /// Path of the cache file of `source`.
-    public func path(of source: String) -> String { directory + "/" + source + ".json" }
-
+/// The store writes a listing's bodies into the cache folder and nowhere else (docs/architecture.md, "Storing
+/// listings"); these are the document's parts around the records.
+extension CacheFolder {
     /// The document's bytes before its first record: up to and including `"records":[`.
     static func header(source: String, account: String, savedAt: String?, etag: String?) -> [UInt8] {
         Array(("{\"schemaVersion\":1,\"source\":\(JSONText.quoted(source)),\"accountID\":\(JSONText.quoted(account)),"
@@ -239,7 +220,7 @@ final class CacheFileOutput {
     /// Renames the file over the final name. Throws `.cacheFileWrite` when the rename failed (the temporary
     /// file stays, for the caller to finish later) and returns the folder flush's failure, if any.
     func install() throws(StoreError) -> String? {
-        guard renameat(directoryFD, temporaryName, directoryFD, source + ".json") == 0 else {
+        guard renameat(directoryFD, temporaryName, directoryFD, CacheFolder.fileName(of: source)) == 0 else {
             throw .cacheFileWrite(path: path, failed: "replace \(path)")
         }
         installed = true
