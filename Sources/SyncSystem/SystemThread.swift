@@ -4,7 +4,7 @@ import Synchronization
 /// A thread of its own, started with `pthread_create(3)`: the one place syncd starts one. The body runs once;
 /// a `name` (its first 15 bytes) is set first (`ThreadName`), so that `ps -L` tells the threads apart.
 /// Started `detached`, nothing waits for it; started joinable, `join()` waits for the body to return.
-public final class SystemThread: @unchecked Sendable {  // `thread` is only read by `join`, once, under `joined`
+public final class SystemThread: Sendable {
     private let thread: pthread_t
     private let joined = Mutex(false)
 
@@ -22,7 +22,8 @@ public final class SystemThread: @unchecked Sendable {  // `thread` is only read
         SystemThread(try create(name: name, body))
     }
 
-    /// Waits for the body to return; returns at once when it was already joined.
+    /// Waits for the body to return. Only the first call waits (`pthread_join` may be called once); any later
+    /// one returns at once, even while the first still waits.
     public func join() {
         let first = joined.withLock { done in
             defer { done = true }
