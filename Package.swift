@@ -34,8 +34,8 @@ let package = Package(
         .target(name: "SyncCore"),
         // Platform modules: system calls, errors and logging first, then storage, transport, control.
         .target(name: "SyncSystem", dependencies: ["SyncCore"]),
-        .target(name: "SyncStore", dependencies: ["SyncCore", "CSQLite", "CShim"]),
-        .target(name: "SyncRemote", dependencies: ["SyncCore", "CCurl", "CShim"]),
+        .target(name: "SyncStore", dependencies: ["SyncCore", "SyncSystem", "CSQLite", "CShim"]),
+        .target(name: "SyncRemote", dependencies: ["SyncCore", "SyncSystem", "CCurl", "CShim"]),
         // Varlink: the protocol, the client syncctl uses and the server the daemon runs.
         .target(name: "SyncControl", dependencies: ["SyncCore", "SyncSystem"]),
         // The refresh engine: pulls listings, pushes the outbox, publishes cache files; the network only
@@ -49,6 +49,7 @@ let package = Package(
         .testTarget(name: "SyncCoreTests", dependencies: ["SyncCore"], exclude: ["Network/Fixtures"]),
         .testTarget(name: "SyncStoreTests", dependencies: ["SyncStore", "SyncCore"], exclude: ["Fixtures"]),
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
+        .testTarget(name: "SyncSystemTests", dependencies: ["SyncSystem"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncStore", "SyncRemote", "SyncCore", "SyncSystem"]),
         .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncEngine", "SyncCore", "SyncSystem"]),
         .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncCore", "SyncSystem"]),

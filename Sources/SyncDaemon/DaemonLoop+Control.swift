@@ -108,16 +108,15 @@ extension DaemonLoop {
     /// Why `new` cannot be swapped in, or nil: a folder it names that syncd must not use (checked first: a restart
     /// would be refused too), else the `[Daemon]` keys only a restart applies.
     func reloadRefusal(_ new: Configuration) -> String? {
-        let directories = Directories(
-            state: new.daemon.stateDirectory, cache: new.daemon.cacheDirectory,
-            runtime: new.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        let directories = Directories(new.daemon, userMode: run.userMode, environment: run.environment)
+        let paths = directories.paths(of: new.daemon.account)
         do {
             for (path, kind, mode) in [(directories.state, FolderKind.state, UInt32(0o700)), (directories.cache, .cache, 0o750),
                                        (directories.runtime, .runtime, 0o755)] {
                 try FolderCheck.inspect(path, kind: kind, mode: mode, followingLinks: true)
             }
-            for (folder, mode) in [(directories.state, UInt32(0o700)), (directories.cache, 0o750)] {
-                try FolderCheck.inspect(folder + "/" + new.daemon.account, kind: .account, mode: mode, followingLinks: false)
+            for (folder, mode) in [(paths.stateFolder, UInt32(0o700)), (paths.cacheFolderPath, 0o750)] {
+                try FolderCheck.inspect(folder, kind: .account, mode: mode, followingLinks: false)
             }
         } catch {
             return "\(error)"

@@ -14,17 +14,13 @@ extension DaemonLoop {
     /// Opens the Varlink socket before READY=1, so clients that connect early wait in the backlog.
     /// Without it the daemon still syncs; the failure is logged.
     func startControlServer() {
-        let directories = Directories(
-            state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
-            runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        let directories = Directories(configuration.daemon, userMode: run.userMode, environment: run.environment)
+        let paths = directories.paths(of: configuration.daemon.account)
         do {
             try Directories.create(directories.runtime, mode: 0o755, kind: .runtime, parents: directories.parentMode)
-            let handler = DaemonControlHandler(
-                input: input, databasePath: directories.state + "/" + configuration.daemon.account + "/state.db",
-                cacheFolder: CacheFolder(directory: directories.cache + "/" + configuration.daemon.account,
-                                         account: configuration.daemon.account, group: nil))
+            let handler = DaemonControlHandler(input: input, databasePath: paths.database, cacheFolder: paths.cacheFolder(group: nil))
             let server = try ControlServer.listen(
-                path: directories.runtime + "/io.syncd.Manager", handler: handler,
+                path: paths.controlSocket, handler: handler,
                 policy: AccessPolicy(controlGroup: configuration.daemon.controlGroup, readGroup: configuration.daemon.readGroup),
                 info: ControlServiceInfo(version: syncdVersion), logger: logger)
             controlServer = server

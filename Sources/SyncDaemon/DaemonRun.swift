@@ -207,15 +207,13 @@ final class DaemonLoop {
         let stale = Set(stored.values.filter(\.isStale).map(\.name))
         core = DaemonStateMachine(SourcePlan(configuration), restoring: saved, stale: stale, at: MonotonicInstant(offset: .zero))
         statusBoard.states.replaceAll(with: stored)
-        statusBoard.cacheDirectory = engine.snapshots.directory
+        statusBoard.cacheFolder = engine.snapshots.folder
         statusBoard.setSources(configuration.sources)
     }
 
     static func makeEngine(run: DaemonRun, configuration: Configuration, shared: EngineShared) throws -> SyncEngine {
         let account = configuration.daemon.account
-        let directories = Directories(
-            state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
-            runtime: configuration.daemon.runtimeDirectory, userMode: run.userMode, environment: run.environment)
+        let directories = Directories(configuration.daemon, userMode: run.userMode, environment: run.environment)
         // A lane that finds the file unusable replaces it; the other engines follow (docs/architecture.md, "Concurrency").
         let store = try AccountStorage.openStore(directories: directories, account: account, logger: run.logger, now: currentTimestamp(),
                                                  replaced: { shared.storeGeneration.withLock { $0 += 1 } })

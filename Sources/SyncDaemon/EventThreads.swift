@@ -30,7 +30,7 @@ final class WakeupTimer: Sendable {
         wakeRead = fds[0]
         wakeWrite = fds[1]
         self.handler = handler
-        try startThread(name: "timer") { [self] in run() }
+        try SystemThread.detached(name: "timer") { [self] in run() }
     }
 
     /// Fires once after `delay` (at once for zero or less), or never for nil; replaces the previous schedule.
@@ -122,7 +122,7 @@ public enum SignalWatcher {
     static func start(handler: @escaping @Sendable (Int32) -> Void) throws(SystemError) {
         try install()
         let readEnd = signalPipeRead
-        try startThread(name: "signals") {
+        try SystemThread.detached(name: "signals") {
             // Threads started by libdispatch block every signal; this one takes them, so one thread always can.
             var set = sigset_t()
             sigemptyset(&set)
@@ -130,8 +130,8 @@ public enum SignalWatcher {
             pthread_sigmask(SIG_UNBLOCK, &set, nil)
             var byte: UInt8 = 0
             while true {
-                let count = read(readEnd, &byte, 1)
-                if count == 1 { handler(Int32(byte)) } else if count < 0 && errno == EINTR { continue } else { return }
+                guard retryingEINTR({ read(readEnd, &byte, 1) }) == 1 else { return }
+                handler(Int32(byte))
             }
         }
     }

@@ -53,11 +53,7 @@ struct NetlinkSocket {
     /// Sends an `NLM_F_REQUEST|NLM_F_DUMP` request for `type` (`RTM_GETLINK`, …).
     /// Returns 0 or an errno value (`EBUSY` while an earlier dump still runs).
     func requestDump(type: UInt16, sequence: UInt32) -> Int32 {
-        while true {
-            let result = cshim_netlink_request_dump(fd, type, sequence)
-            if result == -EINTR { continue }
-            return -result
-        }
+        -retryingMinusEINTR { cshim_netlink_request_dump(fd, type, sequence) }
     }
 
     /// Waits for the next datagram from the kernel, the stop pipe, or the
@@ -71,11 +67,8 @@ struct NetlinkSocket {
         while true {
             var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: stopFD, events: Int16(POLLIN), revents: 0)]
-            let ready = poll(&fds, 2, wait)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return .failed(SystemError("poll netlink socket"))
-            }
+            let ready = retryingEINTR { poll(&fds, 2, wait) }
+            if ready < 0 { return .failed(SystemError("poll netlink socket")) }
             if fds[1].revents != 0 { return .stopped }
             if ready == 0 && wait != 0 { return .timedOut }
 
@@ -83,13 +76,12 @@ struct NetlinkSocket {
             var addressLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
             // MSG_TRUNC: return the datagram's real length even if it did not fit (netlink(7)).
             let count = withUnsafeMutablePointer(to: &address) { storage in
-                storage.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC), $0, &addressLength)
+                storage.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    retryingEINTR { recvfrom(fd, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT | MSG_TRUNC), pointer, &addressLength) }
                 }
             }
             if count < 0 {
                 switch errno {
-                case EINTR: continue
                 case EAGAIN:
                     wait = timeoutMilliseconds  // nothing queued: now sleep
                     continue

@@ -128,18 +128,10 @@ public final class LinkMonitor: Sendable {
                 waiter.resume(throwing: SystemError("start the link monitor: it was already started", code: EALREADY))
                 return
             }
-            var thread = pthread_t()
-            let context = Unmanaged.passRetained(self).toOpaque()
-            let result = pthread_create(&thread, nil, { raw in
-                guard let raw else { return nil }
-                Unmanaged<LinkMonitor>.fromOpaque(raw).takeRetainedValue().runThread()
-                return nil
-            }, context)
-            if result != 0 {
-                Unmanaged<LinkMonitor>.fromOpaque(context).release()
-                finish(error: SystemError("create the link monitor thread", code: result))
-            } else {
-                pthread_detach(thread)
+            do throws(SystemError) {
+                try SystemThread.detached { self.runThread() }
+            } catch {
+                finish(error: SystemError("create the link monitor thread", code: error.code))
             }
         }
     }

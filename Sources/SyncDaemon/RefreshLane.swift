@@ -43,7 +43,7 @@ final class RefreshLane: Sendable {
         case .startThread:
             let queue = self.queue
             do {
-                try startThread(name: name) {
+                try SystemThread.detached(name: name) {
                     lowerPriority(by: RefreshLane.niceIncrement)
                     queue.run()
                 }

@@ -13,7 +13,7 @@ struct StatusBoard {
     var notices = SourceTable<[SourceNotice]>()
     private var fragments = SourceStatusFragments()
     /// The folder of the account's cache files (it never changes on reload), for each source's `cacheFile`.
-    var cacheDirectory = ""
+    var cacheFolder = CacheFolder(directory: "", account: "", group: nil)
     /// The same for callers outside ControlGroup= (`Redaction.Audience.everyone`), made at their first call.
     private var publicFragments = SourceStatusFragments()
 
@@ -85,7 +85,7 @@ struct StatusBoard {
                 .map { shown($0.shown(to: audience)) },
             lastSuccess: state.lastSuccess, lastAttempt: state.lastAttempt, lastError: lastError.map(shown),
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
-            cacheFile: PrintableText.escaping(cacheDirectory + "/" + source + ".json"), mode: SourceMode(configuration))
+            cacheFile: PrintableText.escaping(cacheFolder.path(of: source)), mode: SourceMode(configuration))
         shownStatus.seq = state.changeSeq
         return shownStatus
     }

@@ -1,5 +1,6 @@
 import Glibc
 import Synchronization
+internal import SyncSystem
 
 /// libcurl loaded ahead of the first transfer, on a thread of its own, while the caller does its other
 /// start-up work (`syncd --once`: the lock, the store, the cache folder). Mapping and relocating libcurl and
@@ -22,29 +23,18 @@ public final class CurlPreload: Sendable {
     }
 
     private let load: Load
-    /// The loading thread until `finish` joined it; nil when it could not be started (nothing to undo).
-    private let thread: Mutex<pthread_t?>
+    /// The loading thread; nil when it could not be started (nothing to undo).
+    private let thread: SystemThread?
 
     /// Starts loading `libcurl.so.4` on a new thread.
     public convenience init() { self.init(library: .shared) }
 
     /// Starts loading `library` on a new thread (tests give a copy of libcurl of their own).
     init(library: CurlLibrary) {
-        load = Load(library: library)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(load).toOpaque()
-        let result = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<Load>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context)
-        if result == 0 {
-            self.thread = Mutex(thread)
-        } else {
-            // No thread: the first transfer loads the library itself, as without a preload.
-            Unmanaged<Load>.fromOpaque(context).release()
-            self.thread = Mutex(nil)
-        }
+        let load = Load(library: library)
+        self.load = load
+        // No thread: the first transfer loads the library itself, as without a preload.
+        thread = try? SystemThread.joinable { load.run() }
     }
 
     deinit { finish() }
@@ -64,11 +54,7 @@ public final class CurlPreload: Sendable {
 
     /// Waits for the load to end, keeping its reference. Idempotent.
     func join() {
-        guard let thread = thread.withLock({ current -> pthread_t? in
-            defer { current = nil }
-            return current
-        }) else { return }
-        pthread_join(thread, nil)
+        thread?.join()
     }
 
     /// Whether the thread took a reference that `finish` has neither given back nor handed to the process (tests).

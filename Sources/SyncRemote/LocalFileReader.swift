@@ -1,6 +1,7 @@
 internal import CCurl
 internal import CShim
 import Glibc
+internal import SyncSystem
 
 /// Reads a `file:` URL (only ever the one `URL=` names; `OriginPolicy` decides that) without libcurl, so that
 /// nothing but a regular file is opened for reading: `open(2)` of a FIFO without `O_NONBLOCK` waits for a
@@ -59,10 +60,4 @@ enum LocalFileReader {
         return path
     }
 
-    private static func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
-        while true {
-            let result = call()
-            if result >= 0 || errno != EINTR { return result }
-        }
-    }
 }

@@ -1,29 +1,11 @@
 internal import CShim
 internal import Glibc
 import SyncCore
+internal import SyncSystem
 
-/// Where the cache files of one account live (`CACHE/<account>`), and how new ones are made: the store
-/// writes a listing's bodies there and nowhere else (docs/architecture.md, "Storing listings").
-public struct CacheFolder: Sendable, Equatable {
-    /// `CACHE/<account>`.
-    public var directory: String
-    /// The account whose data this is (written into every file).
-    public var account: String
-    /// Group owning new files, when the daemon may set it.
-    public var group: UInt32?
-    /// Mode of new files.
-    public var mode: UInt32 = 0o640
-
-    /// Creates a folder description.
-    public init(directory: String, account: String, group: UInt32?) {
-        self.directory = directory
-        self.account = account
-        self.group = group
-    }
-
-    /// Path of the cache file of `source`.
-    public func path(of source: String) -> String { directory + "/" + source + ".json" }
-
+/// The store writes a listing's bodies into the cache folder and nowhere else (docs/architecture.md, "Storing
+/// listings"); these are the document's parts around the records.
+extension CacheFolder {
     /// The document's bytes before its first record: up to and including `"records":[`.
     static func header(source: String, account: String, savedAt: String?, etag: String?) -> [UInt8] {
         Array(("{\"schemaVersion\":1,\"source\":\(JSONText.quoted(source)),\"accountID\":\(JSONText.quoted(account)),"
@@ -101,10 +83,10 @@ final class CacheFileOutput {
         self.folder = folder
         self.source = source
         let finalPath = folder.path(of: source)
-        let directoryFD = retrying { open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        let directoryFD = retryingEINTR { open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
         guard directoryFD >= 0 else { throw .cacheFileWrite(path: finalPath, failed: "open directory \(folder.directory)") }
         let name = ".\(source).json.tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let fd = retrying { openat(directoryFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, folder.mode) }
+        let fd = retryingEINTR { openat(directoryFD, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, folder.mode) }
         guard fd >= 0 else {
             let error = StoreError.cacheFileWrite(path: finalPath, failed: "create temporary file in \(folder.directory)")
             close(directoryFD)
@@ -171,7 +153,7 @@ final class CacheFileOutput {
         var position = Int64(offset)
         var left = count
         while left > 0 && !rangeCopier.unsupported {
-            let n = rangeCopier.copy(source, &position, fd, left)
+            let n = retryingMinusEINTR { rangeCopier.copy(source, &position, fd, left) }
             if n > 0 {
                 left -= n
                 copied.kernel += n
@@ -179,7 +161,7 @@ final class CacheFileOutput {
                 throw .cacheFileMismatch(path: sourcePath, reason: "it ends at byte \(position); the store expects \(offset + count)")
             } else if RangeCopier.fallbackErrors.contains(Int32(-n)) {
                 rangeCopier.unsupported = true
-            } else if Int32(-n) != EINTR {
+            } else {
                 discard()
                 throw .cacheFileWrite(path: path, failed: "copy \(sourcePath) into \(path)", code: Int32(-n))
             }
@@ -211,7 +193,7 @@ final class CacheFileOutput {
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(StoreError) {
         var offset = 0
         while offset < bytes.count {
-            let n = retrying { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
+            let n = retryingEINTR { Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset) }
             guard n > 0 else {
                 let code = n < 0 ? errno : EIO
                 discard()
@@ -230,7 +212,7 @@ final class CacheFileOutput {
     /// Writes out what is buffered and flushes the file to disk; returns its fingerprint with `hash`.
     func finish(hash: UInt64) throws(StoreError) -> SnapshotFingerprint {
         try flush()
-        guard retrying({ fsync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
+        guard retryingEINTR({ fsync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
         guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
         return written
     }
@@ -238,12 +220,12 @@ final class CacheFileOutput {
     /// Renames the file over the final name. Throws `.cacheFileWrite` when the rename failed (the temporary
     /// file stays, for the caller to finish later) and returns the folder flush's failure, if any.
     func install() throws(StoreError) -> String? {
-        guard renameat(directoryFD, temporaryName, directoryFD, source + ".json") == 0 else {
+        guard renameat(directoryFD, temporaryName, directoryFD, CacheFolder.fileName(of: source)) == 0 else {
             throw .cacheFileWrite(path: path, failed: "replace \(path)")
         }
         installed = true
         if !closed { close(fd); closed = true }
-        return retrying({ fsync(directoryFD) }) == 0 ? nil : systemReason("flush directory \(folder.directory)")
+        return retryingEINTR({ fsync(directoryFD) }) == 0 ? nil : systemReason("flush directory \(folder.directory)")
     }
 
     /// The final file's fingerprint after `install`, with `hash`.
@@ -291,7 +273,7 @@ func readExactly(_ fd: Int32, path: String, into buffer: inout [UInt8], at offse
     let total = buffer.count
     while done < total {
         let n = buffer.withUnsafeMutableBytes { raw in
-            retrying { pread(fd, raw.baseAddress! + done, total - done, off_t(offset + done)) }
+            retryingEINTR { pread(fd, raw.baseAddress! + done, total - done, off_t(offset + done)) }
         }
         if n < 0 { throw .cacheFileMismatch(path: path, reason: systemReason("read \(path)")) }
         if n == 0 { throw .cacheFileMismatch(path: path, reason: "it ends at byte \(offset + done); the store expects \(offset + total)") }
@@ -299,11 +281,3 @@ func readExactly(_ fd: Int32, path: String, into buffer: inout [UInt8], at offse
     }
 }
 
-/// Calls `call` again while it fails with `EINTR`.
-func retrying<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result < 0 && errno == EINTR { continue }
-        return result
-    }
-}

@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncCore
+internal import SyncSystem
 
 /// Writes one listing of a source (syncd(8) GUARANTEES 3): the index into the store and the bodies into
 /// a new cache file, which replace the old ones whole (docs/architecture.md, "Storing listings").
@@ -113,7 +114,7 @@ public final class ListingWriter {
         // prefix would only read it twice.
         guard purpose == .refresh, let layout = try store.fileLayout(source: source), layout.pendingRename == nil,
               let expected = layout.fingerprint else { return nil }
-        let fd = retrying { open(folder.path(of: source), O_RDONLY | O_CLOEXEC) }
+        let fd = retryingEINTR { open(folder.path(of: source), O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { return nil }
         guard let current = fingerprint(of: fd, hash: expected.hash), current == expected else {
             close(fd)
@@ -331,7 +332,7 @@ extension ListingWriter {
               digest.finalize() == recorded.hash, let layout = try store.fileLayout(source: source), layout.pendingRename == nil else {
             return false
         }
-        let fd = retrying { open(folder.path(of: source), O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        let fd = retryingEINTR { open(folder.path(of: source), O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return false }
         defer { close(fd) }
         return fingerprint(of: fd, hash: recorded.hash) == recorded

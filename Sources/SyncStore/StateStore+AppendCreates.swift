@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncCore
+internal import SyncSystem
 
 /// Rebuilding the cache file after local creations by appending them (docs/architecture.md, "Storing
 /// listings", local changes): when the store shows that the only changes to the outbox since the file was
@@ -42,7 +43,7 @@ extension StateStore {
         guard header.count == mark.layout.recordsStart,
               mark.layout.recordsStart + chunks.reduce(0, { $0 + $1.fileBytes }) == mark.layout.listingEnd else { return nil }
         let path = folder.path(of: source)
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         guard let current = fingerprint(of: fd, hash: mark.expected.hash), current == mark.expected else { return nil }
@@ -75,7 +76,7 @@ extension StateStore {
     /// Nothing the file shows changed since it was written (a failed push only noted its attempt): when the
     /// file's status is the one recorded (as a 304 trusts it), only the dirty mark is cleared; nil otherwise.
     private func confirmCurrent(source: String, mark: AppendMark, path: String) throws -> (records: Int, rewritten: Bool)? {
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
         guard fd >= 0 else { return nil }
         defer { Glibc.close(fd) }
         guard let current = fingerprint(of: fd, hash: mark.expected.hash), current == mark.expected else { return nil }

@@ -1,5 +1,6 @@
 internal import Glibc
 import SyncCore
+internal import SyncSystem
 
 /// Where a source's listing lies in its cache file, as the store recorded it with the index.
 struct FileLayout {
@@ -81,7 +82,7 @@ extension StateStore {
             if let pending = layout.pendingRename { candidates.append(folder.directory + "/" + pending) }
             for candidate in candidates {
                 // Never through a link: it would read a file outside the cache folder.
-                let fd = retrying { open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
+                let fd = retryingEINTR { open(candidate, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
                 guard fd >= 0 else {
                     if candidate == path && errno == ELOOP { found = "it is a symbolic link, which syncd never follows" }
                     continue

@@ -1,6 +1,7 @@
 internal import CSQLite
 internal import Glibc
 import SyncCore
+internal import SyncSystem
 
 /// What `StateStore.settlePendingRename` found.
 public enum PendingRenameOutcome: Equatable, Sendable {
@@ -108,7 +109,7 @@ extension StateStore {
             }
             let directory = open(folder.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if directory >= 0 {
-                _ = retrying { fsync(directory) }
+                _ = retryingEINTR { fsync(directory) }
                 Glibc.close(directory)
             }
             outcome = .finished

@@ -35,6 +35,17 @@ public struct Directories: Sendable, Equatable {
         self.parentMode = Self.parentMode(userMode: userMode)
     }
 
+    /// Resolves the directories `[Daemon]` names (`StateDirectory=`, `CacheDirectory=`, `RuntimeDirectory=`).
+    public init(_ daemon: DaemonSettings, userMode: Bool, environment: [String: String]) {
+        self.init(state: daemon.stateDirectory, cache: daemon.cacheDirectory, runtime: daemon.runtimeDirectory,
+                  userMode: userMode, environment: environment)
+    }
+
+    /// The paths of `account`'s files below these directories.
+    public func paths(of account: String) -> AccountPaths {
+        AccountPaths(stateDirectory: state, cacheDirectory: cache, runtimeDirectory: runtime, account: account)
+    }
+
     /// The mode of a missing folder above the state, cache or runtime directory that syncd creates: 0755, so every
     /// user can reach the control socket and the cache folder (syncd(8), FILES); with `--user` 0700, as the XDG Base
     /// Directory Specification asks of the folders below `$HOME` it names (no other user reaches a user's instance).

@@ -38,6 +38,17 @@ public func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
     }
 }
 
+/// `retryingEINTR`'s form for a call that returns `-errno` on failure instead of setting errno (`copy_file_range`
+/// through the C shim, netlink requests): called again while it returns `-EINTR`.
+@discardableResult
+public func retryingMinusEINTR<T: SignedInteger>(_ call: () -> T) -> T {
+    while true {
+        let result = call()
+        if result == -T(EINTR) { continue }
+        return result
+    }
+}
+
 /// Runs a system call that returns a negative value and sets errno on failure, retrying `EINTR`;
 /// a failure throws a `SystemError` for `operation` with errno captured at the call.
 @discardableResult

@@ -163,9 +163,7 @@ if checkConfig {
     exit(0)
 }
 
-let directories = Directories(
-    state: configuration.daemon.stateDirectory, cache: configuration.daemon.cacheDirectory,
-    runtime: configuration.daemon.runtimeDirectory, userMode: userMode, environment: environment)
+let directories = Directories(configuration.daemon, userMode: userMode, environment: environment)
 if once {
     let status = OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger,
                          environment: environment)

@@ -199,4 +199,19 @@ struct ManagerInterfaceTests {
         #expect(ManagerError.stopping.varlinkName == "io.syncd.Manager.Stopping")
         #expect(ManagerError.cancelled(reason: "r").varlinkName == "io.syncd.Manager.Cancelled")
     }
+
+    /// `superseded` is sent only for a superseded change (a client written before it sees nothing new
+    /// elsewhere), and an entry without it reads as not superseded.
+    @Test func anOutboxEntrySaysSupersededOnlyWhenItIs() throws {
+        let superseded = OutboxEntry(seq: 7, source: "posts", id: "a", operation: "update", createdAt: "2026-12-01T10:00:00Z",
+                                     state: "parked", attempts: 1, lastStatus: 400,
+                                     lastError: "superseded by a newer change; was: HTTP 400", superseded: true)
+        #expect(superseded.json["superseded"] == .bool(true))
+        #expect(try OutboxEntry(json: superseded.json) == superseded)
+        var parked = superseded
+        parked.superseded = false
+        #expect(parked.json["superseded"] == nil)
+        #expect(try OutboxEntry(json: parked.json) == parked)
+        #expect(ManagerInterface.description.contains("  superseded: ?bool\n"))
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import SyncStore
+import SyncCore
 
 /// The schema of version 1 as syncd 1 created it: a fixture, never to be edited.
 private let schemaVersion1 = """

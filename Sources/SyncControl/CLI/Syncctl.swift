@@ -33,9 +33,9 @@ public enum Syncctl {
             guard let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else {
                 throw .unreachable("--user needs $XDG_RUNTIME_DIR to find the user daemon's socket (or pass --socket PATH)")
             }
-            return runtime + "/syncd/" + ManagerInterface.name
+            return AccountPaths.controlSocket(in: runtime + "/syncd")
         }
-        return "/run/syncd/" + ManagerInterface.name
+        return AccountPaths.controlSocket(in: "/run/syncd")
     }
 
     /// Runs `syncctl` with `arguments` (without the program name); returns the exit status.

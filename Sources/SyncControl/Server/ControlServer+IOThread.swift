@@ -7,22 +7,13 @@ extension ControlServer {
     /// `shared.threadExited`).
     func startIOThread(calls: AsyncStream<PendingCall>.Continuation) {
         let loop = ControlIOLoop(server: self, calls: calls)
-        let context = Unmanaged.passRetained(loop).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { raw in
-            let loop = Unmanaged<ControlIOLoop>.fromOpaque(raw!).takeRetainedValue()
+        do throws(SystemError) {
             // Named for `ps -L` and /proc/PID/task/TID/comm: it runs at the daemon's priority, the refresh
             // lanes below it (syncd(8), DESCRIPTION).
-            ThreadName.setCurrent("control")
-            loop.run()
-            return nil
-        }, context)
-        if status == 0 {
-            pthread_detach(thread)
-        } else {
-            // No thread, no server: release the loop and let run() return.
-            let loop = Unmanaged<ControlIOLoop>.fromOpaque(context).takeRetainedValue()
-            logger?.error("Failed to start control socket thread: \(SystemError("create thread", code: status).reason)")
+            try SystemThread.detached(name: "control") { [handed = HandedOver(loop: loop)] in handed.loop.run() }
+        } catch {
+            // No thread, no server: let run() return.
+            logger?.error("Failed to start control socket thread: \(SystemError("create thread", code: error.code).reason)")
             loop.shutDown()
         }
     }
@@ -30,6 +21,11 @@ extension ControlServer {
 
 /// The I/O thread's loop: `poll(2)` over the listener, the wake-up pipe and every
 /// connection. Only this thread touches the connection list and performs socket I/O.
+/// The I/O loop handed to its thread, which alone uses it from then on.
+private struct HandedOver: @unchecked Sendable {
+    let loop: ControlIOLoop
+}
+
 final class ControlIOLoop {
     let server: ControlServer
     let calls: AsyncStream<PendingCall>.Continuation
@@ -54,9 +50,8 @@ final class ControlIOLoop {
             for connection in polled {
                 fds.append(pollfd(fd: connection.fd, events: interest(of: connection), revents: 0))
             }
-            let ready = poll(&fds, nfds_t(fds.count), timeout)
+            let ready = retryingEINTR { poll(&fds, nfds_t(fds.count), timeout) }
             if ready < 0 {
-                if errno == EINTR { continue }
                 server.logger?.error("Failed to poll control sockets: \(SystemError("poll", code: errno).reason), stopping control server")
                 break
             }
@@ -90,10 +85,10 @@ final class ControlIOLoop {
 
     private func acceptConnections() {
         while true {
-            let fd = accept(server.listenerFD, nil, nil)
+            let fd = retryingEINTR { accept(server.listenerFD, nil, nil) }
             if fd < 0 {
                 switch errno {
-                case EINTR, ECONNABORTED: continue
+                case ECONNABORTED: continue
                 case EAGAIN, EWOULDBLOCK: return
                 default:
                     // EMFILE and friends: leave the client in the backlog, try on the next event.

@@ -153,15 +153,15 @@ public final class VarlinkClient {
         guard let timeout else { return }
         let clock = ContinuousClock()
         let deadline = clock.now + .milliseconds(Int64(timeout * 1000))
-        while true {
+        let ready = retryingEINTR {
             let remaining = deadline - clock.now
             let milliseconds = max(0, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(clamping: milliseconds))
-            if ready > 0 { return }
-            if ready == 0 { throw .timedOut(path: path, seconds: timeout) }
-            if errno != EINTR { throw .io(operation: "wait for \(path)", code: errno) }
+            return poll(&descriptor, 1, Int32(clamping: milliseconds))
         }
+        if ready > 0 { return }
+        if ready == 0 { throw .timedOut(path: path, seconds: timeout) }
+        throw .io(operation: "wait for \(path)", code: errno)
     }
 
     /// Calls a method expecting exactly one reply; an error reply is thrown as `.remote`.

@@ -8,25 +8,20 @@ import SyncStore
 public struct SnapshotWriter {
     /// The schema version written into every file.
     public static let schemaVersion = 1
+    /// The folder, as the store writes and reads it: the listings' bodies are only in its files.
+    public let folder: CacheFolder
     /// `CACHE/<account>`.
-    public let directory: String
-    /// The account whose data this is.
-    public let account: String
+    public var directory: String { folder.directory }
     /// Group owning the files, when the daemon may set it.
-    public let group: UInt32?
+    public var group: UInt32? { folder.group }
 
     /// Creates a writer for one account's cache folder.
-    public init(directory: String, account: String, group: UInt32?) {
-        self.directory = directory
-        self.account = account
-        self.group = group
+    public init(folder: CacheFolder) {
+        self.folder = folder
     }
 
     /// Path of the cache file of `source`.
-    public func path(of source: String) -> String { directory + "/" + source + ".json" }
-
-    /// The folder as the store writes and reads it: the listings' bodies are only in its files.
-    public var folder: CacheFolder { CacheFolder(directory: directory, account: account, group: group) }
+    public func path(of source: String) -> String { folder.path(of: source) }
 
     /// Creates the folder (mode 0750, group `group`) if it is missing.
     public func prepareDirectory() throws {

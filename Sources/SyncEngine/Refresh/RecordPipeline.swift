@@ -204,7 +204,7 @@ final class RecordPipeline {
         static func start(_ shared: Shared) -> Worker? {
             let worker = Worker(shared: shared)
             do {
-                try startThread(name: "syncd-records") { worker.run() }
+                try SystemThread.detached(name: "syncd-records") { worker.run() }
             } catch {
                 return nil
             }
@@ -213,7 +213,7 @@ final class RecordPipeline {
 
         private func run() {
             while true {
-                while sem_wait(ready) != 0 {}  // EINTR
+                retryingEINTR { sem_wait(ready) }
                 guard var batch = pending.withLock({ $0.removeFirst() }) else { return }
                 shared.addAll(batch)
                 batch.empty()

@@ -12,10 +12,10 @@ public enum AccountStorage {
     public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp,
                                  replaced: () -> Void = {}) throws -> StateStore {
         try Directories.create(directories.state, mode: 0o700, kind: .state, parents: directories.parentMode)
-        let directory = directories.state + "/" + account
-        try refuseLink(directory)
-        try Directories.create(directory, mode: 0o700, kind: .account, followingLinks: false)
-        let path = directory + "/state.db"
+        let paths = directories.paths(of: account)
+        try refuseLink(paths.stateFolder)
+        try Directories.create(paths.stateFolder, mode: 0o700, kind: .account, followingLinks: false)
+        let path = paths.database
         try FolderCheck.checkIfPresent(file: path, kind: "state database", mode: 0o600)
         do {
             return try StateStore(path: path)
@@ -56,8 +56,9 @@ public enum AccountStorage {
     /// Like `snapshots(directories:account:group:)` with the group already looked up (`Directories.usableGroup`).
     public static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> SnapshotWriter {
         try Directories.create(directories.cache, mode: 0o750, group: gid, kind: .cache, parents: directories.parentMode)
-        try refuseLink(directories.cache + "/" + account)
-        let writer = SnapshotWriter(directory: directories.cache + "/" + account, account: account, group: gid)
+        let folder = directories.paths(of: account).cacheFolder(group: gid)
+        try refuseLink(folder.directory)
+        let writer = SnapshotWriter(folder: folder)
         try writer.prepareDirectory()
         return writer
     }
