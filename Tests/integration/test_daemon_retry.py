@@ -120,14 +120,14 @@ def test_reachability_probes_only_while_failing_and_recovery_refreshes(server, s
     from test_syncctl import syncctl
     probe_port = free_port()
     setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=400ms\nMaxAttempts=2\n"
-                     f"[Network]\nReachabilityURL=http://127.0.0.1:{probe_port}/\nReachabilityIntervalSec=1s\nDebounceSec=200ms\n")
+                     f"[Network]\nReachabilityURL=http://127.0.0.1:{probe_port}/\nReachabilityIntervalSec=300ms\nDebounceSec=200ms\n")
     server.set_records("posts", POSTS)
     setup.add_source("posts", server.url("posts"))
     d = daemons(setup)
     d.wait_log("posts: synced 2 records")
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     status = lambda: json.loads(syncctl(setup, "status", "--json").stdout)
-    time.sleep(2)
+    time.sleep(1)                                           # three probe intervals
     assert status()["daemon"]["reachable"] is None          # healthy: no probe has run
     server.fault("posts", kind="status", status=503)
     syncctl(setup, "refresh", "posts")
@@ -145,7 +145,7 @@ def test_reachability_probes_only_while_failing_and_recovery_refreshes(server, s
         # Healthy again: probing stops.
         time.sleep(0.5)
         probe.clear_requests()
-        time.sleep(2.5)
+        time.sleep(1)                                       # three probe intervals
         assert probe.requests() == []
     finally:
         probe.stop()
@@ -160,7 +160,7 @@ def test_a_probe_of_a_listing_larger_than_64_kib_counts_as_reachable(setup, daem
     from test_syncctl import syncctl
     port = free_port()
     setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=400ms\nMaxAttempts=2\n"
-                     "[Network]\nReachabilityIntervalSec=1s\nDebounceSec=200ms\n")
+                     "[Network]\nReachabilityIntervalSec=300ms\nDebounceSec=200ms\n")
     setup.add_source("big", f"http://127.0.0.1:{port}/big")
     d = daemons(setup)
     d.wait_log("not retrying until the next trigger")
