@@ -14,10 +14,23 @@ struct RestoredRetryAfterTests {
     private let saved = PersistedRetryState(phase: .backoff, attempt: 1, nextAttemptInMilliseconds: 3_600_000,
                                             retryAfterRemainingMilliseconds: 3_600_000)
 
-    @Test func theStartupTriggerDoesNotRefreshBeforeTheRetryAfterEnds() {
-        var jitter = ConstantJitter(0.5)
+    /// The restored source, after the startup trigger (which starts nothing).
+    private func restarted(_ jitter: inout ConstantJitter) -> SourceScheduler {
         var source = SourceScheduler(name: "posts", restoring: saved, at: ms(0))
         #expect(source.handle(.trigger(.startup), at: ms(0), jitter: &jitter).isEmpty)
+        return source
+    }
+
+    /// Nothing starts until the Retry-After ends, one refresh then; returns its attempt number.
+    private func attemptAtTheRetryAfter(_ source: inout SourceScheduler, _ jitter: inout ConstantJitter) -> Int {
+        #expect(source.handle(.tick, at: ms(3_599_999), jitter: &jitter).isEmpty)
+        #expect(source.handle(.tick, at: ms(3_600_000), jitter: &jitter) == [.startRefresh(source: "posts")])
+        return source.status.attempt
+    }
+
+    @Test func theStartupTriggerDoesNotRefreshBeforeTheRetryAfterEnds() {
+        var jitter = ConstantJitter(0.5)
+        var source = restarted(&jitter)
         #expect(source.status.state == .backoff)
         #expect(source.status.attempt == 1)
         // The backoff part is clamped to MaxDelaySec= (5 min); the server's Retry-After is not.
@@ -26,24 +39,18 @@ struct RestoredRetryAfterTests {
         // A network change starts a new cycle, but does not bring the attempt forward either.
         #expect(source.handle(.trigger(.network), at: ms(5_000), jitter: &jitter).isEmpty)
         #expect(source.nextDeadline() == ms(3_600_000))
-        #expect(source.handle(.tick, at: ms(3_599_999), jitter: &jitter).isEmpty)
-        #expect(source.handle(.tick, at: ms(3_600_000), jitter: &jitter) == [.startRefresh(source: "posts")])
-        #expect(source.status.attempt == 1)
+        #expect(attemptAtTheRetryAfter(&source, &jitter) == 1)
     }
 
     @Test func withoutANetworkChangeTheCycleGoesOnAtTheRetryAfter() {
         var jitter = ConstantJitter(0.5)
-        var source = SourceScheduler(name: "posts", restoring: saved, at: ms(0))
-        #expect(source.handle(.trigger(.startup), at: ms(0), jitter: &jitter).isEmpty)
-        #expect(source.handle(.tick, at: ms(3_599_999), jitter: &jitter).isEmpty)
-        #expect(source.handle(.tick, at: ms(3_600_000), jitter: &jitter) == [.startRefresh(source: "posts")])
-        #expect(source.status.attempt == 2)
+        var source = restarted(&jitter)
+        #expect(attemptAtTheRetryAfter(&source, &jitter) == 2)
     }
 
     @Test func aManualRefreshGoesOutAtOnce() {
         var jitter = ConstantJitter(0.5)
-        var source = SourceScheduler(name: "posts", restoring: saved, at: ms(0))
-        _ = source.handle(.trigger(.startup), at: ms(0), jitter: &jitter)
+        var source = restarted(&jitter)
         #expect(source.handle(.trigger(.manual), at: ms(10_000), jitter: &jitter) == [.startRefresh(source: "posts")])
         #expect(source.status.state == .syncing)
     }
