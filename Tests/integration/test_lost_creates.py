@@ -212,12 +212,15 @@ def test_outbox_retry_does_not_send_a_waiting_create_blind(server, setup, daemon
 
 
 def test_a_record_that_carries_an_existing_records_client_id_is_not_adopted_as_that_record(server, setup, daemons):
-    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="6s")
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="3s")
     server.set_records("notes", [{"id": 1, "title": "existing", "client_id": "dup"}])
     d = start(setup, daemons)
-    server.options("notes", serverIds=True, writeDelay=2)
+    server.fault("notes", kind="hold", method="POST", times=1)  # the server works on it until released
     r = put(setup, {"title": "mine", "client_id": "dup"})            # the record sets the member itself
     client_id = r.stdout.strip().split()[-1]
+    # A listing with only record 1 carrying "dup" does not take it for the create.
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=15)
+    server.release("notes")
     d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=20)
     assert "is on the server as 1;" not in d.output()
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
