@@ -103,16 +103,22 @@ def wait_for(predicate, timeout=10.0, interval=0.05, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+# How long a process may take to end after SIGTERM before it counts as hung. syncd's own stop deadline (syncd(8)
+# SIGNALS) is the core's rule, checked with a manual clock by DaemonStateMachineTests; this only catches a hang,
+# generously enough not to fail a test because the machine is busy.
+STOP_HANG_SEC = 15
+
+
 def stop_process(proc):
-    """SIGTERM; the daemon must be gone within 5 s (syncd(8) SIGNALS). A process that is not is killed
-    and the test FAILS: a hang on stop can never pass silently."""
+    """SIGTERM; a process not gone within STOP_HANG_SEC is killed and the test FAILS: a hang on stop can never
+    pass silently."""
     proc.terminate()
     try:
-        proc.wait(5)
+        proc.wait(STOP_HANG_SEC)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-        pytest.fail(f"pid {proc.pid} did not exit within 5 s of SIGTERM (killed it)")
+        pytest.fail(f"pid {proc.pid} did not exit within {STOP_HANG_SEC} s of SIGTERM (hung; killed it)")
 
 
 def assert_refused_keeping_the_copy(r, setup, before, reason, source="posts", kept=2):
@@ -422,7 +428,7 @@ class Daemon:
         self.proc.send_signal(number)
 
     def stop(self):
-        """SIGTERM; fails the test when the daemon is not gone within 5 s (see stop_process)."""
+        """SIGTERM; fails the test when the daemon hangs on stop (see stop_process)."""
         try:
             if self.proc.poll() is None:
                 stop_process(self.proc)

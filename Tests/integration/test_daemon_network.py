@@ -8,6 +8,8 @@ import time
 import pytest
 
 from conftest import POSTS, SyncServer, wait_for
+from test_daemon_retry import assert_resting
+from test_syncctl import syncctl
 
 SERVER_IP, DAEMON_IP = "198.18.0.1", "198.18.0.2"
 
@@ -56,9 +58,7 @@ def test_link_down_goes_offline_and_link_up_refreshes_once(netns, setup, notify,
     assert len(requests(server)) == 1, "the startup refresh ran more than once"
 
     ip("-n", srv, "link", "set", "vs", "down")
-    down_at = time.monotonic()
-    notify.wait_for("Offline", timeout=5)
-    assert time.monotonic() - down_at < 5
+    notify.wait_for("Offline", timeout=10)
     d.wait_log("Offline (")
     assert setup.cache_file("posts").read_bytes() == before        # still readable, untouched
     time.sleep(1.5)
@@ -67,10 +67,12 @@ def test_link_down_goes_offline_and_link_up_refreshes_once(netns, setup, notify,
     server.set_records("posts", POSTS + [{"id": 3, "title": "new"}])
     server.clear_requests()
     ip("-n", srv, "link", "set", "vs", "up")
-    up_at = time.monotonic()
+    # Once the link is back the refresh follows (after DebounceSec=: SourceSchedulerTests.
+    # aLongOutageWithNothingPendingStillDebouncesTheLinkComingBack), announced before it is made.
     wait_for(lambda: requests(server), timeout=10, what="a refresh after the link came back")
-    assert requests(server)[0]["time"] - time.time() + time.monotonic() - up_at <= 1.0 + 1.0 + 0.5
     d.wait_log("posts: synced 3 records")
+    log = d.output()
+    assert -1 < log.rfind("Offline (") < log.find("Network is back") < log.find("posts: synced 3 records"), log
     assert len(setup.cache_doc("posts")["records"]) == 3
     time.sleep(2.5)
     assert len(requests(server)) == 1
@@ -135,7 +137,7 @@ def test_offline_pauses_automatic_attempts_but_a_manual_refresh_still_tries(netn
 
 @pytest.mark.parametrize("fault,expected", [
     (dict(kind="status", status=503), "backoff"),
-    (dict(kind="status", status=503, retryAfter=3, times=1), "retry-after"),
+    (dict(kind="status", status=503, retryAfter=3600, times=1), "retry-after"),
     (dict(kind="status", status=401), "once"),
 ])
 def test_failures_across_the_veth_follow_the_retry_rules(netns, setup, daemons, fault, expected):
@@ -145,21 +147,21 @@ def test_failures_across_the_veth_follow_the_retry_rules(netns, setup, daemons, 
     server.fault("posts", **fault)
     setup.add_source("posts", server.url("posts"))
     d = daemons(setup, netns=dmn)
+    # How long each wait is, is the scheduler's rule (test_daemon_retry.py names its unit tests); across the veth
+    # the answers lead to the same requests, log and status as on loopback.
     if expected == "retry-after":
-        d.wait_log("posts: synced 2 records", timeout=15)
-        times = [r["time"] for r in requests(server)]
-        assert len(times) == 2 and times[1] - times[0] >= 3.0
+        d.wait_log("retrying in 59min (attempt 2 of 4)")
+        assert len(requests(server)) == 1
+        assert syncctl(setup, "refresh", "posts", "--wait").returncode == 0
+        assert len(requests(server)) == 2
+        assert setup.cache_doc("posts")["records"] == POSTS
         return
     d.wait_log("not retrying until the next trigger", timeout=20)
-    time.sleep(2)
-    times = [r["time"] for r in requests(server)]
     if expected == "once":
-        assert len(times) == 1
+        assert_resting(setup, server, 1)
         return
-    assert len(times) == 4
-    gaps = [b - a for a, b in zip(times, times[1:])]
-    for n, gap in enumerate(gaps, start=1):
-        assert 0.2 - 0.05 <= gap <= min(1.0, 0.2 * 2 ** n) + 0.35, (n, gaps)
+    assert_resting(setup, server, 4)
+    assert d.output().count("retrying in ") == 3 and "(attempt 4 of 4)" in d.output()
 
 
 @pytest.mark.release_binaries
@@ -176,7 +178,8 @@ def test_a_loopback_source_is_fetched_with_only_loopback_up(tmp_path, setup, dae
             setup.add_source("posts", server.url("posts").replace("127.0.0.1", "localhost"))
             d = daemons(setup, netns=ns)
             d.wait_log("Offline (")
-            assert "no cached data yet (no cache file for posts: fetching its listing)" in d.output()
+            # Logged by the loop at start, not necessarily before the "Offline" line: waited for, not read once.
+            d.wait_log("no cached data yet (no cache file for posts: fetching its listing)")
             d.wait_log("posts: synced 2 records")
             assert setup.cache_doc("posts")["records"] == POSTS
         finally:

@@ -2,7 +2,8 @@
 duplicate creates"): the server holds the POST for seconds and commits it only after syncd gave up on the
 answer (TimeoutSec=) or was stopped. A listing read meanwhile does not show the record, yet sending it again
 would create it twice: syncd waits LostCreateWaitSec= from the request's start before it may. The test
-server's own records and request log are the evidence; its `writeDelay` holds each write, then applies it."""
+server's own records and request log are the evidence; its `writeDelay` holds each write, then applies it, and
+a "hold" fault keeps a POST until the test releases it (no race with the test's own steps)."""
 import json
 import subprocess
 import time
@@ -39,6 +40,13 @@ def posts(server):
     return [q for q in server.requests("/notes") if q["method"] == "POST"]
 
 
+def listings_since_the_post(server):
+    """The listings the server was asked for after the (first) POST arrived."""
+    requests = server.requests("/notes")
+    first = next(i for i, q in enumerate(requests) if q["method"] == "POST")
+    return [q for q in requests[first:] if q["method"] == "GET"]
+
+
 def titled(server, title):
     return [r for r in server.records("notes") if r.get("title") == title]
 
@@ -48,21 +56,24 @@ def outbox(setup):
 
 
 def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_twice(server, setup, daemons):
-    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="8s")
+    # Released once two listings lacked it, well before LostCreateWaitSec= ends (the next listing then adopts it).
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="4s")
     d = start(setup, daemons)
-    server.options("notes", serverIds=True, writeDelay=5)       # applied 5 s after it arrives; syncd waits 1 s
+    server.fault("notes", kind="hold", method="POST", times=1)  # the server works on it until released; syncd waits 1 s
     r = put(setup, {"title": "slow"})
     assert r.returncode == 0, r.stderr
     client_id = r.stdout.strip().split()[-1]
     d.wait_log("notes: the create of %s, whose answer was lost, is not in the listing yet" % client_id, timeout=15)
     # Listings keep coming (the source retries) while the server still works on the POST; none sends it again.
+    wait_for(lambda: len(listings_since_the_post(server)) >= 2, timeout=15, what="several listings that lack it")
+    assert len(posts(server)) == 1 and not titled(server, "slow")
+    server.release("notes")
     wait_for(lambda: titled(server, "slow"), timeout=15, what="the server to store the create")
     d.wait_log("whose answer was lost, is on the server as", timeout=15)
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
     stored = titled(server, "slow")
     assert len(stored) == 1 and stored[0]["client_id"] == client_id
     assert len(posts(server)) == 1
-    assert len([q for q in server.requests("/notes") if q["method"] == "GET"]) >= 3   # several listings lacked it
     # The outbox empties first; the cache file is rewritten right after.
     doc = wait_for(lambda: (lambda doc: doc if doc["pending"] == [] else None)(setup.cache_doc("notes")),
                    what="the settled create in the cache file")
@@ -72,20 +83,21 @@ def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_tw
 
 def test_a_create_cut_off_by_restarts_while_the_server_works_on_it_is_created_once(server, setup, daemons):
     # No ClientIDField=: found by every member it sent, among the records that are new in the listing.
-    notes_source(setup, server, TimeoutSec="5s", LostCreateWaitSec="10s")
+    # Released after the restarts, before LostCreateWaitSec= ends (the next listing then adopts it).
+    notes_source(setup, server, TimeoutSec="2s", LostCreateWaitSec="7s")
     d = start(setup, daemons)
-    server.options("notes", serverIds=True, writeDelay=6)
+    server.fault("notes", kind="hold", method="POST", times=1)  # the server works on it until released
     assert put(setup, {"title": "restarted", "body": "kept"}).returncode == 0
     wait_for(lambda: posts(server), timeout=10, what="the POST to arrive")
     assert d.stop() == 0                                         # SIGTERM while the POST is out
     d = daemons(setup)                                           # restarted while the server still holds it
     d.wait_log("is not in the listing yet", timeout=10)
     for _ in range(2):                                           # and again: the retry state it kept is restored
-        assert not titled(server, "restarted"), "the server stored it early: the test proves nothing"
         assert d.stop() == 0
         d = daemons(setup)
         wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
-    assert len(posts(server)) == 1
+    assert len(posts(server)) == 1 and not titled(server, "restarted")
+    server.release("notes")                                      # the server commits it only now
     wait_for(lambda: titled(server, "restarted"), timeout=15, what="the server to store the create")
     d.wait_log("whose answer was lost, is on the server as", timeout=15)
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
@@ -101,15 +113,19 @@ def test_a_create_the_server_never_stored_is_sent_again_only_after_lost_create_w
     assert put(setup, {"title": "dropped"}).returncode == 0
     wait_for(lambda: len(posts(server)) == 2, timeout=20, what="the create to be sent again")
     first, second = posts(server)
-    # It waited: listings read in between lacked it and did not send it. How long it waits is the rule
-    # LostCreateWaitTests checks with a manual clock; measured here it would compare the server's clock with
-    # the daemon's start of the request, and fail by milliseconds on a busy machine.
+    # It waited: a listing read in between lacked it and did not send it ("not in the listing yet"); a later one
+    # that lacked it did. How long it waits is the rule LostCreateWaitTests checks with a manual clock; measured
+    # here it would compare the server's clock with the daemon's start of the request, and fail by milliseconds
+    # on a busy machine.
     between = [q for q in server.requests("/notes") if q["method"] == "GET" and first["time"] < q["time"] < second["time"]]
     assert len(between) >= 2
+    log = d.output()
+    assert -1 < log.find("whose answer was lost, is not in the listing yet") < log.find("is not in the listing; sending it again"), log
     wait_for(lambda: titled(server, "dropped"), timeout=10, what="the re-sent create to be stored")
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
     assert len(titled(server, "dropped")) == 1
-    assert "is not in the listing; sending it again" in d.output()
+    assert len(posts(server)) == 2
+    assert d.output().count("is not in the listing; sending it again") == 1
 
 
 def test_records_sharing_one_client_id_are_kept_and_reported(server, setup, daemons):
@@ -180,7 +196,7 @@ def test_a_create_the_server_stores_differently_is_sent_at_most_twice_then_parke
 def test_outbox_retry_does_not_send_a_waiting_create_blind(server, setup, daemons):
     notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="6s")
     d = start(setup, daemons)
-    server.options("notes", serverIds=True, writeDelay=3)
+    server.fault("notes", kind="hold", method="POST", times=1)  # the server works on it until released
     r = put(setup, {"title": "patience"})
     client_id = r.stdout.strip().split()[-1]
     d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=15)
@@ -190,23 +206,29 @@ def test_outbox_retry_does_not_send_a_waiting_create_blind(server, setup, daemon
     assert (f"entry {seq} is a create whose answer was lost; syncd sends it again only if a listing read once "
             "LostCreateWaitSec= has passed still lacks it (see 'syncctl status')") in r.stderr
     assert outbox(setup)[0]["lastError"] is not None                 # still a lost create, not queued afresh
+    server.release("notes")
     d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as", timeout=20)
     assert len(titled(server, "patience")) == 1 and len(posts(server)) == 1
 
 
 def test_a_record_that_carries_an_existing_records_client_id_is_not_adopted_as_that_record(server, setup, daemons):
-    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="6s")
+    notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="3s")
     server.set_records("notes", [{"id": 1, "title": "existing", "client_id": "dup"}])
     d = start(setup, daemons)
-    server.options("notes", serverIds=True, writeDelay=2)
+    server.fault("notes", kind="hold", method="POST", times=1)  # the server works on it until released
     r = put(setup, {"title": "mine", "client_id": "dup"})            # the record sets the member itself
     client_id = r.stdout.strip().split()[-1]
+    # A listing with only record 1 carrying "dup" does not take it for the create.
+    d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is not in the listing yet", timeout=15)
+    server.release("notes")
     d.wait_log(f"notes: the create of {client_id}, whose answer was lost, is on the server as 1001; adopted that ID", timeout=20)
     assert "is on the server as 1;" not in d.output()
     wait_for(lambda: outbox(setup) == [], timeout=15, what="the outbox to empty")
     assert server.records("notes") == [{"id": 1, "title": "existing", "client_id": "dup"},
                                        {"id": 1001, "title": "mine", "client_id": "dup"}]
-    assert [(rec["id"], rec["title"]) for rec in setup.cache_doc("notes")["records"]] == [(1, "existing"), (1001, "mine")]
+    # The outbox empties first; the cache file is rewritten with the adopted ID right after.
+    wait_for(lambda: [(rec["id"], rec["title"]) for rec in setup.cache_doc("notes")["records"]] == [(1, "existing"), (1001, "mine")],
+             what="the cache file to show the server's ID 1001")
 
 
 def test_a_waiting_create_does_not_hold_back_the_sources_periodic_listings(server, setup, daemons):
@@ -250,16 +272,19 @@ def test_a_lost_create_is_not_sent_again_while_the_listing_is_incomplete(server,
 
 def test_a_burst_of_creates_to_a_server_slower_than_the_timeout_ends_with_each_once(server, setup, daemons):
     # Each POST times out (the server answers after 2 s): the push stops there, but the listing is still pulled
-    # and adopts what the server stored; such refreshes are retried past MaxAttempts= (8), one create each.
+    # and adopts what the server stored; such refreshes are retried past MaxAttempts= (3 here), one create each.
     notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="20s")
+    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\nMaxAttempts=3\n"
+                     "[Network]\nDebounceSec=200ms\nReachabilityIntervalSec=0\n")
     d = start(setup, daemons)
     server.options("notes", serverIds=True, writeDelay=2)
-    for n in range(10):
+    burst = 5
+    for n in range(burst):
         assert put(setup, {"title": f"burst {n}"}).returncode == 0
     wait_for(lambda: outbox(setup) == [], timeout=90, what="every create adopted")
     titles = sorted(r["title"] for r in server.records("notes") if r["title"].startswith("burst"))
-    assert titles == sorted(f"burst {n}" for n in range(10))            # each once
-    assert len(posts(server)) == 10
+    assert titles == sorted(f"burst {n}" for n in range(burst))         # each once
+    assert len(posts(server)) == burst
     assert "sending it again" not in d.output() and "not retrying until the next trigger" not in d.output()
     assert "until it succeeds (a create waits for the listing, which the server serves)" in d.output()
     assert sorted(r["title"] for r in setup.cache_doc("notes")["records"] if r["title"].startswith("burst")) == titles

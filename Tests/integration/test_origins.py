@@ -3,7 +3,6 @@ URL='s origin unless AllowedOrigins= says otherwise, the token goes to URL='s or
 only ever the one URL= names and never a FIFO, a whole listing has a deadline, and oversized validators are
 not kept. A second server on 127.0.0.2 records what reaches another host."""
 import os
-import time
 
 import pytest
 
@@ -78,9 +77,7 @@ def test_a_fifo_as_url_is_refused_at_once(setup, tmp_path):
     fifo = tmp_path / "posts.json"
     os.mkfifo(fifo)
     setup.add_source("posts", f"file://{fifo}", TimeoutSec="30s")
-    started = time.monotonic()
-    r = setup.syncd("--once", timeout=20)
-    assert time.monotonic() - started < 10
+    r = setup.syncd("--once", timeout=20)                       # not left waiting for a writer (TimeoutSec=30s)
     assert r.returncode == 1
     assert f"posts: {fifo} is not a regular file; URL= must name a JSON file" in r.stderr
 
