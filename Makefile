@@ -79,7 +79,7 @@ integration: deps build
 # the cache file's truth, status at scale, configuration edges, ambiguous creates) once more against the
 # release binaries users run. In `make test` the integration run's `make deb` has built them already.
 RELEASE_TESTS = test_origins.py test_daemon_concurrency.py test_daemon_control_limits.py test_daemon_cache_truth.py \
-	test_syncctl.py test_status_scale.py test_admin.py test_outbox_in_flight.py test_real_drf.py test_lost_creates.py test_secrets.py test_bytes_fidelity.py \
+	test_syncctl.py test_status_scale.py test_admin.py test_outbox_in_flight.py test_real_drf.py test_secrets.py test_bytes_fidelity.py \
 	test_change_feed.py
 integration-release: deps release
 	cd Tests/integration && SYNCD_BIN_DIR=$(CURDIR)/.build/release PATH="$(TEST_PATH)" \

@@ -55,6 +55,9 @@ def outbox(setup):
     return json.loads(syncctl(setup, "outbox", "--json").stdout)
 
 
+# Against the release binaries too: the rest of this file's rules are the engine's, checked in-process by
+# Tests/SyncEngineTests (LostCreateTests) with a scripted server and a manual clock.
+@pytest.mark.release_binaries
 def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_twice(server, setup, daemons):
     # Released once two listings lacked it, well before LostCreateWaitSec= ends (the next listing then adopts it).
     notes_source(setup, server, TimeoutSec="1s", ClientIDField="client_id", LostCreateWaitSec="4s")
@@ -81,6 +84,7 @@ def test_a_create_still_running_when_its_answer_timed_out_is_adopted_not_sent_tw
     assert "sending it again" not in d.output()
 
 
+@pytest.mark.release_binaries
 def test_a_create_cut_off_by_restarts_while_the_server_works_on_it_is_created_once(server, setup, daemons):
     # No ClientIDField=: found by every member it sent, among the records that are new in the listing.
     # Released after the restarts, before LostCreateWaitSec= ends (the next listing then adopts it).
