@@ -179,7 +179,7 @@ extension DaemonLoop {
             if line.notice { logger.notice(line.text) } else { logger.info(line.text) }
         }
         feed(.links(online: isOnline, significant: significant))
-        statusDirty = true
+        pacing.changed = true
     }
 
     func startProbe(_ failing: [String]) {
