@@ -39,7 +39,7 @@ extension DaemonLoop {
     /// SIGHUP or `Reload`: parse and validate the whole configuration; swap it in whole, or keep the old one.
     /// The core learns the new source list and which sources changed.
     func reload() -> Result<Void, ManagerError> {
-        if stopRequested != nil { return .failure(.stopping) }
+        if core.stopDeadline != nil { return .failure(.stopping) }
         notifier.reloading()
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
         // A .source file with a problem is left out (and listed as failed); syncd.conf problems refuse the reload.

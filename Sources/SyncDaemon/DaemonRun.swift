@@ -146,8 +146,6 @@ final class DaemonLoop {
     /// `.source` files left out because of a configuration error; GetStatus lists them.
     var failedSources: [FailedSource]
     var exiting = false
-    /// When SIGTERM or SIGINT arrived: the daemon exits within 5 s of it.
-    var stopRequested: ContinuousClock.Instant?
     var linkMonitor: LinkMonitor?
     var controlServer: ControlServer?
     var controlTask: Task<Void, Never>?
@@ -294,9 +292,8 @@ final class DaemonLoop {
         case .signal(let number):
             if number == SIGHUP {
                 _ = reload()
-            } else if stopRequested == nil {
+            } else if core.stopDeadline == nil {
                 logger.notice("Received \(number == SIGINT ? "SIGINT" : "SIGTERM"), stopping")
-                stopRequested = clock.now
                 notifier.stopping()
                 feed(.stop)
             }
