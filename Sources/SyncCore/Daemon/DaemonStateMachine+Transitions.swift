@@ -38,6 +38,7 @@ extension DaemonStateMachine {
     /// with a clear error, nothing new starts; the loop exits when the last refresh ends or at the deadline.
     mutating func stop(at now: MonotonicInstant) -> [DaemonAction] {
         var actions: [DaemonAction] = []
+        stopDeadline = now + Self.stopBudget
         clearQueue()
         actions += failWaiters(.stopping)
         if let pendingLogout { actions.append(.reply(pendingLogout, .failed(.stopping))) }

@@ -31,8 +31,19 @@ public struct DaemonStateMachine: Sendable {
     /// The most refreshes that ever run at once (docs/architecture.md, "Concurrency").
     public static let maxLanes = 4
 
-    /// How long the loop may wait for a cancelled refresh before exiting anyway.
-    public static let stopGrace: Duration = .seconds(4)
+    // The one stop deadline. syncd(8), SIGNALS, promises the daemon is gone within 5 seconds of SIGTERM or SIGINT;
+    // the units' TimeoutStopSec= (15 s, packaging/systemd/) is only the safety net that SIGKILLs a daemon that broke
+    // that promise. The whole budget is counted from the stop here, and both waits are carved out of it: the core
+    // waits for cancelled refreshes until `stopGrace`, then the loop's shutdown (refusing queued requests, stopping
+    // the control server and the link monitor, saving retry states) runs until `stopDeadline`, bounded by it
+    // whatever clients or a refresh stuck in a transfer do. Half a second of the 5 s is left for the process's exit.
+
+    /// The daemon is gone this long after the stop at the latest: `stopDeadline` is the stop plus this.
+    public static let stopBudget: Duration = .milliseconds(4_500)
+    /// The part of `stopBudget` kept for the loop's shutdown after the core's `.exit`.
+    public static let shutdownReserve: Duration = .milliseconds(500)
+    /// How long the core waits for cancelled refreshes before exiting anyway: the budget less the shutdown's reserve.
+    public static let stopGrace: Duration = stopBudget - shutdownReserve
 
     /// Every source's refresh scheduling.
     public internal(set) var scheduler: Scheduler
@@ -40,6 +51,9 @@ public struct DaemonStateMachine: Sendable {
     public internal(set) var sources: [String]
     var configured: Set<String>
     public internal(set) var phase: Phase = .running
+    /// When the process must be gone (`stopBudget` after SIGTERM or SIGINT): the loop's shutdown waits no longer.
+    /// Nil until the stop.
+    public internal(set) var stopDeadline: MonotonicInstant?
     /// The refreshes running, by source: at most one per source (a refresh of a source never overlaps
     /// another of the same source, whatever its generation), at most `lanes` in all.
     public internal(set) var running: [String: RefreshTicket] = [:] {

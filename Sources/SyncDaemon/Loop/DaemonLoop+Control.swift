@@ -39,7 +39,7 @@ extension DaemonLoop {
     /// SIGHUP or `Reload`: parse and validate the whole configuration; swap it in whole, or keep the old one.
     /// The core learns the new source list and which sources changed.
     func reload() -> Result<Void, ManagerError> {
-        if stopRequested != nil { return .failure(.stopping) }
+        if core.stopDeadline != nil { return .failure(.stopping) }
         notifier.reloading()
         logger.notice("Reloading configuration from \(run.configurationDirectory)")
         // A .source file with a problem is left out (and listed as failed); syncd.conf problems refuse the reload.
@@ -65,21 +65,17 @@ extension DaemonLoop {
         failedSources = loaded.failedSources
         let applied = new
         configuration = applied
-        let oldSources = Dictionary(uniqueKeysWithValues: old.sources.map { ($0.name, $0) })
-        var changed: Set<String> = []
-        for source in applied.sources {
-            if let previous = oldSources[source.name] {
-                if previous != source {
-                    logger.forSource(source.name).info("configuration changed; refreshing")
-                    changed.insert(source.name)
-                }
-            } else {
-                logger.forSource(source.name).info("new source")
-                states[source.name] = states[source.name] ?? SourceState(name: source.name)
+        let changes = SourceListChanges(from: old.sources, to: applied.sources)
+        for entry in changes.entries {
+            switch entry.change {
+            case .changed:
+                logger.forSource(entry.name).info("configuration changed; refreshing")
+            case .added:
+                logger.forSource(entry.name).info("new source")
+                states[entry.name] = states[entry.name] ?? SourceState(name: entry.name)
             }
         }
-        let kept = Set(applied.sources.map(\.name))
-        for name in oldSources.keys.sorted() where !kept.contains(name) {
+        for name in changes.removed {
             if failedSources.contains(where: { $0.name == name }) {
                 logger.forSource(name).warning("stopped: its .source file now has an error (see above); its cached file stays")
             } else if let state = states[name], state.pendingCount + state.conflictCount > 0 {
@@ -96,7 +92,7 @@ extension DaemonLoop {
         for missing in Credentials.missingAfterReload(applied.sources, environment: run.environment) {
             logger.warning(missing.message, source: missing.source)
         }
-        feed(.reloaded(SourcePlan(applied, changed: changed)))
+        feed(.reloaded(SourcePlan(applied, changed: changes.changed)))
         reloadFailure = nil
         lastStatusLine = statusLine()
         notifier.ready(status: lastStatusLine)

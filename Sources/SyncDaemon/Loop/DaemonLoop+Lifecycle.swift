@@ -7,10 +7,6 @@ import SyncStore
 import SyncEngine
 
 extension DaemonLoop {
-    /// The daemon is gone this long after SIGTERM at the latest, whatever clients or the worker do
-    /// (syncd(8) SIGNALS; systemd's stop timeout is far longer).
-    static let stopBudget: Duration = .milliseconds(4_500)
-
     /// Opens the Varlink socket before READY=1, so clients that connect early wait in the backlog.
     /// Without it the daemon still syncs; the failure is logged.
     func startControlServer() {
@@ -41,10 +37,10 @@ extension DaemonLoop {
 
     /// After the core's `.exit`: every request still queued is refused, watchers end, the control server
     /// and the link monitor stop, retry states are saved. Each step that waits on something outside the loop
-    /// (a handler, the worker stuck in a transfer) is bounded, so the process ends within `stopBudget` of
-    /// SIGTERM.
+    /// (a handler, the worker stuck in a transfer) is bounded by the core's `stopDeadline`, so the process ends
+    /// within `DaemonStateMachine.stopBudget` of SIGTERM.
     func shutdown(_ events: AsyncStream<DaemonEvent>) async {
-        let deadline = (stopRequested ?? clock.now) + Self.stopBudget
+        let deadline = origin + (core.stopDeadline ?? monotonicNow() + DaemonStateMachine.stopBudget).offset
         // From now on a control request is answered at once (its yield is refused), and those already
         // queued are answered here: no handler waits on the loop any more.
         input.finish()

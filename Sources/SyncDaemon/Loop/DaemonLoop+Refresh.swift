@@ -91,8 +91,7 @@ extension DaemonLoop {
             // Only a source with a listing has a cached copy to serve (one set aside is gone; a cache file that
             // holds only local changes made meanwhile is not a copy of the server's listing).
             let serving = states[name]?.savedAt != nil ? "serving the cached copy" : "no cached copy yet"
-            let waitsForCreate = failure.lostCreateWait != nil || failure.leftCreateUnknown
-            logger.forSource(name).warning("refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: waitsForCreate))",
+            logger.forSource(name).warning("refresh failed, \(serving): \(failure.message); \(retryDescription(name, waitsForCreate: result.ending.waitsForCreate))",
                                            messageID: .refreshFailed)
         } else if current, wasFailing, finish.report.succeeded {
             // "again" only when it had succeeded before: a source whose first attempts failed is not recovering.
@@ -114,34 +113,10 @@ extension DaemonLoop {
         }
     }
 
-    /// The engine's result as the core sees it.
+    /// The engine's result as the core sees it (`RefreshEnding.finish` decides).
     func classify(_ result: RefreshResult, source name: String) -> RefreshFinish {
-        let records = states[name]?.cachedRecordCount ?? 0
-        let stale = states[name]?.isStale ?? false
-        switch result {
-        case .updated:
-            return RefreshFinish(outcome: .success, stale: stale, report: SourceRefreshReport(source: name, result: .updated, records: records))
-        case .unchanged:
-            return RefreshFinish(outcome: .unchanged, stale: stale, report: SourceRefreshReport(source: name, result: .unchanged, records: records))
-        case .failed(let failure):
-            switch failure.kind {
-            case .cancelled:
-                return RefreshFinish(outcome: .failure(.transient, retryAfter: nil), cancelled: true, stale: stale,
-                                     report: SourceRefreshReport(source: name, result: .cancelled, records: records, error: failure.message))
-            case .transient:
-                var retryAfter = failure.retryAfter.flatMap { RetryAfter.parse($0, now: currentTimestamp().secondsSinceEpoch) }
-                // A lost create's wait does not hold back the source's periodic listings (IntervalSec=).
-                if let wait = failure.lostCreateWait { retryAfter = min(wait, configuration.refresh.interval) }
-                // The listing was pulled and only a create waits (its outcome unknown, or its wait not over): the
-                // server answers, so the retries are never given up after MaxAttempts= (docs/local-changes.md).
-                let kind: FailureKind = failure.lostCreateWait != nil || failure.leftCreateUnknown ? .local : .transient
-                return RefreshFinish(outcome: .failure(kind, retryAfter: retryAfter), stale: stale,
-                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
-            case .local, .permanent:
-                return RefreshFinish(outcome: .failure(failure.kind == .local ? .local : .permanent, retryAfter: nil), stale: stale,
-                                     report: SourceRefreshReport(source: name, result: .failed, records: records, error: failure.message))
-            }
-        }
+        result.ending.finish(source: name, records: states[name]?.cachedRecordCount ?? 0, stale: states[name]?.isStale ?? false,
+                             now: currentTimestamp().secondsSinceEpoch, interval: configuration.refresh.interval)
     }
 
     /// `waitsForCreate`: the failure is a create that waits for the listing, which is retried past MaxAttempts=.
@@ -204,7 +179,7 @@ extension DaemonLoop {
             if line.notice { logger.notice(line.text) } else { logger.info(line.text) }
         }
         feed(.links(online: isOnline, significant: significant))
-        statusDirty = true
+        pacing.changed = true
     }
 
     func startProbe(_ failing: [String]) {

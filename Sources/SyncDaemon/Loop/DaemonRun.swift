@@ -136,13 +136,8 @@ final class DaemonLoop {
     var linkState = "routable"
     /// One log line per link flap (`LinkChangeLog`).
     var linkLog = LinkChangeLog()
-    var nextWatchdog: MonotonicInstant?
-    var statusDirty = true
-    static let statusEveryEventLimit = 100
-    /// When STATUS= was last rebuilt, and when the next rebuild is due if something changed since: at most
-    /// one rebuild (O(sources)) a second, however many events arrive (docs/benchmarks.md, "Scale in sources").
-    var statusSentAt: MonotonicInstant?
-    var statusDue: MonotonicInstant?
+    /// When STATUS= is rebuilt and `WATCHDOG=1` sent (`NotifyPacing`); `pacing.changed` marks a change STATUS= shows.
+    var pacing: NotifyPacing
     var lastStatusLine = ""
     /// Each source's status inputs held by the loop, and the `GetStatus` reply made from them.
     var statusBoard = StatusBoard()
@@ -151,8 +146,6 @@ final class DaemonLoop {
     /// `.source` files left out because of a configuration error; GetStatus lists them.
     var failedSources: [FailedSource]
     var exiting = false
-    /// When SIGTERM or SIGINT arrived: the daemon exits within 5 s of it.
-    var stopRequested: ContinuousClock.Instant?
     var linkMonitor: LinkMonitor?
     var controlServer: ControlServer?
     var controlTask: Task<Void, Never>?
@@ -176,6 +169,7 @@ final class DaemonLoop {
         self.sourcesByName = Dictionary(run.configuration.sources.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.logger = run.logger
         self.notifier = Notifier(environment: run.environment)
+        self.pacing = NotifyPacing(watchdogInterval: notifier.watchdogInterval)
         self.origin = clock.now
         let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) },
                                   cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) },
@@ -231,7 +225,7 @@ final class DaemonLoop {
         installSignals()
         await startLinkMonitor()
         startControlServer()
-        if let interval = notifier.watchdogInterval { nextWatchdog = monotonicNow() + interval }
+        pacing.start(at: monotonicNow())
         notifier.ready(status: snapshot().summary)
         logger.notice("Started: account \(configuration.daemon.account), \(counted(configuration.sources.count, "source")), \(startupCacheSummary())")
         feed(.started)
@@ -276,7 +270,7 @@ final class DaemonLoop {
         case .reachableAgain: logger.notice("Reachability probe succeeds again; refreshing failing sources")
         case .exit: exiting = true
         }
-        statusDirty = true
+        pacing.changed = true
     }
 
     func answer(_ id: RequestID, _ reply: DaemonReply) {
@@ -289,19 +283,15 @@ final class DaemonLoop {
         switch event {
         case .timer:
             let now = monotonicNow()
-            if let due = nextWatchdog, due <= now {
-                notifier.watchdog()
-                nextWatchdog = now + (notifier.watchdogInterval ?? .seconds(30))
-            }
+            if pacing.watchdogDue(at: now) { notifier.watchdog() }
             if let line = linkLog.due(at: now, window: configuration.network.debounce) { logger.notice(line.text) }
             feed(.timer)
             releaseIdlePagesIfDue(at: now)
         case .signal(let number):
             if number == SIGHUP {
                 _ = reload()
-            } else if stopRequested == nil {
+            } else if core.stopDeadline == nil {
                 logger.notice("Received \(number == SIGINT ? "SIGINT" : "SIGTERM"), stopping")
-                stopRequested = clock.now
                 notifier.stopping()
                 feed(.stop)
             }
@@ -321,7 +311,7 @@ final class DaemonLoop {
                 guard let state = keepNewest(erased[source.name], of: source.name) else { continue }
                 broadcast(watchEvent(source.name, state, .logout))
             }
-            statusDirty = true
+            pacing.changed = true
             feed(.accountErased(id, result))
         case .outboxChanged(let name, let stamped):
             let previous = states[name]
@@ -329,7 +319,7 @@ final class DaemonLoop {
                state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
                 broadcast(watchEvent(name, state, .saved))
             }
-            statusDirty = true
+            pacing.changed = true
         case .outboxOutcome(let name, let outcome):
             // Sent with the counts the loop knows now; the outbox change's own report follows with the new ones.
             var event = watchEvent(name, states[name] ?? SourceState(name: name), WatchEvent.Kind(rawValue: outcome.kind.rawValue) ?? .local)
@@ -346,15 +336,15 @@ final class DaemonLoop {
         case .cacheFileLost(let name, let stamped):
             if let state = keepNewest(stamped, of: name) { broadcast(watchEvent(name, state, .saved)) }
             feed(.cacheFileLost(source: name))
-            statusDirty = true
+            pacing.changed = true
         case .cacheFileWritten(let name, let stamped):
             _ = keepNewest(stamped, of: name)
-            statusDirty = true
+            pacing.changed = true
         case .localChanged(let name, let stamped):
             let state = keepNewest(stamped, of: name)
             feed(.localChanged(source: name))
             if let state { broadcast(watchEvent(name, state, .local)) }
-            statusDirty = true
+            pacing.changed = true
         case .refreshProgress(let name, let count):
             for id in core.requests(waitingFor: name) {
                 pending[id]?.progress?.yield(RefreshProgress(source: name, state: "syncing", pages: count.pages, bytes: count.bytes,
@@ -363,32 +353,23 @@ final class DaemonLoop {
         }
     }
 
-    /// After each event: keep STATUS= current, re-arm the timer. The line summarises every source: with
-    /// up to `statusEveryEventLimit` sources it is rebuilt after every change (each state shows), beyond
-    /// that at most once a second, so per-event work does not grow with the number of sources.
+    /// After each event: keep STATUS= current when `pacing` says so (the line summarises every source, so
+    /// per-event work does not grow with their number), re-arm the timer.
     func afterEvent() {
         statusBoard.collectChanges(from: &core)
-        if statusDirty {
-            let now = monotonicNow()
-            if configuration.sources.count > Self.statusEveryEventLimit, let sent = statusSentAt, now < sent + .seconds(1) {
-                statusDue = sent + .seconds(1)
-            } else {
-                statusDirty = false
-                statusDue = nil
-                statusSentAt = now
-                let line = statusLine()
-                if line != lastStatusLine {
-                    lastStatusLine = line
-                    notifier.status(line)
-                }
+        if pacing.rebuildsStatus(at: monotonicNow(), sources: configuration.sources.count) {
+            let line = statusLine()
+            if line != lastStatusLine {
+                lastStatusLine = line
+                notifier.status(line)
             }
         }
         armTimer()
     }
 
     func armTimer() {
-        let deadlines = [core.nextDeadline, nextWatchdog, statusDue, idlePages.due,
-                         linkLog.deadline(window: configuration.network.debounce)].compactMap { $0 }
+        let deadlines = pacing.deadlines + [core.nextDeadline, idlePages.due,
+                                            linkLog.deadline(window: configuration.network.debounce)].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)
             return

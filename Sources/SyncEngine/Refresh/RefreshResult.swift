@@ -83,3 +83,22 @@ public enum RefreshResult: Sendable {
     /// Nothing was replaced; the previous copy stays byte-for-byte.
     case failed(RefreshFailure)
 }
+
+extension RefreshResult {
+    /// The result reduced to what the core's retry decision needs (`RefreshEnding.finish`).
+    public var ending: RefreshEnding {
+        switch self {
+        case .updated: return RefreshEnding(.updated)
+        case .unchanged: return RefreshEnding(.unchanged)
+        case .failed(let failure):
+            let kind: RefreshEnding.Kind = switch failure.kind {
+            case .cancelled: .cancelled
+            case .transient: .transient
+            case .local: .local
+            case .permanent: .permanent
+            }
+            return RefreshEnding(kind, message: failure.message, retryAfter: failure.retryAfter,
+                                 lostCreateWait: failure.lostCreateWait, leftCreateUnknown: failure.leftCreateUnknown)
+        }
+    }
+}
