@@ -19,7 +19,7 @@ struct ControlConnectionTests {
                 let connection = ControlConnection(fd: -1, peer: PeerCredentials(uid: 0, gid: 0, pid: 1), level: .owner,
                                                    limits: ControlServerLimits(), now: .zero)
                 let returned = Atomic<Bool>(false)
-                let waiter = Task {
+                let waiter = Task(executorPreference: ServingExecutor.shared) {
                     await connection.waitUntilClosed()
                     returned.store(true, ordering: .releasing)
                 }

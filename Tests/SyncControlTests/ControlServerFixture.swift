@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Glibc
 import Testing
@@ -21,7 +22,7 @@ final class ControlServerFixture: Sendable {
         server = try ControlServer.listen(path: path, handler: handler, policy: policy,
                                           info: ControlServiceInfo(version: "1.0.0"), limits: limits)
         let server = self.server
-        task = Task { await server.run() }
+        task = Task(executorPreference: ServingExecutor.shared) { await server.run() }
     }
 
     /// Stops the server and checks that the socket is gone.
@@ -33,6 +34,21 @@ final class ControlServerFixture: Sendable {
     }
 
     func client() throws -> VarlinkClient { try VarlinkClient(path: path) }
+}
+
+/// Where the test servers' tasks run: threads of their own, not Swift's cooperative pool. The pool has one
+/// thread per core, and the suites that run meanwhile keep it busy with seconds of CPU each (scanners,
+/// stores): a server waiting for a pool thread left `syncctl`, a separate process, to time out after 25 s.
+/// A concurrent dispatch queue gets a thread whenever its work can run; the tasks' children (the server's
+/// task groups) inherit the preference (SE-0417).
+final class ServingExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = ServingExecutor()
+    private let queue = DispatchQueue(label: "syncd-tests.serving", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
 }
 
 /// Runs blocking code on its own thread, so blocking sockets never occupy Swift's cooperative pool.

@@ -230,7 +230,7 @@ struct ControlServerTests {
         #expect(bound == 0)
         let server = try ControlServer.listen(path: stalePath, handler: FakeControlHandler(), policy: AccessPolicy(controlGroup: nil),
                                               info: ControlServiceInfo(version: "1.0.0"))
-        let task = Task { await server.run() }
+        let task = Task(executorPreference: ServingExecutor.shared) { await server.run() }
         var mode = stat()
         #expect(stat(stalePath, &mode) == 0 && mode.st_mode & 0o777 == 0o666)
         try await onThread { _ = try VarlinkClient(path: stalePath).call(ManagerRequest.getStatus.call()) }
