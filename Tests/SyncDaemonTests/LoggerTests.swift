@@ -73,7 +73,7 @@ struct LoggerTests {
     @Test(arguments: [(".posts.json.tmp-123-456", "posts"), (".a.json.tmp-.json.tmp-1-2", "a.json.tmp-"),
                       ("posts.json.tmp-1-2", nil), (".json.tmp-1-2", nil), (".posts.json", nil)] as [(String, String?)])
     func aLeftoverTemporaryNamesItsSource(name: String, source: String?) {
-        #expect(SnapshotWriter.source(ofTemporary: name) == source)
+        #expect(CacheFileKeeper.source(ofTemporary: name) == source)
     }
 
     /// Every message about a source goes through `Logger.forSource`: a call that writes `NAME: ` itself (and

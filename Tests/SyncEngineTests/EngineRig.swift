@@ -22,7 +22,7 @@ final class EngineRig {
         source = try Self.source(url: server.url, settings, sourceLocation: sourceLocation)
         try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
         engine = try SyncEngine(store: StateStore(path: directory + "/state.db"),
-                                snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+                                snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                 logger: Logger(journal: false, threshold: .error), environment: [:],
                                 clock: clock.engineClock, transport: transport)
     }

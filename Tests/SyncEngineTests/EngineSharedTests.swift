@@ -16,7 +16,7 @@ struct EngineSharedTests {
     func engine(_ shared: EngineShared) throws -> SyncEngine {
         try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
         return try SyncEngine(store: StateStore(path: directory + "/state.db"),
-                              snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+                              snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                               logger: Logger(journal: false, threshold: .error), environment: [:], shared: shared)
     }
 

@@ -20,7 +20,7 @@ struct SyncEngineCacheFileRecoveryTests {
                                          location: SourceLocation(file: "posts.source", line: 1))
         let shared = EngineShared(outboxObserver: nil, cacheFileObserver: { name, _ in lost.names.withLock { $0.append(name) } })
         let engine = try SyncEngine(store: StateStore(path: directory + "/state.db"),
-                                    snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+                                    snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                     logger: Logger(journal: false, threshold: .error), environment: [:], shared: shared)
         guard case .updated = engine.refresh(source) else {
             Issue.record("the first refresh did not store the listing")

@@ -23,7 +23,7 @@ struct SyncEngineDiscardedTests {
     func engine() throws -> (SyncEngine, OutboxRecord) {
         try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
         let engine = try SyncEngine(store: StateStore(path: directory + "/state.db"),
-                                    snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+                                    snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                     logger: Logger(journal: false, threshold: .error), environment: [:], clock: now.engineClock)
         _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("local")), ("version", .string("v1"))]), into: source())
         return (engine, try #require(try engine.store.outbox(source: "posts").first))

@@ -16,7 +16,7 @@ struct SyncEngineStoreErrorTests {
         try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
         let path = directory + "/state.db"
         let store = try StateStore(path: path)
-        let engine = try SyncEngine(store: store, snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+        let engine = try SyncEngine(store: store, snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                     logger: Logger(journal: false, threshold: .error), environment: [:])
         _ = try engine.put(JSONObject([("id", .string("a")), ("title", .string("x"))]), into: source)
         store.close()

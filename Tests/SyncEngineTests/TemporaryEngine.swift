@@ -8,7 +8,7 @@ func temporaryEngine(in directory: String) throws -> (SyncEngine, String) {
     try FileManager.default.createDirectory(atPath: directory + "/cache", withIntermediateDirectories: true)
     let path = directory + "/state.db"
     let engine = try SyncEngine(store: StateStore(path: path),
-                                snapshots: SnapshotWriter(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
+                                snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                 logger: Logger(journal: false, threshold: .error), environment: [:])
     return (engine, path)
 }

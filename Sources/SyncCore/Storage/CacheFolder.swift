@@ -1,6 +1,6 @@
 /// Where the cache files of one account live (`CACHE/<account>`, syncd.cache(5)), and how new ones are made:
 /// the one description of the folder, for the store that writes the files (SyncStore) and the daemon that
-/// checks them (SnapshotWriter). Paths only: nothing here touches the file system.
+/// checks them (CacheFileKeeper). Paths only: nothing here touches the file system.
 public struct CacheFolder: Sendable, Equatable {
     /// `CACHE/<account>`.
     public var directory: String

@@ -49,7 +49,7 @@ extension SyncEngine {
             try publish(source.name)
             return !changed && state.snapshotDirty && !state.cacheFileWriteScheduled ? .heldBackWritten : .rewritten
         }
-        let confirmation: SnapshotWriter.Confirmation
+        let confirmation: CacheFileKeeper.Confirmation
         do {
             confirmation = try snapshots.confirm(source: source.name, expected: expected, now: clock()) {
                 try store.cacheFileDigest(source: source.name, fd: $0)
@@ -205,7 +205,7 @@ extension SyncEngine {
         }
         let pending = Set((try? store.pendingRenames()) ?? [])
         for name in snapshots.removeStaleTemporaries(keeping: pending) {
-            logger.notice("Removed \(name), left behind by an interrupted run", source: SnapshotWriter.source(ofTemporary: name))
+            logger.notice("Removed \(name), left behind by an interrupted run", source: CacheFileKeeper.source(ofTemporary: name))
         }
         for source in sources {
             if snapshots.adoptGroup(of: source.name) {

@@ -13,7 +13,7 @@ public final class SyncEngine {
     /// The account's store; replaced by an empty one when SQLite finds it damaged (`recoverDamagedStore`).
     public private(set) var store: StateStore
     /// The account's cache folder.
-    public let snapshots: SnapshotWriter
+    public let snapshots: CacheFileKeeper
     /// The network: libcurl in the daemon, a script in tests.
     let client: any HTTPTransport
     let logger: Logger
@@ -33,7 +33,7 @@ public final class SyncEngine {
 
     /// Creates an engine over an opened store; engines of one daemon pass the same `shared`. Without a
     /// `transport` the engine talks HTTP through libcurl (`HTTPClient`).
-    public init(store: StateStore, snapshots: SnapshotWriter, logger: Logger, environment: [String: String],
+    public init(store: StateStore, snapshots: CacheFileKeeper, logger: Logger, environment: [String: String],
                 shared: EngineShared = EngineShared(), clock: EngineClock = .system,
                 transport: (any HTTPTransport)? = nil) throws(RefreshFailure) {
         // libcurl is loaded at the first transfer, and unloaded by `closeConnections()` once no one uses it.

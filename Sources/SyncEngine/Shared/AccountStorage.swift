@@ -49,16 +49,16 @@ public enum AccountStorage {
     }
 
     /// The snapshot writer for `account`.
-    public static func snapshots(directories: Directories, account: String, group: String) throws -> SnapshotWriter {
+    public static func snapshots(directories: Directories, account: String, group: String) throws -> CacheFileKeeper {
         try snapshots(directories: directories, account: account, groupID: Directories.usableGroup(named: group))
     }
 
     /// Like `snapshots(directories:account:group:)` with the group already looked up (`Directories.usableGroup`).
-    public static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> SnapshotWriter {
+    public static func snapshots(directories: Directories, account: String, groupID gid: UInt32?) throws -> CacheFileKeeper {
         try Directories.create(directories.cache, mode: 0o750, group: gid, kind: .cache, parents: directories.parentMode)
         let folder = directories.paths(of: account).cacheFolder(group: gid)
         try refuseLink(folder.directory)
-        let writer = SnapshotWriter(folder: folder)
+        let writer = CacheFileKeeper(folder: folder)
         try writer.prepareDirectory()
         return writer
     }

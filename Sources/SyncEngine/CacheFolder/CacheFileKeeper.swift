@@ -3,9 +3,9 @@ import SyncCore
 import SyncStore
 
 /// Looks after `CACHE/<account>/<source>.json`, the document other apps read (syncd(8) DESCRIPTION): the
-/// store writes it with each listing (`ListingWriter`); this checks it at startup and after a 304.
-/// Nothing else writes the cache folder.
-public struct SnapshotWriter {
+/// store writes it (`ListingWriter`); this checks it at startup and after a 304, moves a damaged one aside,
+/// removes the temporary files a killed process left and gives files the folder's group. It writes no file.
+public struct CacheFileKeeper {
     /// The schema version written into every file.
     public static let schemaVersion = 1
     /// The folder, as the store writes and reads it: the listings' bodies are only in its files.
@@ -133,7 +133,7 @@ public struct SnapshotWriter {
         case .file(let opened, let status): (fd, info) = (opened, status)
         }
         defer { close(fd) }
-        let prefix = "{\"schemaVersion\":\(SnapshotWriter.schemaVersion),\"source\":\(JSONText.quoted(source)),"
+        let prefix = "{\"schemaVersion\":\(CacheFileKeeper.schemaVersion),\"source\":\(JSONText.quoted(source)),"
         let suffix = "]}\n"
         let head = readBytes(fd, at: 0, count: prefix.utf8.count)
         let tail = readBytes(fd, at: max(0, Int(info.st_size) - suffix.utf8.count), count: suffix.utf8.count)

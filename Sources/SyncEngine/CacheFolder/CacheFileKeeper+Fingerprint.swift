@@ -8,7 +8,7 @@ import SyncStore
 /// read, hashed part by part where the store's layout cuts it (`StateStore.cacheFileDigest`) and compared;
 /// an unchanged status is trusted without reading a byte. That keeps a confirmed
 /// refresh (HTTP 304) at a few system calls, whatever the size of the file.
-extension SnapshotWriter {
+extension CacheFileKeeper {
     /// What `confirm` found.
     public enum Confirmation: Equatable {
         /// The file is the one syncd wrote; its mtime now says when the refresh confirmed it.
