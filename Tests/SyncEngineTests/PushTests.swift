@@ -156,6 +156,16 @@ struct PushTests {
         // The superseded change is history: it stays until dropped, and the cache file shows the newer one.
         #expect(try rig.outbox().map(\.isSuperseded) == [true])
         #expect(try rig.cachedRecords()["a"]?["title"] == "fixed")
+        // It cannot be queued again over the newer change; dropping it changes nothing the apps see.
+        let superseded = try #require(try rig.outbox().first)
+        #expect(throws: ManagerError.invalidParameter(parameter: "seq", reason: "entry \(superseded.seq) was superseded by a newer change "
+            + "of its record, which is the one pushed; drop it with 'syncctl outbox --drop \(superseded.seq)', or put the record again")) {
+            _ = try rig.engine.retryOutboxEntry(superseded.seq)
+        }
+        #expect(try rig.outbox().map(\.state) == [.parked])
+        rig.refresh()
+        #expect(rig.server.record("a")?["title"] == "fixed")
+        #expect(try rig.cachedRecords()["a"]?["title"] == "fixed")
     }
 
     @Test func aParkedChangeWaitsForARetryWhileOtherRecordsGoOn() throws {

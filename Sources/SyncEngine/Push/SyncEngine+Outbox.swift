@@ -169,6 +169,10 @@ extension SyncEngine {
         // Only a change a person has to decide on goes back to the queue. A queued create whose answer was lost
         // in particular keeps that state: sent blind now, the server could get it twice.
         switch entry.state {
+        case .parked where entry.isSuperseded:
+            // History only: queued again, the older version would go out over the newer change that superseded it.
+            throw .invalidParameter(parameter: "seq", reason: "entry \(seq) was superseded by a newer change of its record, which is "
+                                    + "the one pushed; drop it with 'syncctl outbox --drop \(seq)', or put the record again")
         case .parked, .conflict:
             break
         case .queued where entry.answerWasLost:

@@ -112,7 +112,8 @@ public struct LogoutCommand: SyncctlCommand {
         var records: Int64 = 0, changed: Int64 = 0
         for source in sources.compactMap(\.objectValue) {
             records += source["records"]?.integerValue ?? 0
-            changed += (source["pending"]?.integerValue ?? 0) + (source["parked"]?.integerValue ?? 0)
+            // `pending` counts parked changes already (GetStatus); a record in conflict is apart.
+            changed += (source["pending"]?.integerValue ?? 0) + (source["conflicts"]?.integerValue ?? 0)
         }
         var text = "Logged out of account \(account): erased the cache and state of \(counted(sources.count, "source")) "
             + "(\(counted(Int(records), "cached record")))"
