@@ -296,10 +296,17 @@ extension StateStore {
 
     /// Puts a parked or conflicting change back in the queue; with `baseVersion`, against that version, and
     /// with `body`, as that text (the change rebased onto the server's version, `VersionRebase`).
-    public func requeue(_ seq: Int64, baseVersion: String?? = nil, body: [UInt8]? = nil) throws(StoreError) {
+    public func requeue(_ seq: Int64, baseVersion: String?? = nil, body: [UInt8]? = nil,
+                        as operation: OutboxRecord.Operation? = nil) throws(StoreError) {
         try durableWrite("requeue a change") {
             try run("UPDATE outbox SET state = 'queued', last_status = NULL, last_error = NULL, \(StateStore.noMarks) WHERE seq = ?1", seq)
             if let baseVersion { try setBase(seq, version: baseVersion, body: body) }
+            if let operation {
+                let statement = try database.prepare("UPDATE outbox SET operation = ?2 WHERE seq = ?1")
+                try statement.bind(1, seq)
+                try statement.bind(2, operation.rawValue)
+                try statement.step()
+            }
         }
     }
 

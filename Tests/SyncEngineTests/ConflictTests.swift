@@ -111,6 +111,26 @@ struct ConflictTests {
         #expect(try rig.outbox().map(\.state) == [.conflict])
     }
 
+    @Test func keepingTheLocalEditOfARecordTheServerRemovedCreatesItAgain() throws {
+        let rig = try EngineRig("Writable=yes\nVersionField=version\nConflictPolicy=manual")
+        rig.server.seed("a")
+        rig.server.seed("b")
+        rig.refresh()
+        try rig.put("a", [("title", "mine"), ("version", 1)])
+        rig.server.remove("a")
+        rig.refresh()
+        #expect(try rig.outbox().map(\.state) == [.conflict])
+        try rig.engine.resolve(source: rig.source, id: "a", keepLocal: true)
+        #expect(try rig.outbox().map(\.operation) == [.create])
+        #expect(rig.refresh().isSuccess)
+        // Sent once as a create, not as an update that meets the removal and the same conflict again.
+        #expect(rig.transport.log.filter { $0 == "POST http://api.test/posts/" }.count == 1)
+        #expect(rig.server.record("a")?["title"] == "mine")
+        #expect(try rig.outbox().isEmpty)
+        #expect(try rig.engine.store.conflicts(source: "posts").isEmpty)
+        #expect(try rig.cachedRecords()["a"]?["title"] == "mine")
+    }
+
     @Test func anEditOnTopOfTheEnginesOwnPushIsNotAConflict() throws {
         let rig = try EngineRig("Writable=yes\nVersionField=version\nConflictPolicy=manual")
         rig.server.seed("a")

@@ -16,7 +16,11 @@ extension SyncEngine {
         }
         let remote = try reading("the conflicts") { try store.conflicts(source: source.name) }.first { $0.recordID.isSameID(as: id) }
         do {
-            if keepLocal {
+            if keepLocal, entry.operation == .update, remote?.remoteBody == nil, try serverRecord(source: source.name, id: id) == nil {
+                // The server removed the record: keeping the local version creates it again (as `outbox --restore`
+                // does); pushed as an update it would meet the same removal, and the same conflict, again.
+                try store.requeue(entry.seq, baseVersion: .some(nil), as: .create)
+            } else if keepLocal {
                 // Made again against the server's current version: it goes out as is at the next push.
                 try store.requeue(entry.seq, baseVersion: .some(remote?.remoteVersion),
                                   body: rebasedBody(entry, source: source, remoteBody: remote?.remoteBody))
