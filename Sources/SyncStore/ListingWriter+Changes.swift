@@ -105,7 +105,16 @@ extension ListingWriter {
     func measureChanges() -> (changed: [[UInt8]], removed: [[UInt8]])?? {
         guard purpose == .refresh else { return nil }
         let old = diff.unlisted ? nil : replacedRecords(staged: stagedSeqs)
-        guard let old, let found = diff.changes(against: old) else { return .some(nil) }
+        guard let old, var found = diff.changes(against: old) else { return .some(nil) }
+        // A record the listing no longer has that a local change still shows (a conflict, an edit not yet pushed)
+        // is still in the view apps read: changed, not removed.
+        let stillShown = found.removed.filter { id in
+            overlay[RecordID(String(decoding: id, as: UTF8.self))].map { $0.operation != .delete } ?? false
+        }
+        if !stillShown.isEmpty {
+            found.removed.removeAll { stillShown.contains($0) }
+            found.changed += stillShown
+        }
         guard !found.changed.isEmpty || !found.removed.isEmpty else { return nil }
         return .some(found)
     }

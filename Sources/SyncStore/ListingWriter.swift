@@ -35,7 +35,7 @@ public final class ListingWriter {
     private let header: [UInt8]
     /// The latest outbox entry of each record with local changes, and the order they were first made in
     /// (keyed by the IDs' bytes: `RecordID`).
-    private var overlay: [RecordID: OutboxRecord] = [:]
+    private(set) var overlay: [RecordID: OutboxRecord] = [:]
     private var madeOrder: [RecordID] = []
     private var seenOverlaid: Set<RecordID> = []
     /// Records whose changes were all sent and that this listing shows taken (present for a create or update,

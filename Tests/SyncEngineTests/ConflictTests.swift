@@ -120,6 +120,11 @@ struct ConflictTests {
         rig.server.remove("a")
         rig.refresh()
         #expect(try rig.outbox().map(\.state) == [.conflict])
+        // The change feed follows the view apps read: the record is still there (in conflict), so it changed.
+        let since = try #require(try rig.engine.store.changes(source: "posts", since: 0, limit: 1000).get()).seq
+        let feed = try #require(try rig.engine.store.changes(source: "posts", since: since - 1, limit: 1000).get())
+        #expect(feed.removed.isEmpty && feed.changed == ["a"])
+        #expect(try rig.cachedRecords()["a"] != nil)
         try rig.engine.resolve(source: rig.source, id: "a", keepLocal: true)
         #expect(try rig.outbox().map(\.operation) == [.create])
         #expect(rig.refresh().isSuccess)
