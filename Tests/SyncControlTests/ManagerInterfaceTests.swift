@@ -141,6 +141,9 @@ struct ManagerInterfaceTests {
         let event = WatchEvent(source: "posts", records: 12, pending: 1, conflicts: 0, savedAt: nil, event: WatchEvent.Kind.saved.rawValue)
         #expect(try WatchEvent(json: event.json) == event)
         #expect(WatchCommand.line(for: event, now: Timestamp(secondsSinceEpoch: 0)).hasSuffix(" posts saved: 12 records, 1 pending, 0 conflicts\n"))
+        var oneConflict = event
+        oneConflict.conflicts = 1
+        #expect(WatchCommand.line(for: oneConflict, now: Timestamp(secondsSinceEpoch: 0)).hasSuffix(" posts saved: 12 records, 1 pending, 1 conflict\n"))
         #expect(event.json["reason"] == nil, "an event without a reason does not send one")
         let stale = WatchEvent(source: "posts", records: 12, pending: 0, conflicts: 0, savedAt: nil, event: "stale",
                                reason: "HTTP 503 from http://example.org\u{1b}[2J")

@@ -211,7 +211,7 @@ public struct WatchCommand: SyncctlCommand {
             return head + "\(HumanFormat.printable(outcome.id)) (outbox \(outcome.outboxSeq)): \(HumanFormat.printable(outcome.message))\n"
         }
         return head + "\(HumanFormat.count(event.records)) \(event.records == 1 ? "record" : "records"), "
-            + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) conflicts\n"
+            + "\(HumanFormat.count(event.pending)) pending, \(HumanFormat.count(event.conflicts)) \(event.conflicts == 1 ? "conflict" : "conflicts")\n"
     }
 }
 
