@@ -60,27 +60,27 @@ struct ConflictTests {
         #expect(try rig.cachedRecords()["a"]?["title"] == "theirs")
     }
 
-    @Test func lastWriteWinsKeepsTheNewerLocalChange() throws {
+    /// A local edit made under last-write-wins (the manual clock is in 2026-12) while someone else wrote the
+    /// record at `theirs` (its `updated`), then a refresh.
+    func lastWriteWins(serverWroteAt theirs: String) throws -> EngineRig {
         let rig = try EngineRig("Writable=yes\nVersionField=updated\nConflictPolicy=last-write-wins")
         rig.server.seed("a", [("updated", "2026-01-01T00:00:00Z")])
         rig.refresh()
         try rig.put("a", [("title", "mine"), ("updated", "2026-01-01T00:00:00Z")])
-        // Someone else wrote before this change was made (the manual clock is in 2026-12).
-        rig.server.seed("a", [("updated", "2026-06-01T00:00:00Z"), ("title", "theirs")], version: 2)
+        rig.server.seed("a", [("updated", .string(theirs)), ("title", "theirs")], version: 2)
         #expect(rig.refresh().isSuccess)
-        #expect(rig.server.record("a")?["title"] == "mine")
         #expect(try rig.outbox().isEmpty)
+        return rig
+    }
+
+    @Test func lastWriteWinsKeepsTheNewerLocalChange() throws {
+        let rig = try lastWriteWins(serverWroteAt: "2026-06-01T00:00:00Z")
+        #expect(rig.server.record("a")?["title"] == "mine")
     }
 
     @Test func lastWriteWinsDropsTheOlderLocalChange() throws {
-        let rig = try EngineRig("Writable=yes\nVersionField=updated\nConflictPolicy=last-write-wins")
-        rig.server.seed("a", [("updated", "2026-01-01T00:00:00Z")])
-        rig.refresh()
-        try rig.put("a", [("title", "mine"), ("updated", "2026-01-01T00:00:00Z")])
-        rig.server.seed("a", [("updated", "2027-06-01T00:00:00Z"), ("title", "theirs")], version: 2)
-        #expect(rig.refresh().isSuccess)
+        let rig = try lastWriteWins(serverWroteAt: "2027-06-01T00:00:00Z")
         #expect(rig.server.record("a")?["title"] == "theirs")
-        #expect(try rig.outbox().isEmpty)
         #expect(try rig.engine.store.discarded(source: "posts").count == 1)
     }
 
