@@ -54,6 +54,16 @@ public struct DaemonStateMachine: Sendable {
     /// When the process must be gone (`stopBudget` after SIGTERM or SIGINT): the loop's shutdown waits no longer.
     /// Nil until the stop.
     public internal(set) var stopDeadline: MonotonicInstant?
+
+    /// Whether a local change (`Put`, `Delete`, `Resolve`, an outbox retry, drop or restore) is taken now: not
+    /// once the stop began. Taken then, it would be queued for a push that never comes in this process; the
+    /// caller is told `Stopping` instead, as for every other call (docs/control-api.md).
+    public var takesLocalChanges: Bool {
+        switch phase {
+        case .running, .loggedOut: return true
+        case .stopping, .exited: return false
+        }
+    }
     /// The refreshes running, by source: at most one per source (a refresh of a source never overlaps
     /// another of the same source, whatever its generation), at most `lanes` in all.
     public internal(set) var running: [String: RefreshTicket] = [:] {

@@ -20,6 +20,7 @@ extension DaemonLoop {
             let changes = states.values.reduce(0) { $0 + $1.unpushedCount + $1.conflictCount }
             feed(.logout(id, discardPending: discardPending, pendingChanges: changes))
         case .change(let change, let continuation):
+            guard core.takesLocalChanges else { return continuation.resume(returning: .failure(.stopping)) }
             apply(change, continuation: continuation)
         case .watch(let sink, let continuation):
             nextWatcher += 1

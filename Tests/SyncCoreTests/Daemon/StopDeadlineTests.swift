@@ -32,4 +32,14 @@ import Testing
         #expect(core.send(.stop, after: .seconds(2)) == [.exit])
         #expect(core.machine.stopDeadline == MonotonicInstant.zero + .seconds(2) + DaemonStateMachine.stopBudget)
     }
+
+    @Test func localChangesAreTakenUntilTheStopBeginsLoggedOutOrNot() throws {
+        var core = Core()
+        _ = core.send(.started)
+        #expect(core.machine.takesLocalChanges)
+        _ = core.send(.logout(RequestID(1), discardPending: true, pendingChanges: 0))
+        #expect(core.machine.takesLocalChanges)
+        _ = core.send(.stop, after: .seconds(1))
+        #expect(!core.machine.takesLocalChanges)
+    }
 }
