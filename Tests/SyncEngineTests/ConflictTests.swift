@@ -99,7 +99,8 @@ struct ConflictTests {
         #expect(try rig.outbox().first?.lastStatus == 412)
     }
 
-    @Test func aRecordTheServerRemovedIsAConflictForAnEdit() throws {
+    /// Under ConflictPolicy=manual, a local edit of record "a" that the server removed meanwhile, then a refresh.
+    func editOfARecordTheServerRemoved() throws -> EngineRig {
         let rig = try EngineRig("Writable=yes\nVersionField=version\nConflictPolicy=manual")
         rig.server.seed("a")
         rig.server.seed("b")
@@ -107,18 +108,17 @@ struct ConflictTests {
         try rig.put("a", [("title", "mine"), ("version", 1)])
         rig.server.remove("a")
         rig.refresh()
+        return rig
+    }
+
+    @Test func aRecordTheServerRemovedIsAConflictForAnEdit() throws {
+        let rig = try editOfARecordTheServerRemoved()
         #expect(rig.server.record("a") == nil)
         #expect(try rig.outbox().map(\.state) == [.conflict])
     }
 
     @Test func keepingTheLocalEditOfARecordTheServerRemovedCreatesItAgain() throws {
-        let rig = try EngineRig("Writable=yes\nVersionField=version\nConflictPolicy=manual")
-        rig.server.seed("a")
-        rig.server.seed("b")
-        rig.refresh()
-        try rig.put("a", [("title", "mine"), ("version", 1)])
-        rig.server.remove("a")
-        rig.refresh()
+        let rig = try editOfARecordTheServerRemoved()
         #expect(try rig.outbox().map(\.state) == [.conflict])
         // The change feed follows the view apps read: the record is still there (in conflict), so it changed.
         let since = try #require(try rig.engine.store.changes(source: "posts", since: 0, limit: 1000).get()).seq
