@@ -222,6 +222,8 @@ public struct SourceConfiguration: Equatable, Sendable {
     /// `ListingTimeoutSec=`: the deadline for a whole refresh, its push and all pages of its listing together
     /// (default 10 min).
     public var listingTimeout: Duration = .seconds(600)
+    /// `Delta=` and its keys: how refreshes after the first ask for changes only (syncd.conf(5), "Incremental pull").
+    public var delta = DeltaSettings()
     /// `AllowedOrigins=`: origins besides `URL=`'s that pages and redirects may lead to (never given the token).
     public var allowedOrigins: [URLOrigin] = []
     /// Where the `[Source]` section began.

@@ -102,6 +102,28 @@ extension ConfigurationParser {
             },
             .value("DiscardedRetentionSec", \.discardedRetention, default: defaults.discardedRetention, Setting.positiveTimeSpan),
             pointer("RecordEnvelope", \.recordEnvelope, \.recordEnvelopeText, defaults: defaults, example: nil),
+            .value("Delta", \.delta.mode, default: defaults.delta.mode) { text throws(ValueError) in
+                guard let mode = DeltaMode(rawValue: text) else {
+                    throw ValueError("invalid delta mode \"\(text)\"; use \(ConfigurationText.alternatives(DeltaMode.allCases.map(\.rawValue)))")
+                }
+                return mode
+            },
+            pointer("DeltaField", \.delta.field, \.delta.fieldText, defaults: defaults, example: "/last_modified"),
+            .value("DeltaQuery", \.delta.query, default: defaults.delta.query, DeltaSettings.query),
+            pointer("DeltaTokenPath", \.delta.tokenPath, \.delta.tokenPathText, defaults: defaults, example: "/nextSyncToken"),
+            pointer("DeletedPath", \.delta.deletedPath, \.delta.deletedPathText, defaults: defaults, example: "/deleted"),
+            ConfigurationSetting(
+                key: "DeletedValue",
+                assign: { (source: inout SourceConfiguration, text: String) throws(ValueError) in
+                    source.delta.deletedValue = try DeltaSettings.deletedValue(text)
+                    source.delta.deletedValueText = text
+                },
+                reset: { source in
+                    source.delta.deletedValue = defaults.delta.deletedValue
+                    source.delta.deletedValueText = defaults.delta.deletedValueText
+                }),
+            .value("DeltaExpired", \.delta.expiredStatuses, default: defaults.delta.expiredStatuses, DeltaSettings.statuses),
+            .value("FullResyncIntervalSec", \.delta.fullResyncInterval, default: defaults.delta.fullResyncInterval, Setting.positiveTimeSpan),
         ])
     }
 
@@ -264,12 +286,63 @@ extension ConfigurationParser {
                    + "e.g. CursorPath=/meta/next_cursor", at: lastAssigned["Pagination"] ?? sectionLocation)
             valid = false
         }
+        valid = checkDeltaRules(source, lastAssigned: lastAssigned, at: sectionLocation, scheme: url.scheme) && valid
         // A wait no longer than one request's own limit is no wait: the first listing after a timed-out POST
         // would already be past it, and a create still running on the server would be sent again.
         if let wait = source.lostCreateWaitSetting, wait <= source.timeout {
             report("LostCreateWaitSec= must be longer than TimeoutSec= (\(TimeSpan.format(source.timeout))): a create whose answer "
                    + "was lost would be sent again while the server may still work on it", at: lastAssigned["LostCreateWaitSec"] ?? sectionLocation)
             valid = false
+        }
+        return valid
+    }
+
+    /// The rules of `Delta=` and its keys (syncd.conf(5), "Incremental pull"); reports each broken one.
+    private mutating func checkDeltaRules(_ source: SourceConfiguration, lastAssigned: [String: SourceLocation], at sectionLocation: SourceLocation,
+                                          scheme: String) -> Bool {
+        let delta = source.delta
+        let at = lastAssigned["Delta"] ?? sectionLocation
+        var valid = true
+        func problem(_ message: String, at location: SourceLocation) {
+            report(message, at: location)
+            valid = false
+        }
+        guard delta.isEnabled else {
+            for key in ["DeltaField", "DeltaQuery", "DeltaTokenPath", "DeletedPath", "DeletedValue", "DeltaExpired", "FullResyncIntervalSec"] {
+                if let location = lastAssigned[key] {
+                    problem("\(key)= has no effect without Delta=watermark or Delta=token; set Delta= or remove it", at: location)
+                }
+            }
+            return valid
+        }
+        if scheme == "file" { problem("Delta=\(delta.mode.rawValue) needs an http or https URL: a file: URL has no query to ask for changes", at: at) }
+        let placeholder = DeltaSettings.placeholder
+        switch delta.mode {
+        case .none:
+            break
+        case .watermark:
+            if delta.field.isEmpty {
+                problem("Delta=watermark needs DeltaField=, the JSON pointer to each record's change stamp, e.g. DeltaField=/last_modified", at: at)
+            }
+            if !delta.query.contains(placeholder) {
+                problem("Delta=watermark needs DeltaQuery= with \(placeholder) where the highest stamp goes, e.g. "
+                        + "DeltaQuery=_since=\(placeholder)", at: lastAssigned["DeltaQuery"] ?? at)
+            }
+            if let location = lastAssigned["DeltaTokenPath"] { problem("DeltaTokenPath= is for Delta=token; Delta=watermark reads DeltaField=", at: location) }
+        case .token:
+            if delta.tokenPath.isEmpty {
+                problem("Delta=token needs DeltaTokenPath=, the JSON pointer to the next checkpoint on a listing's last page, "
+                        + "e.g. DeltaTokenPath=/nextSyncToken", at: at)
+            }
+            if !delta.query.isEmpty && !delta.query.contains(placeholder) {
+                problem("DeltaQuery= needs \(placeholder) where the token goes, e.g. DeltaQuery=syncToken=\(placeholder); "
+                        + "leave it empty when the token is the next request's URL", at: lastAssigned["DeltaQuery"] ?? at)
+            }
+            if let location = lastAssigned["DeltaField"] { problem("DeltaField= is for Delta=watermark; Delta=token reads DeltaTokenPath=", at: location) }
+        }
+        if lastAssigned["DeletedValue"] != nil && delta.deletedPath.isEmpty {
+            problem("DeletedValue= needs DeletedPath=, the JSON pointer inside a record that marks it deleted, e.g. DeletedPath=/deleted",
+                    at: lastAssigned["DeletedValue"] ?? at)
         }
         return valid
     }

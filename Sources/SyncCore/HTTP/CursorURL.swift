@@ -5,6 +5,12 @@ public enum CursorURL {
     /// `base` with the query parameter `parameter` set to `token` (percent-encoded, RFC 3986 §3.4): an
     /// existing `parameter=` is replaced, other parameters and their order are kept; a fragment is dropped.
     public static func url(base: String, parameter: String, token: String) -> String {
+        url(base: base, parameter: parameter, encodedValue: queryComponent(token))
+    }
+
+    /// `base` with the query parameter `parameter` set to `encodedValue`, which is already percent-encoded
+    /// (a value written in the configuration); replaced and kept as `url(base:parameter:token:)` does.
+    public static func url(base: String, parameter: String, encodedValue: String) -> String {
         var path = Substring(base)
         if let hash = path.firstIndex(of: "#") { path = path[..<hash] }
         var pairs: [Substring] = []
@@ -12,7 +18,7 @@ public enum CursorURL {
             pairs = path[path.index(after: question)...].split(separator: "&", omittingEmptySubsequences: true)
             path = path[..<question]
         }
-        let encoded = parameter + "=" + queryComponent(token)
+        let encoded = parameter + "=" + encodedValue
         var replaced = false
         pairs = pairs.compactMap { pair in
             let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""

@@ -1,0 +1,198 @@
+/// The decisions of incremental pull (syncd.conf(5), "Incremental pull"; docs/architecture.md, "Incremental pull"):
+/// whether a refresh asks for changes only or for the whole listing, the delta request's URL, what a record of a
+/// delta means (a change or a tombstone, its stamp), and the next checkpoint. Pure: the engine performs.
+public enum DeltaPlan {
+    /// What the next refresh of a source fetches.
+    public enum Fetch: Equatable, Sendable {
+        /// The whole listing, and why.
+        case full(FullListingReason)
+        /// Changes only since `checkpoint`, at `url`.
+        case delta(url: String, checkpoint: String)
+    }
+
+    /// Why a refresh of a source with `Delta=` fetches the whole listing.
+    public enum FullListingReason: Equatable, Sendable {
+        /// No listing is held yet (the first sync, or after a logout or a damaged cache file).
+        case noListing
+        /// A listing is held but no checkpoint for it (the source was under `Delta=none`, or its store predates it).
+        case noCheckpoint
+        /// The checkpoint was taken for another URL, query, paths or account.
+        case settingsChanged
+        /// The last full listing is `FullResyncIntervalSec=` old.
+        case resyncDue
+        /// The server said the checkpoint is too old (`DeltaExpired=`).
+        case expired(status: Int)
+
+        /// How the log and the status say it.
+        public var text: String {
+            switch self {
+            case .noListing: "no listing held yet"
+            case .noCheckpoint: "no checkpoint yet"
+            case .settingsChanged: "the source's settings changed since the checkpoint"
+            case .resyncDue: "FullResyncIntervalSec= passed since the last full listing"
+            case .expired(let status): "the server answered HTTP \(status): the checkpoint is too old"
+            }
+        }
+    }
+
+    /// What a checkpoint is bound to: the source's URL, delta settings, record paths and the account. Any change
+    /// to them makes the next refresh a full listing. Opaque text, stored with the checkpoint.
+    public static func binding(of source: SourceConfiguration, account: String) -> String {
+        let delta = source.delta
+        let parts = [
+            "account=" + account, "url=" + source.url, "delta=" + delta.mode.rawValue, "query=" + delta.query,
+            "field=" + delta.fieldText, "token=" + delta.tokenPathText, "deleted=" + delta.deletedPathText,
+            "deletedValue=" + delta.deletedValueText, "records=" + source.recordsPathText, "id=" + source.idField,
+            "envelope=" + source.recordEnvelopeText, "pagination=" + source.pagination.rawValue,
+        ]
+        let joined = Array(parts.joined(separator: "\u{0}").utf8)
+        return "delta-binding-1:" + String(XXHash64.hash(joined), radix: 16)
+    }
+
+    /// What the next refresh fetches. `held`: a listing is stored; `stored`: its checkpoint (value, binding, when
+    /// the full listing it started from was saved, as seconds of the wall clock); `now`: seconds of the wall clock.
+    public static func fetch(_ source: SourceConfiguration, account: String, held: Bool,
+                             stored: (value: String, binding: String, fullListingAt: Int64)?, now: Int64) -> Fetch? {
+        guard source.delta.isEnabled else { return nil }
+        guard held else { return .full(.noListing) }
+        guard let stored else { return .full(.noCheckpoint) }
+        guard stored.binding == binding(of: source, account: account) else { return .full(.settingsChanged) }
+        let interval = source.delta.fullResyncInterval.components.seconds
+        guard now - stored.fullListingAt < interval, now >= stored.fullListingAt else { return .full(.resyncDue) }
+        return .delta(url: requestURL(source, checkpoint: stored.value), checkpoint: stored.value)
+    }
+
+    /// The URL of a delta request from `checkpoint`: `URL=` with `DeltaQuery=`'s parameters set (each replacing a
+    /// parameter of the same name in `URL=`), `{checkpoint}` replaced by the checkpoint percent-encoded. With
+    /// `Delta=token` and no `DeltaQuery=`, the token is the URL itself (a delta link).
+    public static func requestURL(_ source: SourceConfiguration, checkpoint: String) -> String {
+        let query = source.delta.query
+        if query.isEmpty { return checkpoint }
+        var url = source.url
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0])
+            let value = parts.count > 1 ? String(parts[1]) : ""
+            let encoded = value.replacingEvery(DeltaSettings.placeholder, with: CursorURL.queryComponent(checkpoint))
+            url = CursorURL.url(base: url, parameter: name, encodedValue: encoded)
+        }
+        return url
+    }
+
+    /// Whether `record` (a delta's or a listing's record) is a tombstone: `DeletedPath=` holds `DeletedValue=`.
+    public static func isTombstone(_ record: JSONValue, _ delta: DeltaSettings) -> Bool {
+        guard !delta.deletedPath.isEmpty, let value = record.value(at: delta.deletedPath) else { return false }
+        return value == delta.deletedValue
+    }
+}
+
+/// The highest change stamp (`DeltaField=`) seen: the watermark a `Delta=watermark` checkpoint keeps. Numbers
+/// compare as numbers (integers exactly, at any length), strings byte by byte (ISO 8601 times of one format and
+/// zone order that way); a listing that mixes the two, or a stamp of another type, is refused.
+public struct DeltaWatermark: Equatable, Sendable {
+    /// The highest stamp so far, nil before the first.
+    public private(set) var highest: JSONValue?
+
+    /// Starts from `checkpoint` (the stored text: a number's literal or a string), or from nothing.
+    public init(checkpoint: String? = nil) {
+        highest = checkpoint.map(DeltaWatermark.value(ofCheckpoint:))
+    }
+
+    /// Why a stamp cannot be a watermark.
+    public enum Problem: Error, Equatable, Sendable {
+        /// The record has no stamp at `DeltaField=`, or it is null.
+        case missing
+        /// The stamp is a boolean, object or array.
+        case notComparable(String)
+        /// Stamps of two kinds (numbers and strings) in one source.
+        case mixed(String)
+    }
+
+    /// Takes one record's stamp (nil when the record has none).
+    public mutating func see(_ stamp: JSONValue?) throws(Problem) {
+        guard let stamp, !stamp.isNull else { throw .missing }
+        switch stamp {
+        case .integer, .number, .string: break
+        default: throw .notComparable(stamp.kindName)
+        }
+        guard let current = highest else {
+            highest = stamp
+            return
+        }
+        switch DeltaWatermark.compare(stamp, current) {
+        case .some(true): highest = stamp
+        case .some(false): break
+        case .none: throw .mixed("\(current.kindName) and \(stamp.kindName)")
+        }
+    }
+
+    /// The checkpoint's text: a number's literal or a string's value; nil before the first stamp.
+    public var checkpoint: String? {
+        switch highest {
+        case .integer(let value): String(value)
+        case .number(let value): value.literal
+        case .string(let value): value
+        default: nil
+        }
+    }
+
+    /// A stored checkpoint's value: a number when it reads as one, else a string.
+    static func value(ofCheckpoint text: String) -> JSONValue {
+        if let number = JSONNumber(literal: text) { return number.integerValue.map(JSONValue.integer) ?? .number(number) }
+        return .string(text)
+    }
+
+    /// Whether `a` is above `b`; nil when they are not of one kind.
+    static func compare(_ a: JSONValue, _ b: JSONValue) -> Bool? {
+        switch (a, b) {
+        case (.string(let x), .string(let y)):
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? false : x.utf8.elementsEqual(y.utf8) ? false : true
+        case (.string, _), (_, .string):
+            return nil
+        default:
+            return NumberOrder.above(a, b)
+        }
+    }
+}
+
+/// The order of two JSON numbers, exact for integers of any length, by their doubles otherwise.
+enum NumberOrder {
+    static func above(_ a: JSONValue, _ b: JSONValue) -> Bool? {
+        guard let x = a.integerText ?? a.numberText, let y = b.integerText ?? b.numberText else { return nil }
+        if let x = integerParts(x), let y = integerParts(y) {
+            if x.negative != y.negative { return y.negative }
+            let magnitude = x.digits.count != y.digits.count ? x.digits.count > y.digits.count
+                : x.digits.utf8.lexicographicallyPrecedes(y.digits.utf8) ? false : !x.digits.utf8.elementsEqual(y.digits.utf8)
+            let equal = x.digits == y.digits
+            return equal ? false : (x.negative ? !magnitude : magnitude)
+        }
+        guard let dx = a.doubleValue, let dy = b.doubleValue else { return nil }
+        return dx > dy
+    }
+
+    /// An integer literal's sign and digits without leading zeros; nil for a fraction or exponent.
+    private static func integerParts(_ text: String) -> (negative: Bool, digits: Substring)? {
+        let negative = text.hasPrefix("-")
+        let body = negative ? text.dropFirst() : Substring(text)
+        guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        let digits = body.drop { $0 == "0" }
+        return (negative && !digits.isEmpty, digits.isEmpty ? "0" : digits)
+    }
+}
+
+extension JSONValue {
+    /// A non-integer number's literal text.
+    var numberText: String? { if case .number(let value) = self { value.literal } else { nil } }
+
+    /// The kind of value, for messages.
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .integer, .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
