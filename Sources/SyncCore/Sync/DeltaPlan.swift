@@ -66,15 +66,17 @@ public enum DeltaPlan {
     /// parameter of the same name in `URL=`), `{checkpoint}` replaced by the checkpoint percent-encoded. With
     /// `Delta=token` and no `DeltaQuery=`, the token is the URL itself (a delta link).
     public static func requestURL(_ source: SourceConfiguration, checkpoint: String) -> String {
-        let query = source.delta.query
-        if query.isEmpty { return checkpoint }
+        source.delta.query.isEmpty ? checkpoint : requestURL(source, encodedCheckpoint: CursorURL.queryComponent(checkpoint))
+    }
+
+    /// `requestURL(_:checkpoint:)` with the checkpoint already percent-encoded (or a placeholder to show).
+    static func requestURL(_ source: SourceConfiguration, encodedCheckpoint: String) -> String {
         var url = source.url
-        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+        for pair in source.delta.query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = String(parts[0])
             let value = parts.count > 1 ? String(parts[1]) : ""
-            let encoded = value.replacingEvery(DeltaSettings.placeholder, with: CursorURL.queryComponent(checkpoint))
-            url = CursorURL.url(base: url, parameter: name, encodedValue: encoded)
+            url = CursorURL.url(base: url, parameter: name, encodedValue: value.replacingEvery(DeltaSettings.placeholder, with: encodedCheckpoint))
         }
         return url
     }
@@ -87,15 +89,23 @@ public enum DeltaPlan {
 }
 
 /// The highest change stamp (`DeltaField=`) seen: the watermark a `Delta=watermark` checkpoint keeps. Numbers
-/// compare as numbers (integers exactly, at any length), strings byte by byte (ISO 8601 times of one format and
-/// zone order that way); a listing that mixes the two, or a stamp of another type, is refused.
+/// compare as numbers, exactly (integers at any length, decimals digit by digit), strings byte by byte (ISO 8601
+/// times of one format and zone order that way); a listing that mixes the two, or a stamp of another type, is
+/// refused.
 public struct DeltaWatermark: Equatable, Sendable {
     /// The highest stamp so far, nil before the first.
     public private(set) var highest: JSONValue?
+    /// The stored checkpoint's text while no stamp above it came: the checkpoint stays exactly that text (a
+    /// string stamp such as `"0123"` must not come back as `123`). The stored text does not say whether it was
+    /// a string or a number, so the first stamp seen decides how it is read (`kindSettled`).
+    private var storedText: String?
+    /// Whether a stamp was seen, fixing the kind of the stamps that may follow.
+    private var kindSettled = false
 
     /// Starts from `checkpoint` (the stored text: a number's literal or a string), or from nothing.
     public init(checkpoint: String? = nil) {
         highest = checkpoint.map(DeltaWatermark.value(ofCheckpoint:))
+        storedText = checkpoint
     }
 
     /// Why a stamp cannot be a watermark.
@@ -115,38 +125,46 @@ public struct DeltaWatermark: Equatable, Sendable {
         case .integer, .number, .string: break
         default: throw .notComparable(stamp.kindName)
         }
-        guard let current = highest else {
+        guard var current = highest else {
             highest = stamp
+            kindSettled = true
             return
         }
+        if !kindSettled, let storedText, case .string = stamp { current = .string(storedText) }
+        kindSettled = true
         switch DeltaWatermark.compare(stamp, current) {
-        case .some(true): highest = stamp
-        case .some(false): break
-        case .none: throw .mixed("\(current.kindName) and \(stamp.kindName)")
+        case .some(true):
+            highest = stamp
+            storedText = nil
+        case .some(false):
+            highest = current
+        case .none:
+            throw .mixed("\(current.kindName) and \(stamp.kindName)")
         }
     }
 
     /// The checkpoint's text: a number's literal or a string's value; nil before the first stamp.
     public var checkpoint: String? {
+        if let storedText { return storedText }
         switch highest {
-        case .integer(let value): String(value)
-        case .number(let value): value.literal
-        case .string(let value): value
-        default: nil
+        case .integer(let value): return String(value)
+        case .number(let value): return value.literal
+        case .string(let value): return value
+        default: return nil
         }
     }
 
     /// A stored checkpoint's value: a number when it reads as one, else a string.
     static func value(ofCheckpoint text: String) -> JSONValue {
-        if let number = JSONNumber(literal: text) { return number.integerValue.map(JSONValue.integer) ?? .number(number) }
-        return .string(text)
+        guard let number = JSONNumber(literal: text) else { return .string(text) }
+        return number.isInteger ? number.integerValue.map(JSONValue.integer) ?? .number(number) : .number(number)
     }
 
     /// Whether `a` is above `b`; nil when they are not of one kind.
     static func compare(_ a: JSONValue, _ b: JSONValue) -> Bool? {
         switch (a, b) {
         case (.string(let x), .string(let y)):
-            return x.utf8.lexicographicallyPrecedes(y.utf8) ? false : x.utf8.elementsEqual(y.utf8) ? false : true
+            return y.utf8.lexicographicallyPrecedes(x.utf8)
         case (.string, _), (_, .string):
             return nil
         default:
@@ -155,35 +173,50 @@ public struct DeltaWatermark: Equatable, Sendable {
     }
 }
 
-/// The order of two JSON numbers, exact for integers of any length, by their doubles otherwise.
+/// The order of two JSON numbers by their exact decimal values (`JSONNumber.Decimal`): integers of any length
+/// and decimals digit by digit, never through a `Double` but for exponents beyond any real stamp.
 enum NumberOrder {
+    /// Whether `a` is above `b`; nil when either is not a number.
     static func above(_ a: JSONValue, _ b: JSONValue) -> Bool? {
-        guard let x = a.integerText ?? a.numberText, let y = b.integerText ?? b.numberText else { return nil }
-        if let x = integerParts(x), let y = integerParts(y) {
-            if x.negative != y.negative { return y.negative }
-            let magnitude = x.digits.count != y.digits.count ? x.digits.count > y.digits.count
-                : x.digits.utf8.lexicographicallyPrecedes(y.digits.utf8) ? false : !x.digits.utf8.elementsEqual(y.digits.utf8)
-            let equal = x.digits == y.digits
-            return equal ? false : (x.negative ? !magnitude : magnitude)
-        }
-        guard let dx = a.doubleValue, let dy = b.doubleValue else { return nil }
-        return dx > dy
+        guard let x = number(a), let y = number(b) else { return nil }
+        guard let dx = x.decimal, let dy = y.decimal else { return x.doubleValue > y.doubleValue }
+        return above(dx, dy)
     }
 
-    /// An integer literal's sign and digits without leading zeros; nil for a fraction or exponent.
-    private static func integerParts(_ text: String) -> (negative: Bool, digits: Substring)? {
-        let negative = text.hasPrefix("-")
-        let body = negative ? text.dropFirst() : Substring(text)
-        guard !body.isEmpty, body.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        let digits = body.drop { $0 == "0" }
-        return (negative && !digits.isEmpty, digits.isEmpty ? "0" : digits)
+    private static func number(_ value: JSONValue) -> JSONNumber? {
+        switch value {
+        case .integer(let integer): JSONNumber(literal: String(integer))
+        case .number(let number): number
+        default: nil
+        }
+    }
+
+    /// `digits × 10^scale` with the sign; zero has no digits.
+    private static func above(_ x: JSONNumber.Decimal, _ y: JSONNumber.Decimal) -> Bool {
+        let xSign = x.digits.isEmpty ? 0 : x.negative ? -1 : 1
+        let ySign = y.digits.isEmpty ? 0 : y.negative ? -1 : 1
+        guard xSign == ySign else { return xSign > ySign }
+        guard xSign != 0 else { return false }
+        let magnitude = compareMagnitudes(x, y)
+        return xSign > 0 ? magnitude > 0 : magnitude < 0
+    }
+
+    /// -1, 0 or 1 as |x| is below, equal to or above |y|: first by the position of the leading digit, then
+    /// digit by digit (the digits carry no leading or trailing zeros).
+    private static func compareMagnitudes(_ x: JSONNumber.Decimal, _ y: JSONNumber.Decimal) -> Int {
+        let xTop = x.digits.count + x.scale
+        let yTop = y.digits.count + y.scale
+        if xTop != yTop { return xTop > yTop ? 1 : -1 }
+        for index in 0..<max(x.digits.count, y.digits.count) {
+            let dx = index < x.digits.count ? x.digits[index] : UInt8(ascii: "0")
+            let dy = index < y.digits.count ? y.digits[index] : UInt8(ascii: "0")
+            if dx != dy { return dx > dy ? 1 : -1 }
+        }
+        return 0
     }
 }
 
 extension JSONValue {
-    /// A non-integer number's literal text.
-    var numberText: String? { if case .number(let value) = self { value.literal } else { nil } }
-
     /// The kind of value, for messages.
     var kindName: String {
         switch self {
