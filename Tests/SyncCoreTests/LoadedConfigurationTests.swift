@@ -24,7 +24,8 @@ struct LoadedConfigurationTests {
             "sources.d/c.source:3: unknown key \"Bogus\" in [Source]; known keys: Name, URL, IDField, VersionField, "
                 + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, PageParameter, LimitParameter, OffsetParameter, TotalPath, HasMorePath, NextHeader, MaxPages, ListingTimeoutSec, AllowedOrigins, "
                 + "ItemURL, ClientIDField, SendClientID, LostCreateWaitSec, Header, BearerTokenCredential, TimeoutSec, MaxBytes, MaxRecordBytes, AllowEmpty, Writable, ConflictPolicy, "
-                + "DiscardedRetentionSec, RecordEnvelope",
+                + "DiscardedRetentionSec, RecordEnvelope, Delta, DeltaField, DeltaQuery, DeltaTokenPath, DeletedPath, DeletedValue, DeltaExpired, "
+                + "FullResyncIntervalSec",
         ].map { $0 })
     }
 

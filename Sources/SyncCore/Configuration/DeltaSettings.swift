@@ -72,11 +72,16 @@ extension DeltaSettings {
         return value
     }
 
-    /// `DeltaQuery=`: query parameters (`name=value&...`), with `{checkpoint}` where the checkpoint goes.
+    /// `DeltaQuery=`: query parameters (`name=value&...`), with `{checkpoint}` where the checkpoint goes. The rest
+    /// is used as written, so it must be a valid query already (RFC 3986 §3.4: unreserved characters, `%XX`,
+    /// sub-delimiters, `:`, `@`, `/` and `?`), and every parameter needs a name.
     static func query(_ text: String) throws(ValueError) -> String {
         let query = text.hasPrefix("?") ? String(text.dropFirst()) : text
-        guard !query.contains(where: { $0 == " " || $0 == "#" }) else {
-            throw ValueError("invalid query \"\(text)\"; write name=value pairs joined by &, e.g. _since={checkpoint}")
+        let written = query.replacingEvery(placeholder, with: "")
+        let valid = written.utf8.allSatisfy { ConfigurationText.isLetterOrDigit($0) || "-._~%!$&'()*+,;=:@/?".utf8.contains($0) }
+            && !query.split(separator: "&").contains { $0.hasPrefix("=") }
+        guard valid else {
+            throw ValueError("invalid query \"\(text)\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}")
         }
         return query
     }

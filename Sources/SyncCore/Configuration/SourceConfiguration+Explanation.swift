@@ -25,6 +25,7 @@ extension SourceConfiguration {
         if !hasMorePath.isEmpty, pagination == .body || pagination == .cursor {
             lines.append("pages: false at \(hasMorePathText) ends the listing (HasMorePath=)")
         }
+        lines += deltaExplanation
         let policy = originPolicy
         if pagination != .none || !allowedOrigins.isEmpty {
             let others = allowedOrigins.map(\.description).joined(separator: " ")
@@ -47,6 +48,33 @@ extension SourceConfiguration {
                          + (lostCreateWaitSetting == nil ? " (twice TimeoutSec=, at least 1min; LostCreateWaitSec=)" : " (LostCreateWaitSec=)"))
             lines.append("discarded changes: kept \(TimeSpan.format(discardedRetention)) for 'syncctl outbox --discarded' and --restore (DiscardedRetentionSec=)")
         }
+        return lines
+    }
+
+    /// What a refresh after the first full listing asks for (`Delta=`, syncd.conf(5) "Incremental pull").
+    private var deltaExplanation: [String] {
+        let placeholder = DeltaSettings.placeholder
+        var lines: [String]
+        switch delta.mode {
+        case .none:
+            return []
+        case .watermark:
+            lines = ["delta: GET \(DeltaPlan.requestURL(self, encodedCheckpoint: placeholder)), \(placeholder) the highest "
+                     + "\(delta.fieldText) received, paged as the listing (Delta=watermark)"]
+        case .token where delta.query.isEmpty:
+            lines = ["delta: GET the URL at \(delta.tokenPathText) on the last page received, paged as the listing (Delta=token)"]
+        case .token:
+            lines = ["delta: GET \(DeltaPlan.requestURL(self, encodedCheckpoint: placeholder)), \(placeholder) the token at "
+                     + "\(delta.tokenPathText) on the last page received, paged as the listing (Delta=token)"]
+        }
+        if delta.deletedPath.isEmpty {
+            lines.append("delta: no tombstones (DeletedPath=): records deleted on the server go at the next full listing")
+        } else {
+            lines.append("delta: a record with \(delta.deletedValueText) at \(delta.deletedPathText) is removed (DeletedPath=, DeletedValue=)")
+        }
+        let statuses = delta.expiredStatuses.map(String.init).joined(separator: " ")
+        lines.append("delta: a full listing at least every \(TimeSpan.format(delta.fullResyncInterval)) (FullResyncIntervalSec=) "
+                     + "and after HTTP \(statuses) (DeltaExpired=)")
         return lines
     }
 
