@@ -209,6 +209,14 @@ class SyncServer:
     def clear_requests(self):
         self._call("DELETE", "/_control/requests")
 
+    def expire_sync_tokens(self, name, before=None):
+        """With options(syncTokens=True): a ?syncToken= below `before` (default: every token but the current one) answers 410."""
+        self._call("PUT", f"/_control/expire/{name}", {} if before is None else {"before": before})
+
+    def change_log(self, name):
+        """{"seq": S, "expiredBefore": N, "log": [[seq, id], ...]}: the changes a ?syncToken= request is answered from."""
+        return json.loads(self._call("GET", f"/_control/changes/{name}"))
+
     def stop(self):
         stop_process(self.proc)
 

@@ -21,6 +21,24 @@ The tests steer it through /_control:
                                          "extraHeaders": {name: value}  (added to every page)}
   GET    /_control/requests             every request seen, as JSON
   DELETE /_control/requests             forget them
+  PUT    /_control/expire/<name>        {"before": N} (optional, default: the log's sequence number, so every
+                                        token but the current one): a sync token below N answers 410 from now on
+  GET    /_control/changes/<name>       {"seq": S, "expiredBefore": N, "log": [[seq, id], ...]}
+
+Sync tokens (options {"syncTokens": true, "perPage": n}), a change feed in the style of Google's
+calendar API (syncd.conf(5), "# Google sync token"). Every collection keeps a change log: each record
+that a PUT /_control/collections/<name> adds or changes (compared by its "id" and its JSON) and each
+one it drops gets the next sequence number, as do POST, PUT and DELETE of the collection's records; so
+a test just sets new records. With "syncTokens" on, GET /<name> answers
+    {"items": [records], "nextPageToken": "P"}       a page with more after it
+    {"items": [records], "nextSyncToken": "S"}       the last page; S is the log's sequence number
+("items" is "wrapper" when set, "extra" members are added). GET /<name>?syncToken=S answers the records
+changed since S, each once (in the order of its last change), a record deleted meanwhile as
+{"id": ID, "status": "cancelled"}; its last page carries the new nextSyncToken. Both are paged by
+"perPage" (default: one page) with ?pageToken=P (which stands for the whole request; a syncToken next to
+it is ignored). A token below the expiry floor (PUT /_control/expire/<name>) answers 410
+{"error": {"code": 410, "message": "Sync token is no longer valid, a full sync is required.", ...}},
+one that is not a number or above the log's sequence 400; no ETag, no 304.
 Standard library only.
 """
 import argparse
@@ -45,9 +63,36 @@ class State:
         self.gates = {}         # name -> threading.Event a "hold" fault waits on until /_control/release/<name>
         self.options = {}       # name -> options dict
         self.requests = []
+        self.changes = {}       # name -> {"seq": int, "log": [[seq, key, id]], "expiredBefore": int}
 
     def set_records(self, name, records):
+        before = (self.collections.get(name) or {}).get("records") or []
         self.collections[name] = {"raw": None, "records": records, "modified": time.time()}
+        self.note_differences(name, before, records)
+
+    def change_log(self, name):
+        return self.changes.setdefault(name, {"seq": 0, "log": [], "expiredBefore": 0})
+
+    def note_change(self, name, ident):
+        """Gives the record `ident` (added, changed or deleted) the collection's next sequence number."""
+        log = self.change_log(name)
+        log["seq"] += 1
+        log["log"].append([log["seq"], json.dumps(ident), ident])
+
+    def note_differences(self, name, before, after):
+        """Notes each record of `after` that `before` lacks or holds otherwise, then each one only `before` has."""
+        old = {json.dumps(r.get("id")): json.dumps(r, sort_keys=True) for r in before if isinstance(r, dict)}
+        new = set()
+        for record in after if isinstance(after, list) else []:
+            if not isinstance(record, dict):
+                continue
+            key = json.dumps(record.get("id"))
+            new.add(key)
+            if old.get(key) != json.dumps(record, sort_keys=True):
+                self.note_change(name, record.get("id"))
+        for record in before:
+            if isinstance(record, dict) and json.dumps(record.get("id")) not in new:
+                self.note_change(name, record.get("id"))
 
     def body_of(self, name):
         c = self.collections[name]
@@ -117,6 +162,14 @@ class Handler(BaseHTTPRequestHandler):
                 else:
                     STATE.set_records(name, json.loads(body))
                 return self._send(204)
+            if len(segs) == 2 and segs[0] == "expire":
+                log = STATE.change_log(segs[1])
+                log["expiredBefore"] = json.loads(body or b"{}").get("before", log["seq"])
+                return self._send(204)
+            if len(segs) == 2 and segs[0] == "changes":
+                log = STATE.change_log(segs[1])
+                entries = [[seq, ident] for seq, _, ident in log["log"]]
+                return self._send(200, json.dumps({"seq": log["seq"], "expiredBefore": log["expiredBefore"], "log": entries}).encode())
             if len(segs) == 2 and segs[0] == "release":
                 # Lets the request a "hold" fault keeps waiting go on.
                 STATE.gates.setdefault(segs[1], threading.Event()).set()
@@ -293,6 +346,8 @@ class Handler(BaseHTTPRequestHandler):
             records = STATE.collections[name]["records"]
         headers = {}
         q = parse_qs(urlsplit(self.path).query)
+        if options.get("syncTokens") and records is not None:
+            return self._serve_sync_tokens(name, options, q)
         if "byToken" in options:
             # Each bearer token gets its own account's records; any other request is refused.
             auth = self.headers.get("Authorization", "")
@@ -336,6 +391,47 @@ class Handler(BaseHTTPRequestHandler):
             if self.headers.get("If-None-Match") == etag:
                 return self._send(304, headers=headers)
         self._send(200, body, headers)
+
+    def _serve_sync_tokens(self, name, options, q):
+        """A page of the listing or of the changes since ?syncToken= (see the module's description)."""
+        with STATE.lock:
+            log = STATE.change_log(name)
+            current, floor, entries = log["seq"], log["expiredBefore"], list(log["log"])
+            records = list(STATE.collections[name]["records"])
+        if "pageToken" in q:
+            try:
+                since, upto, offset = json.loads(base64.urlsafe_b64decode(q["pageToken"][0].encode()))
+            except Exception:
+                return self._send(400, json.dumps({"error": {"code": 400, "message": "Invalid page token value."}}).encode())
+        else:
+            token = q.get("syncToken", [None])[0]
+            if token is not None and (not token.isdigit() or int(token) > current):
+                return self._send(400, json.dumps({"error": {"code": 400, "message": "Invalid sync token value."}}).encode())
+            since, upto, offset = (None if token is None else int(token)), current, 0
+        if since is not None and since < floor:
+            gone = {"error": {"code": 410, "message": "Sync token is no longer valid, a full sync is required.",
+                              "errors": [{"domain": "calendar", "reason": "fullSyncRequired",
+                                          "message": "Sync token is no longer valid, a full sync is required."}]}}
+            return self._send(410, json.dumps(gone).encode())
+        if since is None:
+            items = records
+        else:
+            latest = {}
+            for seq, key, ident in entries:
+                if since < seq <= upto:
+                    latest.pop(key, None)
+                    latest[key] = ident
+            by_key = {json.dumps(r.get("id")): r for r in records if isinstance(r, dict)}
+            items = [by_key.get(key) or {"id": ident, "status": "cancelled"} for key, ident in latest.items()]
+        per = options.get("perPage") or max(len(items), 1)
+        document = {options.get("wrapper", "items"): items[offset: offset + per], **options.get("extra", {})}
+        if offset + per < len(items):
+            document["nextPageToken"] = base64.urlsafe_b64encode(json.dumps([since, upto, offset + per]).encode()).decode()
+        else:
+            document["nextSyncToken"] = str(upto)
+        if options.get("delay"):
+            time.sleep(options["delay"])
+        self._send(200, json.dumps(document).encode(), dict(options.get("extraHeaders", {})))
 
     def _find(self, records, ident):
         for i, r in enumerate(records):
@@ -396,6 +492,7 @@ class Handler(BaseHTTPRequestHandler):
                     return send(409, json.dumps({"error": "duplicate id"}).encode())
                 records.append(record)
                 c["modified"] = time.time()
+                STATE.note_change(name, record["id"])
                 return send(201, json.dumps(record).encode())
             index = self._find(records, ident) if ident is not None else None
             item_etag = None
@@ -414,10 +511,12 @@ class Handler(BaseHTTPRequestHandler):
                 record = json.loads(body)
                 records[index] = record
                 c["modified"] = time.time()
+                STATE.note_change(name, record.get("id"))
                 return send(200, json.dumps(record).encode())
             if self.command == "DELETE":
                 if index is None:
                     return send(404, b'{"error":"not found"}')
+                STATE.note_change(name, records[index].get("id"))
                 del records[index]
                 c["modified"] = time.time()
                 return send(200, b"{}")
