@@ -83,7 +83,15 @@ public enum DeltaPlan {
 
     /// Whether `record` (a delta's or a listing's record) is a tombstone: `DeletedPath=` holds `DeletedValue=`.
     public static func isTombstone(_ record: JSONValue, _ delta: DeltaSettings) -> Bool {
-        guard !delta.deletedPath.isEmpty, let value = record.value(at: delta.deletedPath) else { return false }
+        guard !delta.deletedPath.isEmpty else { return false }
+        return marksDeleted(record.value(at: delta.deletedPath), delta)
+    }
+
+    /// Whether `value`, found at `DeletedPath=` in a record (nil: nothing there), is `DeletedValue=`. Numbers
+    /// are equal by value (`1`, `1.0` and `1e0` alike), everything else exactly (`"true"` is not `true`).
+    public static func marksDeleted(_ value: JSONValue?, _ delta: DeltaSettings) -> Bool {
+        guard let value else { return false }
+        if let equal = NumberOrder.equal(value, delta.deletedValue) { return equal }
         return value == delta.deletedValue
     }
 }
@@ -181,6 +189,12 @@ enum NumberOrder {
         guard let x = number(a), let y = number(b) else { return nil }
         guard let dx = x.decimal, let dy = y.decimal else { return x.doubleValue > y.doubleValue }
         return above(dx, dy)
+    }
+
+    /// Whether `a` and `b` are the same number; nil when either is not a number.
+    static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool? {
+        guard let x = number(a), let y = number(b) else { return nil }
+        return x == y
     }
 
     private static func number(_ value: JSONValue) -> JSONNumber? {

@@ -165,6 +165,20 @@ struct DeltaPlanTests {
         #expect(!DeltaPlan.isTombstone(try record(#"{"id": 1}"#), null))
     }
 
+    @Test("a number DeletedValue= matches the same number however written; other kinds never match a number")
+    func numbers() throws {
+        let delta = try source(Self.kinto + "DeletedPath=/state\nDeletedValue=1\n").delta
+        for written in ["1", "1.0", "1e0", "10e-1"] {
+            #expect(DeltaPlan.isTombstone(try record(#"{"id": 1, "state": \#(written)}"#), delta), "\(written)")
+        }
+        for written in ["2", "0.1", "\"1\"", "true", "[1]"] {
+            #expect(!DeltaPlan.isTombstone(try record(#"{"id": 1, "state": \#(written)}"#), delta), "\(written)")
+        }
+        #expect(DeltaPlan.marksDeleted(.integer(1), delta) && !DeltaPlan.marksDeleted(nil, delta))
+        let truth = try source().delta
+        #expect(!DeltaPlan.marksDeleted(.integer(1), truth) && DeltaPlan.marksDeleted(.bool(true), truth))
+    }
+
     @Test("without DeletedPath= nothing is a tombstone")
     func noDeletedPath() throws {
         let delta = try source("[Source]\nURL=https://h/items\nDelta=watermark\nDeltaField=/updated\nDeltaQuery=updated__gt={checkpoint}\n").delta
