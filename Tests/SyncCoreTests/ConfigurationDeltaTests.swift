@@ -215,12 +215,12 @@ struct ConfigurationDeltaTests {
         let query = try #require(ConfigurationSourceTests.source(token + "DeltaQuery=syncToken={checkpoint}\nDeltaExpired=410 400\n"
                                                                  + "FullResyncIntervalSec=12h\nDeletedPath=/status\nDeletedValue=\"cancelled\"\n"))
         #expect(Array(query.explanation[2...4]) == [
-            "delta: GET https://h/items?syncToken={checkpoint}, {checkpoint} the token at /nextSyncToken on the last page received, "
-                + "paged as the listing (Delta=token)",
+            "delta: GET https://h/items?syncToken={checkpoint}, {checkpoint} the token at /nextSyncToken on the last page received (Delta=token)",
             "delta: a record with \"cancelled\" at /status is removed (DeletedPath=, DeletedValue=)",
             "delta: a full listing at least every 12h (FullResyncIntervalSec=) and after HTTP 410 400 (DeltaExpired=)",
         ])
-        let link = try #require(ConfigurationSourceTests.source("[Source]\nURL=https://h/me/events/delta\nDelta=token\nDeltaTokenPath=/@odata.deltaLink\n"))
+        let link = try #require(ConfigurationSourceTests.source("[Source]\nURL=https://h/me/events/delta\nPagination=body\n"
+                                                                + "NextPath=/@odata.nextLink\nDelta=token\nDeltaTokenPath=/@odata.deltaLink\n"))
         #expect(Array(link.explanation[2...3]) == [
             "delta: GET the URL at /@odata.deltaLink on the last page received, paged as the listing (Delta=token)",
             "delta: no tombstones (DeletedPath=): records deleted on the server go at the next full listing",

@@ -125,3 +125,31 @@ def test_the_example_source_names_every_pagination_mode_and_its_keys_check_ok(se
         (setup.config / "sources.d" / "posts.source").write_text(text)
         r = setup.syncd("--check-config")
         assert (r.returncode, r.stdout) == (0, "configuration OK\n"), (mode, r.stderr)
+
+
+def test_the_incremental_pull_recipes_check_ok_and_verbose_says_each_delta_request(setup):
+    # syncd.conf(5), INCREMENTAL PULL: each recipe as a user copies it is a valid source, and --verbose says what
+    # its deltas ask for. A sync token in a query is a credential-like value: shown redacted, like any such value.
+    from recipes import recipe
+    expected = {
+        "Kinto delta": "delta: GET https://kinto.example.com/v1/buckets/B/collections/C/records?_sort=last_modified&_since={checkpoint}, "
+                       "{checkpoint} the highest /last_modified received, paged as the listing (Delta=watermark)",
+        "Datasette delta": "delta: GET http://127.0.0.1:8001/data/items.json?_shape=objects&_size=max&updated__gt={checkpoint}&_sort=updated, "
+                           "{checkpoint} the highest /updated received, paged as the listing (Delta=watermark)",
+        "CouchDB changes": "delta: GET https://couch.example.com/notes/_changes?include_docs=true&since={checkpoint}, {checkpoint} the token "
+                           "at /last_seq on the last page received (Delta=token)",
+        "Google sync token": "delta: GET https://www.googleapis.com/calendar/v3/calendars/primary/events?maxResults=250&syncToken=[redacted], "
+                             "{checkpoint} the token at /nextSyncToken on the last page received, paged as the listing (Delta=token)",
+        "Microsoft Graph delta": "delta: GET the URL at /@odata.deltaLink on the last page received, paged as the listing (Delta=token)",
+        "updated filter": "delta: GET https://api.example.com/rest/items?order=updated_at&updated_at=gt.{checkpoint}, {checkpoint} the "
+                          "highest /updated_at received (Delta=watermark)",
+    }
+    for name, line in expected.items():
+        text = recipe(name)
+        if "BearerTokenCredential=" in text:
+            # No credentials directory here (a warning would say so): the recipe's token file is left out.
+            text = recipe(name, BearerTokenCredential="")
+        (setup.config / "sources.d" / "s.source").write_text(text)
+        r = setup.syncd("--check-config", "--verbose")
+        assert (r.returncode, r.stderr) == (0, ""), (name, r.stderr)
+        assert f"s: {line}\n" in r.stdout and r.stdout.endswith("configuration OK\n"), (name, r.stdout)

@@ -54,18 +54,19 @@ extension SourceConfiguration {
     /// What a refresh after the first full listing asks for (`Delta=`, syncd.conf(5) "Incremental pull").
     private var deltaExplanation: [String] {
         let placeholder = DeltaSettings.placeholder
+        let paged = pagination == .none ? "" : ", paged as the listing"
         var lines: [String]
         switch delta.mode {
         case .none:
             return []
         case .watermark:
             lines = ["delta: GET \(DeltaPlan.requestURL(self, encodedCheckpoint: placeholder)), \(placeholder) the highest "
-                     + "\(delta.fieldText) received, paged as the listing (Delta=watermark)"]
+                     + "\(delta.fieldText) received\(paged) (Delta=watermark)"]
         case .token where delta.query.isEmpty:
-            lines = ["delta: GET the URL at \(delta.tokenPathText) on the last page received, paged as the listing (Delta=token)"]
+            lines = ["delta: GET the URL at \(delta.tokenPathText) on the last page received\(paged) (Delta=token)"]
         case .token:
             lines = ["delta: GET \(DeltaPlan.requestURL(self, encodedCheckpoint: placeholder)), \(placeholder) the token at "
-                     + "\(delta.tokenPathText) on the last page received, paged as the listing (Delta=token)"]
+                     + "\(delta.tokenPathText) on the last page received\(paged) (Delta=token)"]
         }
         if delta.deletedPath.isEmpty {
             lines.append("delta: no tombstones (DeletedPath=): records deleted on the server go at the next full listing")
