@@ -1,4 +1,4 @@
-"""The configuration recipes of syncd.conf(5) (docs/syncd.conf.5.md, EXAMPLES), as the tests use them: a
+"""The configuration recipes of syncd.conf(5) (docs/syncd.conf.5.md, EXAMPLES and INCREMENTAL PULL), as the tests use them: a
 test against a real server takes the recipe a user would copy, so the page and the tested configuration
 cannot drift apart. A recipe is a fenced block whose first line is a comment naming it, e.g. `# Kinto`."""
 import re
