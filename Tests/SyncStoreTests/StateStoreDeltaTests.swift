@@ -210,6 +210,55 @@ struct StateStoreDeltaTests {
         #expect(try found(t, "700") == "{\"id\":700,\"v\":1}", "the index keeps the server's new body")
     }
 
+    /// The server removes a record with a pending local edit: the edit stays in the view (after the listing's
+    /// records, as a full listing without the record shows it) and is logged as changed, not removed.
+    @Test func aRemovedRecordWithALocalEditStaysShownAsAfterAFullListing() throws {
+        let queue: (StateStore) throws -> Void = { store in
+            try store.enqueue(source: "posts", recordID: "600", idIsInteger: true, operation: .update, body: Array(#"{"id":600,"v":"mine"}"#.utf8),
+                              baseVersion: nil, at: Self.time, idempotencyKey: "k-600")
+        }
+        let t = try stored(1500)
+        try queue(t.store)
+        try t.store.rebuildCacheFile(source: "posts")
+        let seq = try t.store.state(of: "posts").changeSeq
+        try apply(t, [], removing: ["600"])
+        #expect(try bytes(t) == fullListingFile(applied(records(1500), [], removing: ["600"]), outbox: queue))
+        #expect(try t.store.changes(source: "posts", since: seq, limit: 10).get() == ChangePage(changed: ["600"], removed: [], next: nil, seq: seq + 1))
+        #expect(try found(t, "600") == nil, "gone from the server's listing")
+    }
+
+    /// A cache file whose status moved since syncd wrote it is not copied from: every chunk is read, each
+    /// checked against its hash, and the result is the same.
+    @Test func aFileNotTrustedWholeIsReadChunkByChunk() throws {
+        let t = try stored(1500)
+        try t.store.run("UPDATE sources SET snapshot_ctime_ns = 1 WHERE name = ?1", "posts")
+        let counter = StoreWorkCounter()
+        t.store.workCounter = counter
+        try apply(t, [upsert(700, 1), upsert(2001, 0)], removing: ["2"])
+        #expect((counter.reemittedChunks, counter.copiedChunks) == (3, 0))
+        #expect(try bytes(t) == fullListingFile(applied(records(1500), [upsert(700, 1), upsert(2001, 0)], removing: ["2"])))
+    }
+
+    /// Deltas overlap (a watermark's records are asked for again): the same delta twice changes nothing the second time.
+    @Test func theSameDeltaAppliedTwiceChangesNothingTheSecondTime() throws {
+        let t = try stored(1500)
+        let upserts = [upsert(700, 1), upsert(2001, 0)]
+        #expect(try !apply(t, upserts, removing: ["2"]).unchanged)
+        let (before, inodeBefore, seq) = (try bytes(t), try inode(t), try t.store.state(of: "posts").changeSeq)
+        #expect(try apply(t, upserts, removing: ["2"], time: "2026-12-02T10:00:00Z", checkpoint: "300") == ListingOutcome(count: 1500, unchanged: true))
+        #expect(try (bytes(t), inode(t), t.store.state(of: "posts").changeSeq) == (before, inodeBefore, seq))
+        #expect(try t.store.deltaCheckpoint(source: "posts")?.value == "300")
+    }
+
+    /// A stored listing of no records takes a delta's records as its first.
+    @Test func aDeltaOverAnEmptyListingAddsItsRecords() throws {
+        let t = try TemporaryStore()
+        try store([], into: t.store, allowEmpty: true)
+        try apply(t, [upsert(1, 0), upsert(2, 0)])
+        #expect(try bytes(t) == fullListingFile(records(2)))
+        #expect(try found(t, "2") == "{\"id\":2,\"v\":0}")
+    }
+
     // MARK: Change log
 
     /// The log gets the delta's changed, new and removed IDs, once, and not those it brought unchanged or removed
