@@ -99,11 +99,11 @@ extension ListingWriter {
         return old
     }
 
-    /// What this refresh changed (before the commit's transaction, while the stored listing is still the old
-    /// one): nil when it changed no record (or is not a refresh); `changed` and `removed` both nil when the
+    /// What this refresh or delta changed (before the commit's transaction, while the stored listing is still the
+    /// old one): nil when it changed no record (or is not from the server); `changed` and `removed` both nil when the
     /// records are too many to list or the old ones could not be read.
     func measureChanges() -> (changed: [[UInt8]], removed: [[UInt8]])?? {
-        guard purpose == .refresh else { return nil }
+        guard purpose.fromServer else { return nil }
         let old = diff.unlisted ? nil : replacedRecords(staged: stagedSeqs)
         guard let old, var found = diff.changes(against: old) else { return .some(nil) }
         // A record the listing no longer has that a local change still shows (a conflict, an edit not yet pushed)

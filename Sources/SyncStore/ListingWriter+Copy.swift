@@ -6,14 +6,17 @@ import SyncCore
 /// their stored hashes; only the touched chunks are read (hash-checked) and written again.
 extension ListingWriter {
     /// Appends the chunks `seqs` of the previous file as they are: `bytes` bytes at `offset` of its records
-    /// section, `records` records, all of them in the file (untouched chunks hold no overlays).
+    /// section, `records` records, all of them in the file (untouched chunks hold no overlays). A delta copies
+    /// nothing while no chunk before differed: the new file, if one is needed, copies that prefix when created.
     func copyChunks(from file: (fd: Int32, path: String), recordsStart: Int, _ seqs: Range<Int>, offset: Int, bytes: Int,
                     records: Int) throws(StoreError) {
         precondition(seqs.lowerBound == nextSeq, "chunks copied out of order")
-        if output == nil { try diverge() }
-        guard let output else { return }
-        try output.copyRange(from: file.fd, sourcePath: file.path, offset: recordsStart + offset, count: bytes)
-        for seq in seqs { digest.add(stored[seq].fileHash) }
+        if output == nil && purpose != .delta { try diverge() }
+        if let output {
+            try output.copyRange(from: file.fd, sourcePath: file.path, offset: recordsStart + offset, count: bytes)
+            for seq in seqs { digest.add(stored[seq].fileHash) }
+        }
+        store.workCounter?.copiedChunks += seqs.count
         nextSeq = seqs.upperBound
         listingBytes += bytes
         count += records
@@ -85,7 +88,8 @@ extension StateStore {
                     try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
                     return true
                 }
-                try writer.flushChunk()
+                workCounter?.reemittedChunks += 1
+                try writer.finishChunk(at)
                 seq = at + 1
             case .copy(let seqs, let offset, let bytes, let records):
                 try writer.copyChunks(from: (file.fd, file.path), recordsStart: file.layout.recordsStart, seqs,

@@ -26,6 +26,16 @@ public final class ListingWriter {
         case rebuild
         /// A schema-1 listing (`StateStore.migrateLegacyListing`); its `v1_chunks` rows go in the same transaction.
         case migration
+        /// The stored listing with a delta applied (`StateStore.applyDelta`): validators, counts and the checkpoint
+        /// are stored with it, as with a listing the server sent; the untouched chunks are copied, lazily, from the
+        /// current file (ListingWriter+Copy).
+        case delta
+
+        /// What the server sent: its validators, counts and checkpoint are stored, sent changes it shows taken
+        /// are settled, and the records it changed are logged.
+        var fromServer: Bool { self == .refresh || self == .delta }
+        /// Every record passes through the writer in its final chunk, and the ID index is written whole.
+        var indexesEveryRecord: Bool { self == .refresh || self == .migration }
     }
 
     let store: StateStore
@@ -49,7 +59,8 @@ public final class ListingWriter {
     /// makes the stamp look older, which sends that rebuild the whole way.
     private let outboxStamp: Int64?
     let stored: [ChunkLayout]
-    private var oldFile: (fd: Int32, layout: FileLayout)?
+    /// The current cache file when its bytes may be reused (`openTrustedFile`).
+    private(set) var oldFile: (fd: Int32, layout: FileLayout)?
     var output: CacheFileOutput?
     /// The new file's content hash so far (`CacheFileDigest`): header, chunk hashes, tail.
     var digest = CacheFileDigest()
@@ -69,7 +80,10 @@ public final class ListingWriter {
     public private(set) var overtaken = false
     private var finished = false
     private var inTransaction = false
-    private var idHashes = IDHashes()
+    /// The ID hashes of the records added, by chunk: every record's for a listing, the new records' for a delta.
+    var idHashes = IDHashes()
+    /// The ID hashes and chunks of the records a delta removed (`StateStore.updateIDIndex`).
+    var removedIDHashes: [(hash: UInt64, seq: Int)] = []
     private let stageChunk: Statement
     /// Records of the listing so far.
     public internal(set) var count = 0
@@ -107,8 +121,18 @@ public final class ListingWriter {
     }
 
     /// The current cache file when it is exactly the one the store recorded (size, inode and change time
-    /// unchanged, no rename outstanding), for a refresh: only then are its bytes reused.
+    /// unchanged, no rename outstanding), for a refresh: only then are its bytes reused. For a delta, also its
+    /// header and tail must hash to its fingerprint with the stored chunk hashes (`copyableFile`): its chunks are
+    /// then copied without being read.
     private func openTrustedFile() throws -> (fd: Int32, layout: FileLayout)? {
+        if purpose == .delta {
+            guard let file = try store.copyableFile(source: source, chunks: stored) else { return nil }
+            guard file.layout.pendingRename == nil else {
+                close(file.fd)
+                return nil
+            }
+            return (file.fd, file.layout)
+        }
         // A rebuild follows a local change, which changes at least the trailer's pending list: the file is
         // rewritten anyway, and its records pass through here from the current file already, so copying a
         // prefix would only read it twice.
@@ -128,6 +152,7 @@ public final class ListingWriter {
 
     /// Adds one record of the server's listing.
     public func add(id: String, idIsInteger: Bool, version: String?, body: UnsafeRawBufferPointer) throws(StoreError) {
+        if purpose == .rebuild { try closeEmptyStoredChunks() }
         var fileLength: Int?
         var serverBody: UnsafeRawBufferPointer?
         // No dictionary lookup (an ID hash per record) while no record has local changes.
@@ -143,35 +168,55 @@ public final class ListingWriter {
             fileLength = body.count
         }
         RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, fileLength: fileLength, serverBody: serverBody, to: &chunkData)
-        // A rebuild keeps the listing's order: its ID index and duplicate check stand.
-        if purpose != .rebuild { idHashes.insert(RecordChunk.hash(id), seq: nextSeq) }
+        // A rebuild keeps the listing's order: its ID index and duplicate check stand (a delta updates them).
+        if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(id), seq: nextSeq) }
         inChunk += 1
         count += 1
-        if inChunk == RecordChunk.capacity { try flushChunk() }
+        if inChunk == chunkLimit { try flushChunk() }
     }
 
     /// Adds one record of the server's listing given the UTF-8 bytes of its ID and version (nil: none), as
     /// `add(id:idIsInteger:version:body:)` does; while no record has local changes no string is made.
     public func add(idBytes: UnsafeRawBufferPointer, idIsInteger: Bool, versionBytes: UnsafeRawBufferPointer?,
                     body: UnsafeRawBufferPointer) throws(StoreError) {
-        guard overlay.isEmpty else {
+        guard overlay.isEmpty, purpose != .rebuild else {
             try add(id: String(decoding: idBytes, as: UTF8.self), idIsInteger: idIsInteger,
                     version: versionBytes.map { String(decoding: $0, as: UTF8.self) }, body: body)
             return
         }
         emit(body)
         RecordChunk.append(id: idBytes, idIsInteger: idIsInteger, version: versionBytes, fileLength: body.count, serverBody: nil, to: &chunkData)
-        if purpose != .rebuild { idHashes.insert(RecordChunk.hash(idBytes), seq: nextSeq) }
+        if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(idBytes), seq: nextSeq) }
         inChunk += 1
         count += 1
         if inChunk == RecordChunk.capacity { try flushChunk() }
+    }
+
+    /// Records the chunk being filled holds when full: `RecordChunk.capacity`, but for a rebuild the stored
+    /// chunk's count, so that it frames the records as the stored listing does (a delta may have left chunks with
+    /// fewer) and the ID index, which names chunks, stands.
+    private var chunkLimit: Int {
+        purpose == .rebuild && nextSeq < stored.count ? stored[nextSeq].records : RecordChunk.capacity
+    }
+
+    /// Closes the chunk being filled for the stored chunk `seq` (a rebuild's or a delta's walk of it), even
+    /// when it ends up with no record: the chunks after it keep their numbers. Nothing when it was closed already.
+    func finishChunk(_ seq: Int) throws(StoreError) {
+        if nextSeq == seq { try flushChunk(keepingEmpty: true) }
+    }
+
+    /// Before a rebuild's next record: stored chunks a delta emptied are closed as empty chunks.
+    private func closeEmptyStoredChunks() throws(StoreError) {
+        while purpose == .rebuild, inChunk == 0, nextSeq < stored.count, stored[nextSeq].records == 0 {
+            try flushChunk(keepingEmpty: true)
+        }
     }
 
     /// Whether this listing settles `change`, the latest change of its record, which the listing shows
     /// (`listed`) or not: for a refresh, a change sent (every earlier one of the record was sent too, changes
     /// go out in order) whose record the listing has, or lacks for a removal. Noted in `settledIDs`.
     private func settles(_ change: OutboxRecord, listed: Bool) -> Bool {
-        guard purpose == .refresh, change.state == .sent, listed == (change.operation != .delete) else { return false }
+        guard purpose.fromServer, change.state == .sent, listed == (change.operation != .delete) else { return false }
         settledIDs.insert(RecordID(change.recordID))
         return true
     }
@@ -186,12 +231,15 @@ public final class ListingWriter {
         fileRecords += 1
     }
 
-    func flushChunk() throws(StoreError) {
-        guard inChunk > 0 else { return }
+    /// Closes the chunk being filled: staged unless equal to the stored one, and written to the new file. An
+    /// empty chunk is closed only when `keepingEmpty` (a delta removed every record of a stored chunk).
+    func flushChunk(keepingEmpty: Bool = false) throws(StoreError) {
+        guard inChunk > 0 || keepingEmpty else { return }
         let hash = XXHash64.hash(chunkFile)
         let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
         do {
-            let same = try nextSeq < stored.count && stored[nextSeq] == layout && store.storedChunk(source: source, seq: nextSeq, equals: chunkData)
+            let sameBytes = nextSeq < stored.count && stored[nextSeq] == layout
+            let same = try sameBytes && store.storedChunk(source: source, seq: nextSeq, equals: chunkData)
             if !same {
                 stageChunk.reset()
                 try stageChunk.bind(1, Int64(nextSeq))
@@ -203,9 +251,11 @@ public final class ListingWriter {
                 stageChunk.reset()
                 staged = true
                 stagedSeqs.insert(nextSeq)
-                if purpose == .refresh { try diff.note(entries: chunkData, file: chunkFile, counter: store.workCounter) }
+                if purpose.fromServer { try diff.note(entries: chunkData, file: chunkFile, counter: store.workCounter) }
             }
-            if output == nil && !(same && oldFile != nil) { try diverge() }
+            // A delta changes records in place: a chunk whose file bytes are the stored ones (its index entries
+            // may differ, by a version) needs no new file yet.
+            if output == nil && !((purpose == .delta ? sameBytes : same) && oldFile != nil) { try diverge() }
         } catch let error as StoreError {
             throw error
         } catch let error as SQLiteError {
@@ -224,13 +274,21 @@ public final class ListingWriter {
         inChunk = 0
     }
 
-    /// Creates the new file: the header, then the old file's records section up to the current chunk.
+    /// Creates the new file: the header, then the old file's records section up to the current chunk (for a
+    /// delta, whose old file is trusted whole, by one range copy without reading it).
     func diverge() throws(StoreError) {
         let output = try CacheFileOutput(folder: folder, source: source)
+        output.rangeCopier = store.rangeCopier
         self.output = output
         try output.write(header)
         digest.add(bytes: header)
         guard let oldFile else { return }
+        if purpose == .delta {
+            let bytes = stored[0..<nextSeq].reduce(0) { $0 + $1.fileBytes }
+            try output.copyRange(from: oldFile.fd, sourcePath: folder.path(of: source), offset: oldFile.layout.recordsStart, count: bytes)
+            for seq in 0..<nextSeq { digest.add(stored[seq].fileHash) }
+            return
+        }
         var offset = oldFile.layout.recordsStart
         for seq in 0..<nextSeq {
             try output.copy(from: oldFile.fd, sourcePath: folder.path(of: source), offset: offset,
@@ -271,13 +329,15 @@ public final class ListingWriter {
 
 extension ListingWriter {
     /// Checks the listing, flushes the new file, commits the index with it and renames the file into place.
-    /// An empty listing over a non-empty store is refused unless `allowEmpty`. For a `.refresh`, `metadata`
-    /// gives the validators; the others keep what is stored. Throws `.cacheFileNotFlushed` when all is in
-    /// place but the folder could not be flushed.
+    /// An empty listing over a non-empty store is refused unless `allowEmpty` (a delta's never is). For a
+    /// `.refresh` or a `.delta`, `metadata` gives the validators and the checkpoint (nil deletes the stored one),
+    /// committed in the same transaction as the index; the others keep what is stored. Throws
+    /// `.cacheFileNotFlushed` when all is in place but the folder could not be flushed.
     public func commit(_ metadata: ListingMetadata) throws(StoreError) -> ListingOutcome {
         precondition(!finished, "ListingWriter used after commit or rollback")
         do {
             try flushChunk()
+            if purpose == .rebuild { try closeEmptyStoredChunks() }
             let previous = try store.state(of: source)
             if purpose == .refresh && count == 0 && previous.recordCount > 0 && !metadata.allowEmpty {
                 throw StoreError.emptyListingRefused(existing: previous.recordCount)
@@ -369,12 +429,13 @@ extension ListingWriter {
             _ = try move.step()
         }
         if purpose == .refresh { try checkDuplicates() }
+        // A delta's records were checked against the listing's (`StateStore.applyDelta`): no ID repeats.
         let sweep = try database.prepare("DELETE FROM chunks WHERE source = ?1 AND seq >= ?2")
         try sweep.bind(1, source)
         try sweep.bind(2, Int64(nextSeq))
         try sweep.step()
         var saved = previous.savedAt
-        if purpose == .refresh {
+        if purpose.fromServer {
             saved = unchanged ? (previous.savedAt ?? metadata.time) : metadata.time
             let state = try database.prepare("""
                 UPDATE sources SET url = ?2, etag = ?3, last_modified = ?4, saved_at = ?5, last_success = ?6, last_attempt = ?6,
@@ -407,7 +468,7 @@ extension ListingWriter {
             try file.bind(10, outboxStamp)
             try file.bind(11, outboxApplied.map(\.seq).max() ?? 0)
             try file.step()
-        } else if purpose != .refresh {
+        } else if !purpose.fromServer {
             // The file already shows this view: it is now the file of this outbox (so that the next local
             // creations are appended to it).
             let file = try database.prepare("""
@@ -418,10 +479,16 @@ extension ListingWriter {
             try file.bind(3, outboxApplied.map(\.seq).max() ?? 0)
             try file.step()
         }
-        if purpose != .rebuild, let saved {
+        if purpose.indexesEveryRecord, let saved {
             try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
                                    stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
         }
+        if purpose == .delta, let saved {
+            try store.updateIDIndex(source: source, removing: removedIDHashes, adding: &idHashes, chunks: nextSeq,
+                                    previous: previous, stamp: StateStore.idIndexStamp(savedAt: saved, count: count))
+        }
+        // The checkpoint describes this listing: committed with it (nil deletes a stored one).
+        if purpose.fromServer { try store.storeCheckpoint(metadata.checkpoint, source: source) }
         // A listing from the server supersedes a schema-1 copy whose conversion failed: converting it later
         // would bring the older listing back.
         if try purpose == .migration || (purpose == .refresh && store.hasLegacyTable()) {

@@ -35,6 +35,8 @@ struct IndexEntry {
 ///
 /// Varints are unsigned LEB128. A chunk holds `RecordChunk.capacity` records (the last one of a listing
 /// fewer), so two listings that agree on their first N records produce identical first N/capacity chunks.
+/// A delta removes records from the chunks holding them and keeps the chunks' numbers (the ID index names
+/// chunks), so after one a chunk may hold fewer, even none; positions are found by summing `chunks.records`.
 /// Bodies are not here: they are in the cache file (`chunks.file_bytes` bytes per chunk, separators
 /// included), except the server's copy of a record with a local change.
 enum RecordChunk {

@@ -188,9 +188,10 @@ extension StateStore {
     public func records(source: String, offset: Int, limit: Int, _ body: (StoredRecord) throws -> Void) throws -> Int {
         let total = try state(of: source).recordCount
         guard limit > 0, offset < total else { return total }
-        var position = offset / RecordChunk.capacity * RecordChunk.capacity
+        let start = try chunk(holding: offset, source: source)
+        var position = start.first
         var delivered = 0
-        try walkListing(source: source, first: offset / RecordChunk.capacity) { record in
+        try walkListing(source: source, first: start.seq) { record in
             if position >= offset {
                 try body(record)
                 delivered += 1
@@ -199,6 +200,33 @@ extension StateStore {
             return delivered < limit
         }
         return total
+    }
+
+    /// The chunk of `source` holding listing position `position` (0 is the first record) and the position of its
+    /// first record. Chunks hold `RecordChunk.capacity` records, except the last and those a delta removed records
+    /// from: their rows' counts are summed (as a chunk's offset is), never their blobs read. Past the end: the
+    /// chunk after the last.
+    func chunk(holding position: Int, source: String) throws(SQLiteError) -> (seq: Int, first: Int) {
+        let statement = try database.prepare("SELECT seq, records FROM chunks WHERE source = ?1 ORDER BY seq")
+        try statement.bind(1, source)
+        var first = 0
+        var after = 0
+        while try statement.step() {
+            let records = Int(statement.int64(1))
+            if position < first + records { return (Int(statement.int64(0)), first) }
+            first += records
+            after = Int(statement.int64(0)) + 1
+        }
+        return (after, first)
+    }
+
+    /// The listing position of the first record of chunk `seq` of `source`.
+    func recordsBefore(chunk seq: Int, source: String) throws(SQLiteError) -> Int {
+        let statement = try database.prepare("SELECT coalesce(sum(records), 0) FROM chunks WHERE source = ?1 AND seq < ?2")
+        try statement.bind(1, source)
+        try statement.bind(2, Int64(seq))
+        _ = try statement.step()
+        return Int(statement.int64(0))
     }
 
     /// Calls `body` with the ID of each index entry of `source` (no file is read).

@@ -42,6 +42,69 @@ extension StateStore {
         try mark.step()
     }
 
+    /// Updates the ID index of `source` for a delta, inside its transaction: the entries of the records it
+    /// removed (`removed`: ID hash and chunk) go, those of the records it added (`added`) come, and only the
+    /// buckets they fall in are rewritten; the stamp becomes `stamp`. The index must have been the listing's
+    /// before (stamped for `previous`); otherwise, or past `IDHashes.maxChunks` chunks, it is dropped and lookups
+    /// scan until the next full listing writes it.
+    func updateIDIndex(source: String, removing removed: [(hash: UInt64, seq: Int)], adding added: inout IDHashes, chunks: Int,
+                       previous: SourceState, stamp: String) throws {
+        let current = try database.prepare("SELECT id_index_stamp FROM sources WHERE name = ?1")
+        try current.bind(1, source)
+        let held = try current.step() ? current.string(0) : nil
+        current.reset()
+        guard let savedAt = previous.savedAt, held == StateStore.idIndexStamp(savedAt: savedAt, count: previous.recordCount),
+              chunks <= IDHashes.maxChunks else {
+            try run("DELETE FROM id_index WHERE source = ?1", source)
+            try run("UPDATE sources SET id_index_stamp = NULL WHERE name = ?1", source)
+            return
+        }
+        var changes: [Int: (remove: [UInt64], add: [UInt64])] = [:]
+        for record in removed {
+            let (bucket, entry) = IDHashes.entry(record.hash, seq: record.seq)
+            changes[bucket, default: ([], [])].remove.append(entry)
+        }
+        for (bucket, entries) in added.buckets.enumerated() where !entries.isEmpty {
+            changes[bucket, default: ([], [])].add += entries
+        }
+        let read = try database.prepare("SELECT entries FROM id_index WHERE source = ?1 AND bucket = ?2")
+        let write = try database.prepare("INSERT OR REPLACE INTO id_index (source, bucket, entries) VALUES (?1, ?2, ?3)")
+        let drop = try database.prepare("DELETE FROM id_index WHERE source = ?1 AND bucket = ?2")
+        for (bucket, change) in changes.sorted(by: { $0.key < $1.key }) {
+            read.reset()
+            try read.bind(1, source)
+            try read.bind(2, Int64(bucket))
+            var entries: [UInt64] = []
+            if try read.step() {
+                let bytes = read.bytes(0)
+                guard bytes.count % 8 == 0 else {
+                    throw StoreError.corrupt(path: path, reason: "ID index row \(bucket) of \(source) is \(bytes.count) bytes, not whole 8-byte entries")
+                }
+                entries = bytes.withUnsafeBytes { raw in (0..<raw.count / 8).map { StateStore.entry($0, in: raw) } }
+            }
+            read.reset()
+            for entry in change.remove {
+                if let index = entries.firstIndex(of: entry) { entries.remove(at: index) }
+            }
+            entries += change.add
+            entries.sort()
+            let statement = entries.isEmpty ? drop : write
+            statement.reset()
+            try statement.bind(1, source)
+            try statement.bind(2, Int64(bucket))
+            // Stored little-endian, as `writeIDIndex` writes them.
+            if !entries.isEmpty {
+                let littleEndian = entries.map(\.littleEndian)
+                try littleEndian.withUnsafeBytes { try statement.bind(3, borrowedBlob: $0) }
+            }
+            try statement.step()
+        }
+        let mark = try database.prepare("UPDATE sources SET id_index_stamp = ?2 WHERE name = ?1")
+        try mark.bind(1, source)
+        try mark.bind(2, stamp)
+        try mark.step()
+    }
+
     /// The chunks that may hold the record of `source` whose ID is `id`, in order; nil when the index
     /// cannot answer (never written, written for another listing, or a file from before the index).
     /// Throws `StoreError.corrupt` for an index row that is not whole entries.
@@ -112,7 +175,7 @@ extension StateStore {
                     index += 1
                 }
             }
-            if let found { return .at(seq * RecordChunk.capacity + found) }
+            if let found { return .at(try recordsBefore(chunk: seq, source: source) + found) }
         }
         return .absent
     }

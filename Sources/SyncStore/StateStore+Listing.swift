@@ -10,14 +10,18 @@ public struct ListingMetadata: Sendable {
     public var time: String
     /// Accept an empty listing over a non-empty cache (`AllowEmpty=`).
     public var allowEmpty: Bool
+    /// Where incremental pull stands after this listing or delta, stored in the same transaction as the index;
+    /// nil deletes a stored one (a full listing under `Delta=none`). Kept as it is by a rebuild for local changes.
+    public var checkpoint: DeltaCheckpoint?
 
     /// Creates listing metadata.
-    public init(url: String, etag: String?, lastModified: String?, time: String, allowEmpty: Bool) {
+    public init(url: String, etag: String?, lastModified: String?, time: String, allowEmpty: Bool, checkpoint: DeltaCheckpoint? = nil) {
         self.url = url
         self.etag = etag
         self.lastModified = lastModified
         self.time = time
         self.allowEmpty = allowEmpty
+        self.checkpoint = checkpoint
     }
 }
 

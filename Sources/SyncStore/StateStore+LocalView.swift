@@ -42,8 +42,9 @@ extension StateStore {
                 guard position <= start else { break }
                 start += 1
             }
-            var position = start / RecordChunk.capacity * RecordChunk.capacity
-            try walkListing(source: source, first: start / RecordChunk.capacity) { record in
+            let page = try self.chunk(holding: start, source: source)
+            var position = page.first
+            try walkListing(source: source, first: page.seq) { record in
                 position += 1
                 guard position > start else { return true }
                 if overlay.changed(record.id) {

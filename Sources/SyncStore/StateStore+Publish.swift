@@ -125,8 +125,8 @@ extension StateStore {
     }
 
     /// Forgets the listing of `source` after its cache file was lost or damaged: the index, the ID index and
-    /// the validators go (so the next refresh fetches the whole listing unconditionally); the outbox,
-    /// conflicts and retry state stay.
+    /// the validators and the delta checkpoint go (so the next refresh fetches the whole listing
+    /// unconditionally); the outbox, conflicts and retry state stay.
     public func forgetListing(source: String) throws(StoreError) {
         try write("forget the listing of \(source)") {
             try run("DELETE FROM chunks WHERE source = ?1", source)
@@ -137,6 +137,8 @@ extension StateStore {
                     records_start = NULL, listing_end = NULL, pending_rename = NULL, id_index_stamp = NULL,
                     file_outbox_stamp = NULL, file_outbox_seq = NULL WHERE name = ?1
                 """, source)
+            // The checkpoint describes the listing: without it the next refresh is a full listing.
+            if hasDeltaCheckpoints { try storeCheckpoint(nil, source: source) }
             try logChange(source: source, changed: [], removed: [], unlisted: true)
         }
     }

@@ -148,8 +148,12 @@ public final class StateStore {
     private(set) var hasDiscardedTable = true
     /// Whether the file has the change log (StateStore+ChangeLog), like `hasUnwrittenTable`.
     private(set) var hasChangeLog = true
+    /// Whether the file has the `delta_checkpoints` table (StateStore+DeltaCheckpoint), like `hasUnwrittenTable`.
+    private(set) var hasDeltaCheckpoints = true
     /// Counts the store's work when set (tests).
     var workCounter: StoreWorkCounter?
+    /// How new cache files copy ranges of the previous one: `copy_file_range(2)` unless a test injects a failure.
+    var rangeCopier = RangeCopier.kernel
     /// The outbox counts of each source as last counted (StateStore+OutboxCounts).
     var countedOutboxes: [String: CountedOutbox] = [:]
 
@@ -210,8 +214,9 @@ public final class StateStore {
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
-            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded', 'change_log')")
+            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded', 'change_log', 'delta_checkpoints')")
             hasUnwrittenTable = tables.contains("unwritten")
+            hasDeltaCheckpoints = tables.contains("delta_checkpoints")
             hasChangeLog = tables.contains("change_log")
             hasDiscardedTable = tables.contains("discarded")
         } catch {
@@ -401,8 +406,8 @@ public final class StateStore {
         }
     }
 
-    /// Adds the columns of `addedColumns` and the tables added since (ID index, unwritten, discarded) when a
-    /// file lacks them, in one transaction, keeping every row.
+    /// Adds the columns of `addedColumns` and the tables added since (ID index, unwritten, discarded, change log,
+    /// delta checkpoints) when a file lacks them, in one transaction, keeping every row.
     private func addMissingColumns() throws(SQLiteError) {
         func missing() throws(SQLiteError) -> [(table: String, column: String, definition: String)] {
             var present: Set<String> = []
@@ -412,12 +417,12 @@ public final class StateStore {
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
             let statement = try database.prepare("""
-                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded', 'change_log'))
+                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded', 'change_log', 'delta_checkpoints'))
                     OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete',
                                                       'change_log_insert', 'change_log_update', 'change_log_delete'))
                 """)
             _ = try statement.step()
-            return statement.int64(0) < 10
+            return statement.int64(0) < 11
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -439,6 +444,8 @@ public final class StateStore {
                 for trigger in StateStore.outboxStampTriggers { try database.execute(trigger) }
                 // The change sequence's log and the triggers that log local changes (StateStore+ChangeLog).
                 for object in StateStore.changeLogSchema { try database.execute(object) }
+                // Where each source's incremental pull stands (StateStore+DeltaCheckpoint).
+                try database.execute(StateStore.deltaCheckpointsTable)
             }
         } catch let error as SQLiteError {
             throw error

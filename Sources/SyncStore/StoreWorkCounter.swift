@@ -11,6 +11,11 @@ final class StoreWorkCounter {
     var appendedCreates = 0
     /// Records of a listing hashed to find what it changed (ListingWriter+Changes), new and old.
     var changeDigests = 0
+    /// Chunks of the cache file a rebuild or a delta kept by range copies (or, for a delta, by not rewriting the
+    /// file at all), without reading them.
+    var copiedChunks = 0
+    /// Chunks of the cache file a rebuild or a delta read and wrote again.
+    var reemittedChunks = 0
 
     init() {}
 }
