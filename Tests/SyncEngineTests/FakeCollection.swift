@@ -33,6 +33,34 @@ final class FakeCollection: @unchecked Sendable {
     var takesClientIDs = true
     /// Kinto's shapes: records in and out wrapped as `{"data": …}`, the listing as `{"data": […]}`.
     var kinto = false
+    /// Change feeds (syncd.conf(5), "Incremental pull"): every write stamps the record's `modified` with the next
+    /// number of the collection's clock, a removal leaves a tombstone `{"id", "modified", "deleted": true}`;
+    /// `?since=N` lists what changed after N (watermark), `?syncToken=N` the same with the next token in `token` on
+    /// the last page (token; listings then are objects `{"results": […], "token": N}` and page by `Next-Page`).
+    var deltas = false
+    /// Token mode's shapes (see `deltas`).
+    var tokens = false
+    /// A `since` or `syncToken` below this is refused with 410, as a server that forgot its older changes.
+    var forgottenBefore: Int64 = 0
+    /// The collection's change clock: the stamp of the latest write.
+    private(set) var clock: Int64 = 0
+    /// Records removed, with the stamp of their removal.
+    private(set) var tombstones: [(id: String, stamp: Int64)] = []
+
+    /// Stamps record `index` with the next tick of the clock.
+    private func stamp(_ index: Int) {
+        guard deltas else { return }
+        clock += 1
+        records[index].body["modified"] = .integer(clock)
+        tombstones.removeAll { $0.id == records[index].id }
+    }
+
+    /// Notes a removal as a tombstone.
+    private func tombstone(_ id: String) {
+        guard deltas else { return }
+        clock += 1
+        tombstones.append((id, clock))
+    }
 
     init(url: String = "http://api.test/posts/") { self.url = url }
 
@@ -41,6 +69,7 @@ final class FakeCollection: @unchecked Sendable {
         var body = JSONObject([("id", .string(id))] + fields)
         body["version"] = .integer(version)
         if let index = records.firstIndex(where: { $0.id == id }) { records[index].body = body } else { records.append((id, body)) }
+        if let index = records.firstIndex(where: { $0.id == id }) { stamp(index) }
     }
 
     /// Changes a record as someone else did: its version goes up.
@@ -48,10 +77,14 @@ final class FakeCollection: @unchecked Sendable {
         guard let index = records.firstIndex(where: { $0.id == id }) else { return }
         records[index].body[key] = value
         records[index].body["version"] = .integer((records[index].body["version"]?.integerValue ?? 0) + 1)
+        stamp(index)
     }
 
     /// Removes a record as someone else did.
-    func remove(_ id: String) { records.removeAll { $0.id == id } }
+    func remove(_ id: String) {
+        records.removeAll { $0.id == id }
+        tombstone(id)
+    }
 
     /// The server's copy of a record.
     func record(_ id: String) -> JSONObject? { records.first { $0.id == id }?.body }
@@ -85,9 +118,11 @@ final class FakeCollection: @unchecked Sendable {
             object["id"] = .string(id)
             object["version"] = .integer((records[index].body["version"]?.integerValue ?? 0) + 1)
             records[index].body = object
-            return .json(wrapped(object), headers: [("ETag", etag(object))])
+            stamp(index)
+            return .json(wrapped(records[index].body), headers: [("ETag", etag(object))])
         case "DELETE":
             records.remove(at: index)
+            tombstone(id)
             return .status(204)
         default:
             return .status(405)
@@ -109,7 +144,8 @@ final class FakeCollection: @unchecked Sendable {
         object["id"] = .string(id)
         object["version"] = .integer(1)
         records.append((id, object))
-        return .json(wrapped(object), status: 201, headers: [("ETag", etag(object))])
+        stamp(records.count - 1)
+        return .json(wrapped(records[records.count - 1].body), status: 201, headers: [("ETag", etag(object))])
     }
 
     /// A written record, out of its envelope when `kinto`.
@@ -124,7 +160,34 @@ final class FakeCollection: @unchecked Sendable {
     }
 
     private func listing(_ query: [String: String]) -> ScriptedAnswer {
-        let all = records.map { JSONValue.object($0.body) }
+        var all = records.map { JSONValue.object($0.body) }
+        let since = query["since"] ?? query["syncToken"]
+        if let since {
+            guard let after = Int64(since), after >= forgottenBefore else { return .json(#"{"error": "too old"}"#, status: 410) }
+            let changed = records.compactMap { record -> (Int64, JSONValue)? in
+                guard let stamp = record.body["modified"]?.integerValue, stamp > after else { return nil }
+                return (stamp, .object(record.body))
+            }
+            let removed = tombstones.filter { $0.stamp > after }.map { tombstone -> (Int64, JSONValue) in
+                (tombstone.stamp, .object(JSONObject([("id", .string(tombstone.id)), ("modified", .integer(tombstone.stamp)), ("deleted", .bool(true))])))
+            }
+            all = (changed + removed).sorted { $0.0 < $1.0 }.map(\.1)
+        }
+        if tokens {
+            // Next-Page paging of {"results": […]}, the token on the last page.
+            let size: Int
+            if case .header(let pageSize) = paging { size = pageSize } else { size = max(all.count, 1) }
+            let number = Int(query["page"] ?? "1") ?? 1
+            let start = (number - 1) * size
+            var members: [(String, JSONValue)] = [("results", .array(Array(all.dropFirst(start).prefix(size))))]
+            var headers: [(String, String)] = []
+            if start + size < all.count {
+                headers.append(("Next-Page", "\(url)?\(since.map { "syncToken=\($0)&" } ?? "")page=\(number + 1)"))
+            } else {
+                members.append(("token", .string(String(clock))))
+            }
+            return .json(JSONValue.object(JSONObject(members)).serialized(), headers: headers)
+        }
         func page(_ size: Int, from start: Int) -> [JSONValue] { Array(all.dropFirst(start).prefix(size)) }
         func array(_ values: [JSONValue]) -> String {
             kinto ? JSONValue.object(JSONObject([("data", .array(values))])).serialized() : JSONValue.array(values).serialized()
@@ -137,7 +200,7 @@ final class FakeCollection: @unchecked Sendable {
             let start = (number - 1) * size
             var headers: [(String, String)] = []
             if start + size < all.count {
-                let next = "\(url)?page=\(number + 1)"
+                let next = "\(url)?\(since.map { "since=\($0)&" } ?? "")page=\(number + 1)"
                 headers.append(paging == .link(size) ? ("Link", "<\(next)>; rel=\"next\"") : ("Next-Page", next))
             }
             return .json(array(page(size, from: start)), headers: headers)

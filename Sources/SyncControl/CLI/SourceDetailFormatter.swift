@@ -50,6 +50,7 @@ public struct SourceDetailFormatter: Sendable {
         rows.append(("Error", error))
         rows.append(("Next try", nextTry(source)))
         if let mode = source.mode { rows.append(("Mode", Self.describe(mode))) }
+        if let delta = source.delta { rows.append(("Delta", describe(delta))) }
         for warning in source.warnings { rows.append(("Warning", warning)) }
         if let file = source.cacheFile { rows.append(("Cache file", file)) }
         if let seq = source.seq { rows.append(("Change", "\(seq) (syncctl changes \(HumanFormat.printable(source.name)) --since \(seq) lists what follows)")) }
@@ -72,6 +73,15 @@ public struct SourceDetailFormatter: Sendable {
         return "\(cross) \(failed.name) \(unicode ? "—" : "-") failed: not loaded because of a configuration error\n"
             + "   File: \(failed.file)\n"
             + "Problem: \(failed.problem)\n"
+    }
+
+    /// `watermark, changes since 2026-12-02T10:42:00Z (4min ago), last full listing 2026-12-02T08:40:00Z (2h ago)`.
+    func describe(_ delta: DeltaStatus) -> String {
+        guard let full = time(delta.lastFullListing) else {
+            return "\(delta.mode), no checkpoint yet: the next refresh lists the whole collection"
+        }
+        guard let last = time(delta.lastDelta) else { return "\(delta.mode), last full listing \(full), no delta since" }
+        return "\(delta.mode), changes since \(last), last full listing \(full)"
     }
 
     /// `● posts — idle, stale`.

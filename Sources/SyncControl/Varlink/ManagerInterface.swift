@@ -91,7 +91,15 @@ public enum ManagerInterface {
           # Pagination= of its .source file: "none", "link", "body", "cursor", "page" or "offset".
           pagination: ?string,
           # ConflictPolicy= of a writable source; null for a read-only one.
-          conflictPolicy: ?string
+          conflictPolicy: ?string,
+          # Delta= of a source that asks for changes only: "watermark" or "token";
+          # absent under Delta=none.
+          delta: ?string,
+          # When the last delta was applied; null when none was since the last full listing.
+          lastDelta: ?string,
+          # When the full listing the checkpoint comes from was saved; null when no
+          # checkpoint is held (the next refresh lists the whole collection).
+          lastFullListing: ?string
         )
 
         # A .source file the daemon skipped because of a configuration error;

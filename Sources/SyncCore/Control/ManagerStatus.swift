@@ -70,6 +70,9 @@ public struct SourceStatus: Sendable, Equatable {
     public var mode: SourceMode?
     /// The source's change sequence number (docs/control-api.md, "Changes"); nil from daemons older than it.
     public var seq: Int64?
+    /// `Delta=` of a source that asks for changes only (syncd.conf(5), "Incremental pull"); nil under `Delta=none`
+    /// and from daemons older than it.
+    public var delta: DeltaStatus?
 
     /// Creates a status.
     public init(name: String, url: String, state: SourceStateName, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
@@ -108,6 +111,11 @@ public struct SourceStatus: Sendable, Equatable {
             object["pagination"] = .string(mode.pagination)
             object["conflictPolicy"] = .string(mode.conflictPolicy)
         }
+        if let delta {
+            object["delta"] = .string(delta.mode)
+            object["lastDelta"] = .string(delta.lastDelta)
+            object["lastFullListing"] = .string(delta.lastFullListing)
+        }
         return object
     }
 
@@ -141,6 +149,27 @@ public struct SourceStatus: Sendable, Equatable {
             mode = SourceMode(writable: try fields.bool("writable"), pagination: try fields.string("pagination"),
                               conflictPolicy: try fields.optionalString("conflictPolicy"))
         }
+        delta = try fields.optionalString("delta").map { mode throws(ReplyShapeError) in
+            DeltaStatus(mode: mode, lastDelta: try fields.optionalString("lastDelta"), lastFullListing: try fields.optionalString("lastFullListing"))
+        }
+    }
+}
+
+/// Where a source's incremental pull stands (syncd.conf(5), "Incremental pull").
+public struct DeltaStatus: Sendable, Equatable {
+    /// `Delta=`: "watermark" or "token".
+    public var mode: String
+    /// When the last delta was applied (RFC 3339); nil when none was since the last full listing.
+    public var lastDelta: String?
+    /// When the full listing the checkpoint comes from was saved (RFC 3339); nil when no checkpoint is held (the
+    /// next refresh lists the whole collection).
+    public var lastFullListing: String?
+
+    /// Creates a status.
+    public init(mode: String, lastDelta: String?, lastFullListing: String?) {
+        self.mode = mode
+        self.lastDelta = lastDelta
+        self.lastFullListing = lastFullListing
     }
 }
 

@@ -57,7 +57,7 @@ extension ListingFetcher {
                 throw RefreshFailure(.permanent, "page \(page): the value at CursorPath=\(source.cursorPathText) is neither a string, "
                                      + "an integer nor null; point CursorPath= at the next page's token")
             }
-            return token.isEmpty ? nil : CursorURL.url(base: source.url, parameter: source.cursorParameter, token: token)
+            return token.isEmpty ? nil : CursorURL.url(base: baseURL, parameter: source.cursorParameter, token: token)
         }
     }
 

@@ -46,6 +46,25 @@ final class ListingFetcher {
     var cacheFileFailure: ((StoreError) -> RefreshFailure?)?
     /// How many pages the last `fetch` received.
     private(set) var pagesFetched = 0
+    /// What `fetch` asks for: the whole listing, or the changes since a checkpoint (syncd.conf(5), "Incremental
+    /// pull"); set before `fetch`.
+    var asking: Asking = .listing
+    /// `Delta=watermark`: the highest `DeltaField=` value of the records received, from the stored checkpoint on
+    /// for a delta (set before `fetch`).
+    var watermark: DeltaWatermark?
+    /// The members besides the records of the last page received (`PageSkeleton`): `Delta=token` reads the next
+    /// checkpoint there.
+    private(set) var lastDocument: JSONValue?
+    /// The URL paging starts from and cursors and page numbers are set on: `URL=`, or a delta request's.
+    var baseURL: String { if case .delta(let url, _) = asking { url } else { source.url } }
+
+    /// What a fetch asks the server for.
+    enum Asking: Equatable {
+        /// The whole listing, from `URL=`.
+        case listing
+        /// What changed since `checkpoint`, from `url` (`DeltaPlan.requestURL`).
+        case delta(url: String, checkpoint: String)
+    }
 
     /// What the server said.
     enum Result {
@@ -53,6 +72,10 @@ final class ListingFetcher {
         case listing(ListingWriter, etag: String?, lastModified: String?)
         /// 304 on the (only) page: the stored listing is current.
         case notModified
+        /// The changes since the checkpoint, every page received and validated (not yet applied).
+        case delta(DeltaCollector)
+        /// The server refused the checkpoint as too old (a `DeltaExpired=` status): a full listing follows.
+        case expired(status: Int)
     }
 
     func fetch(previous: SourceState) throws(RefreshFailure) -> Result {
@@ -60,16 +83,19 @@ final class ListingFetcher {
         // whole, unconditionally: a 304 for a page says nothing about the others, and not even about
         // the page's own Link header (RFC 9110 §15.4.5 does not make a 304 carry it), so a page that
         // stayed the same while a new page appeared after it would hide that page.
-        let conditional = previous.url == source.url && source.pagination == .none
+        let conditional = asking == .listing && previous.url == source.url && source.pagination == .none
         let policy = source.originPolicy
         // The refresh's deadline (time since boot), which its push used part of (`RefreshDeadline`), else the listing's own.
         let deadline = self.deadline ?? clocks.sinceBoot() + source.listingTimeout
-        var url = source.url
+        var url = baseURL
         var visited: Set<String> = []
         var writer: ListingWriter?
         var firstHead: HTTPResponseHead?
         var received = 0
-        numberedPages = NumberedPages(source: source)
+        var paging = source
+        paging.url = baseURL
+        numberedPages = NumberedPages(source: paging)
+        let collector = asking == .listing ? nil : DeltaCollector(source: source, watermark: watermark)
         for page in 1...source.maxPages {
             guard visited.insert(url).inserted else {
                 writer?.rollback()
@@ -109,13 +135,15 @@ final class ListingFetcher {
             }
             let pageResult: PageResult
             do {
-                pageResult = try fetchPage(request, page: page, writer: &writer)
+                pageResult = try fetchPage(request, page: page, writer: &writer, collector: collector)
             } catch where error.kind == .transient && request.timeout < source.timeout && deadline - clocks.sinceBoot() < .milliseconds(100) {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")
             }
             switch pageResult {
+            case .expired(let status):
+                return .expired(status: status)
             case .notModified(let head):
                 writer?.rollback()
                 // The stored listing's first page is unchanged, but its headers may say the collection has
@@ -138,6 +166,11 @@ final class ListingFetcher {
                     throw error
                 }
                 guard let next else {
+                    lastDocument = document
+                    if let collector {
+                        watermark = collector.watermark
+                        return .delta(collector)
+                    }
                     guard let writer else { throw RefreshFailure(.permanent, "no listing received") }
                     // A paginated listing has no validator of its own: page 1's stands for page 1 only.
                     guard source.pagination == .none else { return .listing(writer, etag: nil, lastModified: nil) }
@@ -155,10 +188,13 @@ final class ListingFetcher {
         /// that was larger than `skeletonLimit` or is not an object.
         case page(HTTPResponseHead, document: JSONValue?, records: Int)
         case notModified(HTTPResponseHead)
+        /// A `DeltaExpired=` status answered a delta request.
+        case expired(Int)
     }
 
     /// Fetches one page and streams its records into `writer` (begun at the first successful page).
-    private func fetchPage(_ request: HTTPRequest, page: Int, writer: inout ListingWriter?) throws(RefreshFailure) -> PageResult {
+    /// A delta's records go to `collector` instead (`asking` is `.delta`).
+    private func fetchPage(_ request: HTTPRequest, page: Int, writer: inout ListingWriter?, collector: DeltaCollector?) throws(RefreshFailure) -> PageResult {
         var counted = RefreshProgressCount(pages: Int64(page), bytes: totalBytes, records: 0)
         defer { totalBytes = counted.bytes }
         let options = RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField, versionField: source.versionField,
@@ -178,12 +214,21 @@ final class ListingFetcher {
             defer { pipeline?.drain() }
             let head = try client.perform(request, onHead: { head in
                 status = head.status
-                if head.isSuccess && stagedWriter == nil {
+                if head.isSuccess && stagedWriter == nil && collector == nil {
                     // Page 1's validator stands for an unpaginated listing only (see `fetch`).
                     let etag = page == 1 && source.pagination == .none ? head.header("etag") : nil
                     stagedWriter = try store.beginListing(source: source.name, header: CacheHeader(savedAt: savedAt, etag: etag))
                 }
             }, onBody: { chunk in
+                if HTTPAnswer.carriesContent(status), let collector {
+                    skeleton?.feed(chunk)
+                    try scanner.feed(chunk) { record in try collector.add(record) }
+                    counted.bytes += Int64(chunk.count)
+                    counted.records = Int64(collector.received)
+                    counted.pages = Int64(page)
+                    progress?(counted)
+                    return
+                }
                 guard HTTPAnswer.carriesContent(status), let target = stagedWriter else {
                     // Keep the start of an error body for the message; the rest is discarded.
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
@@ -198,13 +243,21 @@ final class ListingFetcher {
                     records = RecordPipeline(writer: target)
                     pipeline = records
                 }
-                try scanner.feed(chunk) { record in try records.add(record) }
+                if watermark != nil {
+                    try scanner.feed(chunk) { record in
+                        try see(record)
+                        try records.add(record)
+                    }
+                } else {
+                    try scanner.feed(chunk) { record in try records.add(record) }
+                }
                 counted.bytes += Int64(chunk.count)
                 counted.records = Int64(recordsBefore + records.count)
                 counted.pages = Int64(page)
                 progress?(counted)
             })
             writer = stagedWriter
+            if collector != nil && source.delta.expiredStatuses.contains(head.status) { return .expired(head.status) }
             switch HTTPAnswer(status: head.status, answering: .listingPage) {
             case .notModified: return .notModified(head)
             case .success: break
@@ -217,7 +270,7 @@ final class ListingFetcher {
                 notices.append(SourceNotice(ownWords: "the server's \(name == "etag" ? "ETag" : "Last-Modified") is longer than "
                                + "\(HTTPResponseHead.maxHeaderValueBytes) bytes; it is not stored, so refreshes are not conditional"))
             }
-            if skeleton?.overflowed == true, readsPagingMembers {
+            if skeleton?.overflowed == true, readsPagingMembers || source.delta.mode == .token {
                 throw RefreshFailure(.permanent, "\(where_)the page's members besides its records are larger than \(ListingFetcher.skeletonLimit >> 20) MiB; "
                                      + "with Pagination=\(source.pagination.rawValue) they are read to find the next page")
             }
@@ -228,6 +281,14 @@ final class ListingFetcher {
             writer?.rollback()
             throw pageFailure(error, prefix: where_)
         }
+    }
+
+    /// Takes one listing record's change stamp into `watermark` (`Delta=watermark`); a tombstone may have none.
+    private func see(_ record: ScannedRecord) throws(RefreshFailure) {
+        let delta = source.delta
+        let stamp = RecordMember.value(at: delta.field, in: record.bytes)
+        if stamp == nil, !delta.deletedPath.isEmpty, DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta) { return }
+        try DeltaStamp.see(stamp, record: record, source: source, in: &watermark)
     }
 
     /// What a page's failure means for the refresh: an HTTP transfer's error, the scanner's or the store's

@@ -192,7 +192,8 @@ public final class SyncEngine {
         } catch {
             return fail(source, storeFailure(error), at: now)
         }
-        let fetched: ListingFetcher.Result
+        var fetched: ListingFetcher.Result
+        var pull: DeltaPull?
         let pushFailure: RefreshFailure?
         var lostCreateIDs: Set<RecordID>?
         var listedAt = clocks.uptimeMilliseconds()
@@ -210,25 +211,43 @@ public final class SyncEngine {
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
-            let fetcher = ListingFetcher(source: source, client: client, clocks: clocks, store: store, environment: environment, token: token,
-                                         progress: progress)
-            fetcher.savedAt = now
-            fetcher.deadline = refreshStarted.map { $0 + source.listingTimeout }
-            fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
+            func fetcher(_ pull: DeltaPull?) -> ListingFetcher {
+                let fetcher = ListingFetcher(source: source, client: client, clocks: clocks, store: store, environment: environment, token: token,
+                                             progress: progress)
+                fetcher.savedAt = now
+                fetcher.deadline = refreshStarted.map { $0 + source.listingTimeout }
+                fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
+                pull?.prepare(fetcher)
+                return fetcher
+            }
+            // Delta=: changes only since the checkpoint, or the whole listing and why (syncd.conf(5), "Incremental pull").
+            pull = try deltaPull(source, previous: previous)
+            var listing = fetcher(pull)
             listedAt = clocks.uptimeMilliseconds()
-            fetched = try fetcher.fetch(previous: previous)
-            pages = fetcher.pagesFetched
-            notices = fetcher.notices
+            fetched = try listing.fetch(previous: previous)
+            if case .expired(let status) = fetched {
+                // Once: the full listing is not a delta and cannot expire.
+                pull = pull?.expired(status: status)
+                logger.forSource(source.name).notice("fetching the whole listing: \(DeltaPlan.FullListingReason.expired(status: status).text)")
+                listing = fetcher(pull)
+                fetched = try listing.fetch(previous: previous)
+            }
+            pull?.received(from: listing)
+            pages = listing.pagesFetched
+            notices = listing.notices + (pull?.notices ?? [])
         } catch {
             return fail(source, error, at: now)
         }
         // From the commit to the published file the source's lock is held: a local change of the same source
         // waits for that much, never for the paging above (docs/architecture.md, "Concurrency").
         let result = shared.withSourceLock(source.name) { () -> RefreshResult in
-            let result = conclude(source, fetched, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs,
+            let result = conclude(source, fetched, pull: pull, previous: previous, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs,
                                   listedAt: listedAt, pages: pages, now: now)
             // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
-            if case .listing = fetched { note(notices, of: source) }
+            switch fetched {
+            case .listing, .delta: note(notices, of: source)
+            case .notModified, .expired: break
+            }
             if case .failed = result {} else { checkClientIDs(source, newListing: { if case .listing = fetched { true } else { false } }()) }
             return result
         }
@@ -252,7 +271,7 @@ public final class SyncEngine {
     }
 
     /// Commits (or confirms) what the listing brought and publishes the cache file.
-    private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, previous: SourceState,
+    private func conclude(_ source: SourceConfiguration, _ fetched: ListingFetcher.Result, pull: DeltaPull?, previous: SourceState,
                           pushFailure: RefreshFailure?, lostCreateIDs: Set<RecordID>?, listedAt: Int64, pages: Int,
                           now: String) -> RefreshResult {
         switch fetched {
@@ -284,7 +303,8 @@ public final class SyncEngine {
         case .listing(let writer, let etag, let lastModified):
             let outcome: ListingOutcome
             do {
-                outcome = try writer.commit(ListingMetadata(url: source.url, etag: etag, lastModified: lastModified, time: now, allowEmpty: source.allowEmpty))
+                outcome = try writer.commit(ListingMetadata(url: source.url, etag: etag, lastModified: lastModified, time: now, allowEmpty: source.allowEmpty,
+                                                            checkpoint: pull?.checkpoint(at: now)))
             } catch .duplicateID(let id, let index) where pages > 1 {
                 // Records shift between pages when the collection changes during the listing; a new try sees it settled.
                 return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
@@ -296,9 +316,7 @@ public final class SyncEngine {
                 return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
             }
             // Settled against this listing first, so that what it already shows is confirmed at once.
-            if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs, listedAt: listedAt) }
-            settleNotFound(source)
-            confirmSent(source)
+            settleAfterCommit(source, lostCreateIDs: lostCreateIDs, listedAt: listedAt)
             let publication: Publication
             do {
                 // The commit wrote the file for the outbox as it was when the listing began: changes made or
@@ -335,12 +353,25 @@ public final class SyncEngine {
             }
             logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (listing changed)")
             return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
+        case .delta(let collector):
+            return concludeDelta(source, collector, pull: pull, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, listedAt: listedAt, now: now)
+        case .expired(let status):
+            // A full listing followed the first expiry; a second one is the server's fault.
+            return fail(source, RefreshFailure(.transient, "HTTP \(status) answered the whole listing's request too"), at: now)
         }
+    }
+
+    /// The changes a committed listing or delta settles: lost creates it shows, changes whose record is gone,
+    /// sent changes it shows taken.
+    func settleAfterCommit(_ source: SourceConfiguration, lostCreateIDs: Set<RecordID>?, listedAt: Int64) {
+        if let lostCreateIDs { settleLostCreates(source, previousIDs: lostCreateIDs, listedAt: listedAt) }
+        settleNotFound(source)
+        confirmSent(source)
     }
 
     /// The result of a pull after a push in which some record's change failed: the new listing is in place,
     /// yet the refresh counts as failed, so the change is retried with backoff (syncd(8) GUARANTEES 7) and the reason shows.
-    private func settle(_ source: SourceConfiguration, _ pulled: RefreshResult, pushFailure: RefreshFailure?, at time: String) -> RefreshResult {
+    func settle(_ source: SourceConfiguration, _ pulled: RefreshResult, pushFailure: RefreshFailure?, at time: String) -> RefreshResult {
         guard let pushFailure else { return pulled }
         var failure = pushFailure
         failure.append(" (the listing was pulled; the change stays queued and is retried)")
@@ -369,7 +400,7 @@ public final class SyncEngine {
     }
 
     /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
-    private func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
+    func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
         let failure = StateStorageFailure.attributed(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
                                                    database: store.path, source: source.name)
         if failure.kind == .cancelled {

@@ -1,0 +1,70 @@
+import SyncCore
+import SyncStore
+
+/// The records of a delta (syncd.conf(5), "Incremental pull") as its pages arrive: each record replaces an
+/// earlier one of the same ID (the last word counts), a tombstone (`DeletedPath=` holding `DeletedValue=`)
+/// removes it. Nothing is applied until every page arrived and validated (`SyncEngine` then hands the
+/// result to `StateStore.applyDelta` in one transaction). Held in memory: a delta is bounded by `MaxBytes=`.
+final class DeltaCollector {
+    let source: SourceConfiguration
+    /// Records received, tombstones included.
+    private(set) var received = 0
+    /// `Delta=watermark`: the highest change stamp so far, from the stored checkpoint on.
+    private(set) var watermark: DeltaWatermark?
+    /// The IDs in the order they first came.
+    private var order: [RecordID] = []
+    /// The latest word on each ID: a record, or nil for a tombstone.
+    private var latest: [RecordID: DeltaRecord?] = [:]
+
+    init(source: SourceConfiguration, watermark: DeltaWatermark?) {
+        self.source = source
+        self.watermark = watermark
+    }
+
+    /// Takes one record of a delta page.
+    func add(_ record: ScannedRecord) throws(RefreshFailure) {
+        received += 1
+        let delta = source.delta
+        let removed = !delta.deletedPath.isEmpty && DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta)
+        if watermark != nil {
+            let stamp = RecordMember.value(at: delta.field, in: record.bytes)
+            // A tombstone may carry no stamp (it still counts when it does).
+            if !(removed && stamp == nil) { try DeltaStamp.see(stamp, record: record, source: source, in: &watermark) }
+        }
+        if latest.updateValue(removed ? nil : DeltaRecord(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version,
+                                                          body: Array(record.bytes)), forKey: record.id) == nil {
+            order.append(record.id)
+        }
+    }
+
+    /// The records to add or replace, in the order they came, and the IDs to remove.
+    var changes: (upserts: [DeltaRecord], removals: [String]) {
+        var upserts: [DeltaRecord] = []
+        var removals: [String] = []
+        for id in order {
+            guard let word = latest[id] else { continue }
+            if let record = word { upserts.append(record) } else { removals.append(id.key) }
+        }
+        return (upserts, removals)
+    }
+}
+
+/// One record's change stamp taken into a watermark, or the refresh's failure naming the record.
+enum DeltaStamp {
+    static func see(_ stamp: JSONValue?, record: ScannedRecord, source: SourceConfiguration, in watermark: inout DeltaWatermark?) throws(RefreshFailure) {
+        do {
+            try watermark?.see(stamp)
+        } catch {
+            let field = source.delta.fieldText
+            let what = "record \(record.index) (ID \(record.id.jsonLiteral))"
+            let reason: String
+            switch error {
+            case .missing: reason = "has no change stamp at DeltaField=\(field)"
+            case .notComparable(let kind): reason = "has \(kind) at DeltaField=\(field), not a number or a string"
+            case .mixed(let kinds): reason = "makes the stamps at DeltaField=\(field) mix \(kinds)"
+            }
+            throw RefreshFailure(.permanent, "response rejected: \(what) \(reason); Delta=watermark needs a number or a string "
+                                 + "in every record there: point DeltaField= at the records' change stamp, or set Delta=none")
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import SyncCore
+import SyncStore
+
+/// One refresh's incremental pull (syncd.conf(5), "Incremental pull"; docs/architecture.md, "Incremental pull"):
+/// what it asks the server for, and the checkpoint its commit stores. `DeltaPlan` decides; this performs.
+final class DeltaPull {
+    let source: SourceConfiguration
+    /// What the checkpoint is bound to (`DeltaPlan.binding`).
+    let binding: String
+    /// The stored checkpoint this refresh started from, if any.
+    let stored: DeltaCheckpoint?
+    /// Changes only, or the whole listing and why.
+    let fetch: DeltaPlan.Fetch
+    /// `Delta=watermark`: the highest stamp the fetch saw.
+    private(set) var watermark: DeltaWatermark?
+    /// `Delta=token`: the token on the last page received.
+    private(set) var token: String?
+    /// Warnings that did not fail the refresh (a last page without a token).
+    private(set) var notices: [SourceNotice] = []
+
+    init(source: SourceConfiguration, binding: String, stored: DeltaCheckpoint?, fetch: DeltaPlan.Fetch) {
+        self.source = source
+        self.binding = binding
+        self.stored = stored
+        self.fetch = fetch
+    }
+
+    /// Whether this refresh asks for changes only.
+    var isDelta: Bool { if case .delta = fetch { true } else { false } }
+
+    /// The same pull, now fetching the whole listing because the server refused the checkpoint with `status`.
+    func expired(status: Int) -> DeltaPull {
+        let pull = DeltaPull(source: source, binding: binding, stored: stored, fetch: .full(.expired(status: status)))
+        pull.notices.append(SourceNotice(ownWords: "the server answered HTTP \(status) to the delta request (DeltaExpired=): the "
+                                         + "checkpoint was too old, so the whole listing was fetched; the next refresh asks for changes again"))
+        return pull
+    }
+
+    /// Tells `fetcher` what to ask for and where the watermark starts.
+    func prepare(_ fetcher: ListingFetcher) {
+        switch fetch {
+        case .delta(let url, let checkpoint):
+            fetcher.asking = .delta(url: url, checkpoint: checkpoint)
+            if source.delta.mode == .watermark { fetcher.watermark = DeltaWatermark(checkpoint: checkpoint) }
+        case .full:
+            fetcher.asking = .listing
+            if source.delta.mode == .watermark { fetcher.watermark = DeltaWatermark() }
+        }
+    }
+
+    /// Takes what the fetch found: the watermark, or the token on its last page.
+    func received(from fetcher: ListingFetcher) {
+        watermark = fetcher.watermark
+        guard source.delta.mode == .token else { return }
+        switch fetcher.lastDocument?.value(at: source.delta.tokenPath) {
+        case .string(let text)? where !text.isEmpty: token = text
+        case let number? where number.integerText != nil: token = number.integerText
+        default:
+            token = nil
+            notices.append(SourceNotice(ownWords: "the \(isDelta ? "delta's" : "listing's") last page has no token at DeltaTokenPath="
+                                        + "\(source.delta.tokenPathText); the next refresh fetches the whole listing again: point "
+                                        + "DeltaTokenPath= at the token the server gives for the next changes"))
+        }
+    }
+
+    /// The checkpoint a commit made `now` stores: nil when the fetch gave none (the next refresh is a full listing).
+    func checkpoint(at now: String) -> DeltaCheckpoint? {
+        let value = source.delta.mode == .watermark ? watermark?.checkpoint : token
+        guard let value else { return nil }
+        let fullListingAt = isDelta ? (stored?.fullListingAt ?? now) : now
+        return DeltaCheckpoint(mode: source.delta.mode.rawValue, binding: binding, value: value, fullListingAt: fullListingAt,
+                               deltaAt: isDelta ? now : nil)
+    }
+}
+
+extension SyncEngine {
+    /// The incremental pull of the refresh about to fetch `source`; nil under `Delta=none`.
+    func deltaPull(_ source: SourceConfiguration, previous: SourceState) throws(RefreshFailure) -> DeltaPull? {
+        guard source.delta.isEnabled else { return nil }
+        let stored: DeltaCheckpoint?
+        do {
+            stored = try store.deltaCheckpoint(source: source.name)
+        } catch {
+            throw storeFailure(error)
+        }
+        let binding = DeltaPlan.binding(of: source, account: snapshots.folder.account)
+        let fullAt = stored.flatMap { Timestamp(rfc3339: $0.fullListingAt)?.secondsSinceEpoch } ?? 0
+        guard let fetch = DeltaPlan.fetch(source, account: snapshots.folder.account, held: previous.savedAt != nil,
+                                          stored: stored.map { ($0.value, $0.binding, fullAt) }, now: clock().secondsSinceEpoch)
+        else { return nil }
+        if case .full(let reason) = fetch, reason != .noListing {
+            logger.forSource(source.name).info("fetching the whole listing: \(reason.text)")
+        }
+        return DeltaPull(source: source, binding: binding, stored: stored, fetch: fetch)
+    }
+
+    /// Applies a delta received whole (`collector`) in one transaction with its checkpoint, publishes the cache
+    /// file, and settles what it shows.
+    func concludeDelta(_ source: SourceConfiguration, _ collector: DeltaCollector, pull: DeltaPull?, pushFailure: RefreshFailure?,
+                       lostCreateIDs: Set<RecordID>?, listedAt: Int64, now: String) -> RefreshResult {
+        let changes = collector.changes
+        let outcome: ListingOutcome
+        do {
+            outcome = try store.applyDelta(source: source.name, upserts: changes.upserts, removals: changes.removals,
+                                           metadata: ListingMetadata(url: source.url, etag: nil, lastModified: nil, time: now, allowEmpty: true,
+                                                                     checkpoint: pull?.checkpoint(at: now)))
+        } catch {
+            // The old file, compared chunk by chunk, is not the one syncd wrote: set aside, fetched again.
+            recoverCacheFile(source.name, after: error)
+            return fail(source, cacheFileFailure(error) ?? storeFailure(error, prefix: ""), at: now)
+        }
+        settleAfterCommit(source, lostCreateIDs: lostCreateIDs, listedAt: listedAt)
+        do {
+            // Changes this delta settled, or a file an earlier failure held back, are written now.
+            if try store.state(of: source.name).snapshotDirty { try publish(source.name) }
+        } catch let failure as RefreshFailure {
+            return fail(source, failure, at: now)
+        } catch {
+            return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
+        }
+        tidyWriteAheadLog()
+        let said = "\(counted(changes.upserts.count, "record")) changed or added, \(changes.removals.count) removed"
+        if outcome.unchanged {
+            logger.forSource(source.name).info("delta: nothing changed (\(said) as held), \(counted(outcome.count, "record")) current")
+            return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
+        }
+        logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (delta: \(said))")
+        return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import SyncStore
+import Testing
+@testable import SyncEngine
+
+/// Incremental pull (syncd.conf(5), "Incremental pull") against a `FakeCollection` with a change feed: the first
+/// refresh lists the whole collection and takes the checkpoint from it, later ones ask for changes only and apply
+/// them (changes replace, new records add, tombstones remove, the rest stays), and every reason for a full listing
+/// leads to exactly one.
+@Suite("Engine: incremental pull")
+struct DeltaTests {
+    static let watermark = "Delta=watermark\nDeltaField=/modified\nDeltaQuery=since={checkpoint}\nDeletedPath=/deleted"
+    static let token = "Delta=token\nRecordsPath=/results\nPagination=header\nDeltaTokenPath=/token\nDeltaQuery=syncToken={checkpoint}\nDeletedPath=/deleted"
+
+    /// A server of `records` records with a change feed, the source set up with `settings`, synced once.
+    func synced(_ settings: String = DeltaTests.watermark, records: Int = 5, tokens: Bool = false,
+                paging: FakeCollection.Paging = .none) throws -> EngineRig {
+        let server = FakeCollection()
+        server.deltas = true
+        server.tokens = tokens
+        server.paging = paging
+        for index in 1...records { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
+        let rig = try EngineRig(settings, server: server)
+        #expect(rig.refresh().isSuccess)
+        return rig
+    }
+
+    /// The cache file's records equal the server's, ID for ID and member for member.
+    func expectCacheEqualsServer(_ rig: EngineRig, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        let server = Dictionary(uniqueKeysWithValues: rig.server.recordsByID)
+        #expect(try rig.cachedRecords() == server, sourceLocation: sourceLocation)
+    }
+
+    func inode(_ rig: EngineRig) throws -> UInt64 {
+        try #require(FileManager.default.attributesOfItem(atPath: rig.directory + "/cache/posts.json")[.systemFileNumber] as? UInt64)
+    }
+
+    @Test func theFirstRefreshListsWholeAndLaterOnesAskForChangesOnly() throws {
+        let rig = try synced()
+        #expect(rig.requests() == ["GET http://api.test/posts/"])
+        rig.server.edit("r2", "n", .integer(20))
+        rig.server.seed("r9", [("n", .integer(9))])
+        rig.server.remove("r4")
+        #expect(rig.refresh().isSuccess)
+        // The checkpoint is the highest stamp of the listing: 5 seeds.
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=5"])
+        try expectCacheEqualsServer(rig)
+        // Added records come after the others; the rest keep the listing's order.
+        let order = try #require(rig.cacheFile()["records"]?.arrayValue).compactMap { $0.objectValue?["id"]?.stringValue }
+        #expect(order == ["r1", "r2", "r3", "r5", "r9"])
+        // The next delta starts from the delta's highest stamp.
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=8"])
+    }
+
+    @Test func aDeltaWithNothingChangedLeavesTheFileInPlace() throws {
+        let rig = try synced()
+        let before = try inode(rig)
+        let result = rig.refresh()
+        guard case .unchanged(let count) = result else {
+            Issue.record("expected unchanged, got \(result)")
+            return
+        }
+        #expect(count == 5)
+        #expect(try inode(rig) == before)
+        try expectCacheEqualsServer(rig)
+    }
+
+    @Test func aCheckpointTheServerForgotLeadsToExactlyOneFullListing() throws {
+        let rig = try synced()
+        _ = rig.requests()
+        rig.server.edit("r1", "n", .integer(10))
+        rig.server.forgottenBefore = 6
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=5", "GET http://api.test/posts/"])
+        try expectCacheEqualsServer(rig)
+        // The full listing's checkpoint is accepted: the next refresh is a delta again.
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=6"])
+    }
+
+    @Test func aRecordWithoutItsStampFailsTheDeltaNamingItAndChangesNothing() throws {
+        let rig = try synced()
+        _ = rig.requests()
+        let before = try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json"))
+        rig.transport.then("GET", "http://api.test/posts/?since=5", .json(#"[{"id": "r1", "modified": 6}, {"id": "r2", "n": 3}]"#))
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message == "response rejected: record 1 (ID \"r2\") has no change stamp at DeltaField=/modified; Delta=watermark "
+                + "needs a number or a string in every record there: point DeltaField= at the records' change stamp, or set Delta=none")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
+        // The checkpoint did not move: the next refresh asks from the same place.
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=5"])
+    }
+
+    @Test func changedSettingsAndTheResyncIntervalEachBringOneFullListing() throws {
+        let rig = try synced(DeltaTests.watermark + "\nFullResyncIntervalSec=1h")
+        _ = rig.requests()
+        rig.clock.advance(seconds: 3_600)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/"])
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=5"])
+        // Without tombstones, a removal is seen only by the full listing.
+        try rig.configure(DeltaTests.watermark.replacingOccurrences(of: "since=", with: "after=") + "\nFullResyncIntervalSec=1h")
+        rig.server.remove("r3")
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/"])
+        try expectCacheEqualsServer(rig)
+    }
+
+    @Test func tokenModeTakesTheLastPagesTokenAndPagesThroughAChangeSet() throws {
+        let rig = try synced(DeltaTests.token, records: 5, tokens: true, paging: .header(2))
+        #expect(rig.requests() == ["GET http://api.test/posts/", "GET http://api.test/posts/?page=2", "GET http://api.test/posts/?page=3"])
+        for index in 1...3 { rig.server.edit("r\(index)", "n", .integer(Int64(index * 100))) }
+        rig.server.remove("r5")
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?syncToken=5", "GET http://api.test/posts/?syncToken=5&page=2"])
+        try expectCacheEqualsServer(rig)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?syncToken=9"])
+    }
+
+    @Test func aLocalEditStaysInTheFileWhileADeltaBringsTheServersNewerCopy() throws {
+        let rig = try synced(DeltaTests.watermark + "\nWritable=yes\nVersionField=version")
+        // Queued while the server cannot be reached: the push fails, the delta is not asked for.
+        rig.transport.then("PUT", "http://api.test/posts/r1/", .status(503))
+        rig.transport.then("GET", "http://api.test/posts/r1/", .status(503))
+        try rig.put("r1", [("n", .string("mine"))])
+        rig.server.edit("r2", "n", .integer(22))
+        _ = rig.refresh()
+        #expect(try rig.cachedRecords()["r1"]?["n"] == .string("mine"))
+        #expect(try rig.outbox().count == 1)
+    }
+
+    @Test func aRecordTwiceInOneDeltaCountsAsItsLastWordAndATombstoneOfAnUnknownRecordIsIgnored() throws {
+        let rig = try synced()
+        _ = rig.requests()
+        rig.transport.then("GET", "http://api.test/posts/?since=5", .json("""
+            [{"id": "r1", "n": "first", "modified": 6}, {"id": "zz", "modified": 7, "deleted": true},
+             {"id": "r1", "n": "second", "modified": 8}, {"id": "r2", "modified": 9, "deleted": true},
+             {"id": "r2", "n": "back", "modified": 10}]
+            """))
+        #expect(rig.refresh().isSuccess)
+        let cached = try rig.cachedRecords()
+        #expect(cached["r1"]?["n"] == .string("second"))
+        #expect(cached["r2"]?["n"] == .string("back"))
+        #expect(cached["zz"] == nil)
+        #expect(cached.count == 5)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().last == "GET http://api.test/posts/?since=10")
+    }
+
+    @Test func aDeltaLargerThanMaxBytesFailsAndKeepsTheFile() throws {
+        let rig = try synced(DeltaTests.watermark + "\nMaxBytes=2K")
+        let before = try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json"))
+        rig.transport.then("GET", "http://api.test/posts/?since=5",
+                           .json("[" + (1...40).map { #"{"id": "x\#($0)", "pad": "0123456789012345678901234567890123456789", "modified": \#($0 + 5)}"# }.joined(separator: ",") + "]"))
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.contains("MaxBytes=2048"), "\(failure.message)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
+    }
+}
+
+extension FakeCollection {
+    /// The server's records by ID.
+    var recordsByID: [(String, JSONObject)] { records.map { ($0.id, $0.body) } }
+}
