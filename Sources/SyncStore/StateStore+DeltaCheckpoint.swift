@@ -43,19 +43,24 @@ extension StateStore {
 
     /// The stored checkpoint of `source`; nil when none, or when the source holds no listing it could describe.
     public func deltaCheckpoint(source: String) throws(StoreError) -> DeltaCheckpoint? {
-        guard hasDeltaCheckpoints else { return nil }
         do {
-            let statement = try database.prepare("""
-                SELECT d.mode, d.binding, d.value, d.full_listing_at, d.delta_at FROM delta_checkpoints d
-                    JOIN sources s ON s.name = d.source WHERE d.source = ?1 AND s.records_start IS NOT NULL
-                """)
-            try statement.bind(1, source)
-            guard try statement.step() else { return nil }
-            return DeltaCheckpoint(mode: statement.string(0) ?? "", binding: statement.string(1) ?? "", value: statement.string(2) ?? "",
-                                   fullListingAt: statement.string(3) ?? "", deltaAt: statement.string(4))
+            return try storedDeltaCheckpoint(source: source)
         } catch {
             throw .sqlite(error)
         }
+    }
+
+    /// `deltaCheckpoint(source:)` inside an operation that reports SQLite's errors itself (`state(of:)`).
+    func storedDeltaCheckpoint(source: String) throws(SQLiteError) -> DeltaCheckpoint? {
+        guard hasDeltaCheckpoints else { return nil }
+        let statement = try database.prepare("""
+            SELECT d.mode, d.binding, d.value, d.full_listing_at, d.delta_at FROM delta_checkpoints d
+                JOIN sources s ON s.name = d.source WHERE d.source = ?1 AND s.records_start IS NOT NULL
+            """)
+        try statement.bind(1, source)
+        guard try statement.step() else { return nil }
+        return DeltaCheckpoint(mode: statement.string(0) ?? "", binding: statement.string(1) ?? "", value: statement.string(2) ?? "",
+                               fullListingAt: statement.string(3) ?? "", deltaAt: statement.string(4))
     }
 
     /// Stores `checkpoint` as the one of `source`, or deletes the stored one when nil; inside the caller's transaction.

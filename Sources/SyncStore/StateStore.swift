@@ -59,6 +59,9 @@ public struct SourceState: Sendable, Equatable {
     /// (docs/control-api.md, "Changes"); 0 before the first.
     public var changeSeq: Int64 = 0
 
+    /// The checkpoint of the source's incremental pull (syncd.conf(5), "Incremental pull"); nil when none is held.
+    public var deltaCheckpoint: DeltaCheckpoint?
+
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
 
@@ -538,6 +541,7 @@ public final class StateStore {
             state.localRecordCount = state.recordCount
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             if hasChangeLog { state.changeSeq = try changeSequence(of: source) }
+            state.deltaCheckpoint = try storedDeltaCheckpoint(source: source)
             return state
         } catch {
             throw .sqlite(error)

@@ -61,14 +61,21 @@ class DRF:
 
 
 class Datasette:
-    """`datasette serve` of one SQLite file with a table `items` (integer primary key `id`)."""
+    """`datasette serve` of one SQLite file with a table `items` (integer primary key `id`); with `updated`, a column
+    `updated` holding when each row last changed (ISO 8601 UTC text, which SQLite orders as text)."""
 
-    def __init__(self, workdir, rows):
+    def __init__(self, workdir, rows, updated=False):
         Path(workdir).mkdir(parents=True, exist_ok=True)
         self.db = Path(workdir) / "data.db"
+        self.updated = updated
         with sqlite3.connect(self.db) as db:
-            db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
-            db.executemany("INSERT INTO items (id, name) VALUES (?, ?)", [(i, f"item {i}") for i in range(1, rows + 1)])
+            if updated:
+                db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, updated TEXT NOT NULL)")
+                db.executemany("INSERT INTO items (id, name, updated) VALUES (?, ?, ?)",
+                               [(i, f"item {i}", f"2026-12-01T00:00:00.{i:06d}Z") for i in range(1, rows + 1)])
+            else:
+                db.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT)")
+                db.executemany("INSERT INTO items (id, name) VALUES (?, ?)", [(i, f"item {i}") for i in range(1, rows + 1)])
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen([str(VENV_BIN / "datasette"), "serve", str(self.db), "-h", "127.0.0.1", "-p", str(self.port)],
@@ -81,6 +88,17 @@ class Datasette:
     def ids(self):
         with sqlite3.connect(self.db) as db:
             return [r[0] for r in db.execute("SELECT id FROM items ORDER BY id")]
+
+    def rows(self):
+        """Every row of `items` as Datasette serves it with _shape=objects: Datasette's own truth, by id."""
+        with sqlite3.connect(self.db) as db:
+            db.row_factory = sqlite3.Row
+            return [dict(r) for r in db.execute("SELECT * FROM items ORDER BY id")]
+
+    def execute(self, sql, *args):
+        """Changes the table as another program would (Datasette serves the file; it does not cache rows)."""
+        with sqlite3.connect(self.db) as db:
+            db.execute(sql, args)
 
     def stop(self):
         stop_process(self.proc)

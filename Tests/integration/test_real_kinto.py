@@ -30,6 +30,7 @@ class Relay:
 
     def __init__(self, kinto):
         self.kinto, self.log, self.before_write, self.before_next_page = kinto, [], None, None
+        self.queries = []                          # (method, path with its query, response body bytes) of each request
         self.answer_delay = 0                      # seconds the first write's answer is held back after Kinto took it
         relay = self
 
@@ -50,6 +51,7 @@ class Relay:
                 answer = conn.getresponse()
                 data = answer.read()
                 relay.log.append((self.command, self.path.split("?")[0], answer.status))
+                relay.queries.append((self.command, self.path, len(data)))
                 if self.command in ("PUT", "DELETE") and relay.answer_delay:
                     delay, relay.answer_delay = relay.answer_delay, 0
                     time.sleep(delay)

@@ -87,6 +87,10 @@ struct StatusBoard {
             stale: state.isStale, attempt: Int64(status?.attempt ?? 0), nextAttempt: next,
             cacheFile: PrintableText.escaping(cacheFolder.path(of: source)), mode: SourceMode(configuration))
         shownStatus.seq = state.changeSeq
+        if configuration.delta.isEnabled {
+            shownStatus.delta = DeltaStatus(mode: configuration.delta.mode.rawValue, lastDelta: state.deltaCheckpoint?.deltaAt,
+                                            lastFullListing: state.deltaCheckpoint?.fullListingAt)
+        }
         return shownStatus
     }
 }
