@@ -163,6 +163,51 @@ struct DeltaTests {
     }
 }
 
+extension DeltaTests {
+    @Test func localChangesArePushedBeforeTheDeltaWhichThenShowsThemTaken() throws {
+        let rig = try synced(DeltaTests.watermark + "\nWritable=yes\nVersionField=version")
+        _ = rig.requests()
+        try rig.put("r1", [("n", .string("mine"))])
+        #expect(rig.refresh().isSuccess)
+        let requests = rig.requests()
+        #expect(requests.last == "GET http://api.test/posts/?since=5", "\(requests)")
+        #expect(requests.contains("PUT http://api.test/posts/r1/"), "\(requests)")
+        #expect(rig.server.record("r1")?["n"] == .string("mine"))
+        #expect(try rig.outbox().isEmpty)
+        try expectCacheEqualsServer(rig)
+    }
+
+    @Test func aServerEditOfARecordWithALocalChangeIsSettledByTheConflictPolicyBeforeTheDelta() throws {
+        let rig = try synced(DeltaTests.watermark + "\nWritable=yes\nVersionField=version\nConflictPolicy=server-wins")
+        rig.transport.then("PUT", "http://api.test/posts/r1/", .status(503))
+        rig.transport.then("GET", "http://api.test/posts/r1/", .status(503))
+        try rig.put("r1", [("n", .string("mine"))])
+        _ = rig.refresh()
+        rig.server.edit("r1", "n", .string("theirs"))
+        #expect(rig.refresh().isSuccess)
+        // Server wins: the local change is discarded (restorable), the delta's copy is shown.
+        #expect(try rig.outbox().isEmpty)
+        #expect(try rig.cachedRecords()["r1"]?["n"] == .string("theirs"))
+        #expect(try rig.engine.store.discarded(source: "posts").count == 1)
+        try expectCacheEqualsServer(rig)
+    }
+
+    /// A delta's pages pass the listing's guards: a next page on another origin, one already fetched, more than MaxPages=.
+    @Test(arguments: [
+        ("http://elsewhere.test/posts/?since=5&page=2", "", "page 2: refusing to request"),
+        ("http://api.test/posts/?since=5", "", "page 2 links back to http://api.test/posts/?since=5"),
+        ("http://api.test/posts/?since=5&page=2", "\nMaxPages=1", "the listing has more than MaxPages=1 pages"),
+    ])
+    func aDeltaPageTheGuardsRefuseFailsTheRefreshAndKeepsTheFile(next: String, settings: String, message: String) throws {
+        let rig = try synced(DeltaTests.watermark + "\nPagination=header" + settings)
+        let before = try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json"))
+        rig.transport.then("GET", "http://api.test/posts/?since=5", .json(#"[{"id": "r1", "modified": 9}]"#, headers: [("Next-Page", next)]))
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.contains(message), "\(failure.message)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
+    }
+}
+
 extension FakeCollection {
     /// The server's records by ID.
     var recordsByID: [(String, JSONObject)] { records.map { ($0.id, $0.body) } }
