@@ -136,6 +136,11 @@ struct StateStoreDeltaTests {
         #expect(try t.store.chunkLayouts(source: "posts").map(\.records) == [512, 0, 476])
         #expect(try found(t, "1400") == "{\"id\":1400,\"v\":0}", "the server's copy, through the ID index")
         #expect(try t.store.listingPosition(source: "posts", id: "1400") == .at(512 + 1400 - 1025))
+        // The local view by position: record 2 removed locally, 1400 edited, the emptied chunk in between.
+        var view: [String] = []
+        #expect(try t.store.localRecords(source: "posts", offset: 600, limit: 2) { _, json in view.append(String(decoding: json, as: UTF8.self)) } == 987)
+        _ = try t.store.localRecords(source: "posts", offset: 886, limit: 1) { _, json in view.append(String(decoding: json, as: UTF8.self)) }
+        #expect(view == ["{\"id\":1114,\"v\":0}", "{\"id\":1115,\"v\":0}", "{\"id\":1400,\"v\":7}"])
     }
 
     /// 5,000 records in ten chunks: a change in one chunk reads and writes that chunk only; the nine others are
