@@ -2,7 +2,7 @@ internal import CSQLite
 import SyncCore
 
 /// One record a delta brings: the server's bytes of the record object, as the scanner emitted them.
-public struct DeltaRecord: Sendable {
+public struct DeltaRecord: Equatable, Sendable {
     /// The record's ID, compared with the listing's by its bytes (`RecordID`).
     public var id: String
     /// Whether the ID is a JSON number.
