@@ -255,6 +255,21 @@ struct StateStoreDeltaTests {
         #expect(try t.store.deltaCheckpoint(source: "posts")?.value == "300")
     }
 
+    /// The full listing after deltas (`FullResyncIntervalSec=`) frames the chunks anew: the same records give the
+    /// same file and log nothing; lookups by ID and position find them in the new chunks.
+    @Test func aFullListingAfterDeltasFramesTheChunksAnew() throws {
+        let t = try stored(1500)
+        try apply(t, [upsert(2001, 0)], removing: ["10", "600"])
+        let expected = applied(records(1500), [upsert(2001, 0)], removing: ["10", "600"])
+        let (before, seq) = (try bytes(t), try t.store.state(of: "posts").changeSeq)
+        try store(expected, into: t.store, time: Self.time)
+        #expect(try t.store.chunkLayouts(source: "posts").map(\.records) == [512, 512, 475])
+        #expect(try bytes(t) == before)
+        #expect(try t.store.state(of: "posts").changeSeq == seq)
+        #expect(try t.store.listingPosition(source: "posts", id: "2001") == .at(1498))
+        #expect(try found(t, "1024") == "{\"id\":1024,\"v\":0}")
+    }
+
     /// A stored listing of no records takes a delta's records as its first.
     @Test func aDeltaOverAnEmptyListingAddsItsRecords() throws {
         let t = try TemporaryStore()
