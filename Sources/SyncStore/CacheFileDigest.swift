@@ -64,5 +64,6 @@ extension StateStore {
         return digest.finalize()
     }
 
-    private func folder(source: String) -> String { cacheFolder?.path(of: source) ?? source + ".json" }
+    /// The path of the cache file of `source` (its name alone for a store without its cache folder).
+    func folder(source: String) -> String { cacheFolder?.path(of: source) ?? source + ".json" }
 }

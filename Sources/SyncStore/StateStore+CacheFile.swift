@@ -229,6 +229,19 @@ extension StateStore {
         return Int(statement.int64(0))
     }
 
+    /// The listing position of the first record of each chunk of `source`, in order.
+    func chunkStarts(source: String) throws(SQLiteError) -> [Int] {
+        let statement = try database.prepare("SELECT records FROM chunks WHERE source = ?1 ORDER BY seq")
+        try statement.bind(1, source)
+        var starts: [Int] = []
+        var first = 0
+        while try statement.step() {
+            starts.append(first)
+            first += Int(statement.int64(0))
+        }
+        return starts
+    }
+
     /// Calls `body` with the ID of each index entry of `source` (no file is read).
     func forEachID(source: String, _ body: (String) throws -> Void) throws {
         let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 ORDER BY seq")

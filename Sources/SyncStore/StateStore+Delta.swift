@@ -2,7 +2,7 @@ internal import CSQLite
 import SyncCore
 
 /// One record a delta brings: the server's bytes of the record object, as the scanner emitted them.
-public struct DeltaRecord: Sendable {
+public struct DeltaRecord: Equatable, Sendable {
     /// The record's ID, compared with the listing's by its bytes (`RecordID`).
     public var id: String
     /// Whether the ID is a JSON number.
@@ -45,7 +45,7 @@ extension StateStore {
             let delta = try DeltaChanges(upserts: upserts, removals: removals)
             let state = try state(of: source)
             guard let layout = try fileLayout(source: source), layout.fingerprint != nil, try !legacySources().contains(source) else {
-                throw StoreError.cacheFileMismatch(path: cacheFolder?.path(of: source) ?? source + ".json",
+                throw StoreError.cacheFileMismatch(path: folder(source: source),
                                                    reason: "the store holds no listing of \(source) to apply a delta to")
             }
             // Nothing to apply, and the file shows the store's view: no chunk to look at.
@@ -133,8 +133,8 @@ extension StateStore {
                 if at != last { try writer.finishChunk(at) }
                 seq = at + 1
             case .copy(let seqs, let offset, let bytes, let records):
-                guard let file else { throw StoreError.cacheFileMismatch(path: source, reason: "no file to copy chunks from") }
-                try writer.copyChunks(from: (file.fd, folderPath(of: source)), recordsStart: file.layout.recordsStart, seqs,
+                guard let file else { throw StoreError.cacheFileMismatch(path: folder(source: source), reason: "no file to copy chunks from") }
+                try writer.copyChunks(from: (file.fd, folder(source: source)), recordsStart: file.layout.recordsStart, seqs,
                                       offset: offset, bytes: bytes, records: records)
                 seq = seqs.upperBound
             }
@@ -144,8 +144,6 @@ extension StateStore {
             try upsert.body.withUnsafeBytes { try writer.add(id: upsert.id, idIsInteger: upsert.idIsInteger, version: upsert.version, body: $0) }
         }
     }
-
-    private func folderPath(of source: String) -> String { cacheFolder?.path(of: source) ?? source + ".json" }
 }
 
 /// A delta's records by ID (their bytes), checked against its contract: the engine resolves a record the delta

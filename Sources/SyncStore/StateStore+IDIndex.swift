@@ -157,8 +157,9 @@ extension StateStore {
     }
 
     /// Where the record of `source` whose ID is `id` stands in the listing: the chunks the ID index names are
-    /// decoded (never the file) until one holds it; `.unknown` when the index cannot answer.
-    func listingPosition(source: String, id: String) throws -> ListingPosition {
+    /// decoded (never the file) until one holds it; `.unknown` when the index cannot answer. `chunkStarts` (from
+    /// `chunkStarts(source:)`, for many lookups) spares summing the records of the chunks before it.
+    func listingPosition(source: String, id: String, chunkStarts: [Int]? = nil) throws -> ListingPosition {
         guard let seqs = try chunksHolding(source: source, id: id) else { return .unknown }
         let statement = try database.prepare("SELECT data FROM chunks WHERE source = ?1 AND seq = ?2")
         for seq in seqs {
@@ -175,7 +176,10 @@ extension StateStore {
                     index += 1
                 }
             }
-            if let found { return .at(try recordsBefore(chunk: seq, source: source) + found) }
+            if let found {
+                if let chunkStarts, seq < chunkStarts.count { return .at(chunkStarts[seq] + found) }
+                return .at(try recordsBefore(chunk: seq, source: source) + found)
+            }
         }
         return .absent
     }

@@ -10,7 +10,8 @@ extension StateStore {
     /// Only the chunks holding the page are read, with or without local changes: the ID index places each
     /// record with a change in the listing, so the page's first listing position is the offset moved past
     /// the records removed before it, and records created locally follow the listing. The cost is the page's
-    /// plus one index lookup per record with a change, never the listing's. When the ID index cannot answer
+    /// plus one index lookup per record with a change, never the listing's (besides the chunks' record counts,
+    /// one small row each, summed to find where a chunk starts). When the ID index cannot answer
     /// (a listing written before it), the whole view is walked.
     public func localRecords(source: String, offset: Int, limit: Int,
                              _ body: (_ id: String, _ json: UnsafeRawBufferPointer) throws -> Void) throws -> Int {
@@ -21,10 +22,12 @@ extension StateStore {
         let overlay = LocalOverlay(entries)
         var removed: [Int] = []
         var created: [String] = []
+        // Where each chunk starts, summed once for every record with a change (a delta may have left chunks short).
+        let starts = try chunkStarts(source: source)
         for recordID in overlay.madeOrder {
             let id = recordID.key
             let kept = overlay.localBody(of: id) != nil
-            switch try listingPosition(source: source, id: id) {
+            switch try listingPosition(source: source, id: id, chunkStarts: starts) {
             case .unknown: return try walkedLocalRecords(source: source, offset: offset, limit: limit, body)
             case .at(let position): if !kept { removed.append(position) }
             case .absent: if kept { created.append(id) }

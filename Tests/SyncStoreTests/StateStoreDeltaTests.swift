@@ -136,6 +136,11 @@ struct StateStoreDeltaTests {
         #expect(try t.store.chunkLayouts(source: "posts").map(\.records) == [512, 0, 476])
         #expect(try found(t, "1400") == "{\"id\":1400,\"v\":0}", "the server's copy, through the ID index")
         #expect(try t.store.listingPosition(source: "posts", id: "1400") == .at(512 + 1400 - 1025))
+        // The local view by position: record 2 removed locally, 1400 edited, the emptied chunk in between.
+        var view: [String] = []
+        #expect(try t.store.localRecords(source: "posts", offset: 600, limit: 2) { _, json in view.append(String(decoding: json, as: UTF8.self)) } == 987)
+        _ = try t.store.localRecords(source: "posts", offset: 886, limit: 1) { _, json in view.append(String(decoding: json, as: UTF8.self)) }
+        #expect(view == ["{\"id\":1114,\"v\":0}", "{\"id\":1115,\"v\":0}", "{\"id\":1400,\"v\":7}"])
     }
 
     /// 5,000 records in ten chunks: a change in one chunk reads and writes that chunk only; the nine others are
@@ -248,6 +253,21 @@ struct StateStoreDeltaTests {
         #expect(try apply(t, upserts, removing: ["2"], time: "2026-12-02T10:00:00Z", checkpoint: "300") == ListingOutcome(count: 1500, unchanged: true))
         #expect(try (bytes(t), inode(t), t.store.state(of: "posts").changeSeq) == (before, inodeBefore, seq))
         #expect(try t.store.deltaCheckpoint(source: "posts")?.value == "300")
+    }
+
+    /// The full listing after deltas (`FullResyncIntervalSec=`) frames the chunks anew: the same records give the
+    /// same file and log nothing; lookups by ID and position find them in the new chunks.
+    @Test func aFullListingAfterDeltasFramesTheChunksAnew() throws {
+        let t = try stored(1500)
+        try apply(t, [upsert(2001, 0)], removing: ["10", "600"])
+        let expected = applied(records(1500), [upsert(2001, 0)], removing: ["10", "600"])
+        let (before, seq) = (try bytes(t), try t.store.state(of: "posts").changeSeq)
+        try store(expected, into: t.store, time: Self.time)
+        #expect(try t.store.chunkLayouts(source: "posts").map(\.records) == [512, 512, 475])
+        #expect(try bytes(t) == before)
+        #expect(try t.store.state(of: "posts").changeSeq == seq)
+        #expect(try t.store.listingPosition(source: "posts", id: "2001") == .at(1498))
+        #expect(try found(t, "1024") == "{\"id\":1024,\"v\":0}")
     }
 
     /// A stored listing of no records takes a delta's records as its first.
