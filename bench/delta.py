@@ -114,6 +114,10 @@ http {{ types {{ application/json json; }} sendfile on; log_format b '$request_u
         self.proc.wait()
 
 
+def result_size(records):
+    return listing(records).stat().st_size
+
+
 def proc_io(pid, key):
     for line in open(f"/proc/{pid}/io"):
         if line.startswith(key + ":"):
@@ -131,9 +135,7 @@ def measure(records, runs, binary, work, label):
     shutil.rmtree(www, ignore_errors=True)
     www.mkdir(parents=True)
     os.link(base, www / "posts.json") if base.stat().st_dev == www.stat().st_dev else shutil.copy(base, www / "posts.json")
-    variant(base, work / "full-a.json", records, "a")
-    variant(base, work / "full-b.json", records, "b")
-    shutil.copy(work / "full-a.json", www / "full.json")
+    variant(base, www / "full.json", records, "run 0")
     delta_file(www / "delta.json", records, 0)
     nginx = Nginx(work, www)
     conf = work / "etc"
@@ -169,7 +171,9 @@ def measure(records, runs, binary, work, label):
                 if kind == "delta":
                     changed_bytes = delta_file(www / "delta.json", records, run)
                 else:
-                    shutil.copy(work / ("full-b.json" if run % 2 else "full-a.json"), www / "full.tmp")
+                    # New content every run, and a new mtime (nginx's ETag is mtime and size): never a 304.
+                    variant(base, www / "full.tmp", records, f"run {run}")
+                    os.utime(www / "full.tmp", (time.time() + run, time.time() + run))
                     os.replace(www / "full.tmp", www / "full.json")
                 subprocess.run(["sync"], check=True)
                 with open(f"/proc/{daemon.pid}/clear_refs", "w") as f:
@@ -187,6 +191,8 @@ def measure(records, runs, binary, work, label):
                 sent, requests = nginx.sent_since(offset)
                 if kind == "delta":
                     assert len(requests) == 1 and "since=" in requests[0], requests
+                else:
+                    assert len(requests) == 1 and sent > result_size(records), (requests, sent)
                 rows[kind].append({"wall": wall, "sent": sent, "written": written, "hwm": hwm_kib(daemon.pid), "requests": len(requests)})
         cached = json.loads((cache / "default" / "delta.json").read_bytes())
         assert len(cached["records"]) == records, len(cached["records"])

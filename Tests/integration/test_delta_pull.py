@@ -17,7 +17,7 @@ from conftest import BIN, wait_for
 from realservers import Datasette, Kinto
 from recipes import recipe
 from test_change_feed import refresh, syncctl
-from test_real_kinto import Relay
+from test_real_kinto import relay  # noqa: F401 (a fixture: the relay in front of this module's `kinto`)
 
 
 def by_id(records):
@@ -29,13 +29,6 @@ def kinto(tmp_path):
     server = Kinto(tmp_path / "kinto", page_size=1000)
     yield server
     server.stop()
-
-
-@pytest.fixture
-def relay(kinto):
-    r = Relay(kinto)
-    yield r
-    r.stop()
 
 
 def kinto_delta_source(setup, url, **extra):

@@ -121,7 +121,8 @@ extension SyncEngine {
         tidyWriteAheadLog()
         let said = "\(counted(changes.upserts.count, "record")) changed or added, \(changes.removals.count) removed"
         if outcome.unchanged {
-            logger.forSource(source.name).info("delta: nothing changed (\(said) as held), \(counted(outcome.count, "record")) current")
+            let received = collector.received == 0 ? "nothing changed" : "\(counted(collector.received, "record")) received, none differs from the held copy"
+            logger.forSource(source.name).info("delta: \(received), \(counted(outcome.count, "record")) current")
             return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
         }
         logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (delta: \(said))")
