@@ -2,7 +2,8 @@
 recipe (`_since` deltas with tombstones over `Next-Page` pages), Datasette with an `updated` column (an `updated__gt`
 filter: no tombstones, so deletions arrive with the full listing `FullResyncIntervalSec=` brings), and the project's
 own server for sync tokens (a token on the last page, a change set over several pages, 410 for a token it forgot).
-Every test compares the cache file with the server's own records, and counts the requests the server saw."""
+Every test compares the cache file with the server's own records, and counts the requests the server saw. The Kinto
+and sync-token tests run against the release binaries too (`make integration-release`)."""
 import json
 import random
 import signal
@@ -42,6 +43,7 @@ def record_gets(relay):
     return [path for method, path, _ in relay.queries if method == "GET" and path.split("?")[0].endswith("/records")]
 
 
+@pytest.mark.release_binaries
 def test_kinto_changes_arrive_as_deltas_with_tombstones_and_the_checkpoint_survives_a_restart(kinto, relay, setup, daemons):
     kinto.create([{"id": f"r{i:05}", "title": f"record {i}", "n": i} for i in range(5000)])
     kinto_delta_source(setup, relay.url())
@@ -189,6 +191,7 @@ def test_sigkill_at_random_moments_of_delta_refreshes_never_tears_the_file_nor_p
     assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
 
 
+@pytest.mark.release_binaries
 def test_sync_tokens_from_the_last_page_page_through_change_sets_and_an_expired_token_brings_one_full_listing(server, setup):
     records = [{"id": i, "title": f"event {i}"} for i in range(1, 8)]
     server.set_records("events", records)

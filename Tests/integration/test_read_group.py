@@ -1,6 +1,7 @@
 """ReadGroup= and ControlGroup= as another user sees them (syncd.conf(5), docs/control-api.md "Access"): readers
 read records and the cache files but cannot change or erase anything; the control group can change records but
-not log out or reload; every refusal names who may, and loses nothing."""
+not log out or reload; every refusal names who may, and loses nothing. Runs against the release binaries too
+(`make integration-release`: these are the access rules users get)."""
 import json
 import os
 import subprocess
@@ -12,6 +13,8 @@ from conftest import BIN, POSTS, wait_for
 # nobody's primary group on Debian; the control group of the reader test exists nowhere (a name syncd accepts).
 NOBODYS_GROUP = "nogroup"
 NO_SUCH_GROUP = "syncd-test-no-group"
+
+pytestmark = pytest.mark.release_binaries
 
 
 def syncctl(setup, who, *args, stdin=None):
