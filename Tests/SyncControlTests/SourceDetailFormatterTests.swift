@@ -30,6 +30,23 @@ struct SourceDetailFormatterTests {
         #expect(!text.contains("update of 7"))
     }
 
+    /// `Delta=`: the mode and the checkpoint's times, or that the next refresh lists whole; the JSON round trip keeps them.
+    @Test(arguments: [
+        (DeltaStatus(mode: "watermark", lastDelta: "2026-11-29T10:04:00Z", lastFullListing: "2026-11-29T08:05:00Z"),
+         "Delta: watermark, last delta 2026-11-29T10:04:00Z (1min ago), last full listing 2026-11-29T08:05:00Z (2h ago)\n"),
+        (DeltaStatus(mode: "token", lastDelta: nil, lastFullListing: "2026-11-29T10:00:00Z"),
+         "Delta: token, last full listing 2026-11-29T10:00:00Z (5min ago), no delta since\n"),
+        (DeltaStatus(mode: "watermark", lastDelta: nil, lastFullListing: nil),
+         "Delta: watermark, no checkpoint: the next refresh lists the whole collection\n"),
+    ])
+    func aDeltaSourceShowsItsCheckpoint(delta: DeltaStatus, line: String) throws {
+        var source = Self.idle
+        source.delta = delta
+        #expect(formatter.format(source, outbox: .init(entries: [])).contains("        Mode: read-only, Pagination=none\n       " + line))
+        #expect(try SourceStatus(json: source.json).delta == delta)
+        #expect(!formatter.format(Self.idle, outbox: .init(entries: [])).contains("Delta"))
+    }
+
     @Test func anIdleSourceInFull() {
         #expect(formatter.format(Self.idle, outbox: .init(entries: [])) == """
             ● posts — idle

@@ -83,6 +83,8 @@ struct ConfigurationDeltaTests {
          "posts.source:3: DeltaQuery: invalid query \"q=a\\x09b\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}"),
         ("DeltaQuery=q={checkpoint}&=x",
          "posts.source:3: DeltaQuery: invalid query \"q={checkpoint}&=x\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}"),
+        ("DeltaQuery=_since=5&{checkpoint}",
+         "posts.source:3: DeltaQuery: invalid query \"_since=5&{checkpoint}\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}"),
         ("DeltaQuery=since=ä{checkpoint}",
          "posts.source:3: DeltaQuery: invalid query \"since=ä{checkpoint}\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}"),
         ("DeletedValue=cancelled",

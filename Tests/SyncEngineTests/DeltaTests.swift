@@ -53,6 +53,29 @@ struct DeltaTests {
         #expect(rig.requests() == ["GET http://api.test/posts/?since=8"])
     }
 
+    /// Records changed and removed on the server while a full listing is paged, after the page that held them was
+    /// read, with a record read later changed after them: the listing's own highest stamp would skip them; the
+    /// checkpoint (its first page's highest stamp) does not.
+    @Test func changesMadeWhileAFullListingIsPagedComeWithTheNextDelta() throws {
+        let server = FakeCollection()
+        server.deltas = true
+        server.paging = .header(2)
+        for index in 1...6 { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
+        server.beforeAnswer = { [unowned server] request in
+            guard request.url.hasSuffix("?page=2") else { return }
+            server.edit("r1", "n", .string("changed after page 1"))
+            server.remove("r2")
+            server.edit("r5", "n", .string("changed later, read on page 3"))
+        }
+        let rig = try EngineRig(DeltaTests.watermark + "\nPagination=header", server: server)
+        #expect(rig.refresh().isSuccess)
+        server.beforeAnswer = nil
+        #expect(rig.requests().count == 3)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/?since=2")
+        try expectCacheEqualsServer(rig)
+    }
+
     @Test func aDeltaWithNothingChangedLeavesTheFileInPlace() throws {
         let rig = try synced()
         let before = try inode(rig)
@@ -85,8 +108,9 @@ struct DeltaTests {
         let before = try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json"))
         rig.transport.then("GET", "http://api.test/posts/?since=5", .json(#"[{"id": "r1", "modified": 6}, {"id": "r2", "n": 3}]"#))
         let failure = try #require(rig.refreshFailure())
-        #expect(failure.message == "response rejected: record 1 (ID \"r2\") has no change stamp at DeltaField=/modified; Delta=watermark "
-                + "needs a number or a string in every record there: point DeltaField= at the records' change stamp, or set Delta=none")
+        #expect(failure.message == "response rejected: the delta's record 1 (counted from 0; ID \"r2\") has no change stamp at "
+                + "DeltaField=/modified; Delta=watermark needs a number or a string in every record there: give the record a stamp on the "
+                + "server, point DeltaField= at the records' change stamp, or set Delta=none")
         #expect(try Data(contentsOf: URL(fileURLWithPath: rig.directory + "/cache/posts.json")) == before)
         // The checkpoint did not move: the next refresh asks from the same place.
         _ = rig.requests()

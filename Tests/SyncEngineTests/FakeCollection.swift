@@ -91,8 +91,12 @@ final class FakeCollection: @unchecked Sendable {
 
     func etag(_ body: JSONObject) -> String { "\"v\(body["version"]?.integerValue ?? 0)\"" }
 
+    /// Called with each request before it is answered: someone else changing the collection meanwhile.
+    var beforeAnswer: ((HTTPRequest) -> Void)?
+
     /// Answers a request as the server would.
     func answer(_ request: HTTPRequest) -> ScriptedAnswer {
+        if let beforeAnswer { beforeAnswer(request) }
         let (path, query) = split(request.url)
         if path == url {
             switch request.method {

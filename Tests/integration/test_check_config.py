@@ -134,7 +134,7 @@ def test_the_incremental_pull_recipes_check_ok_and_verbose_says_each_delta_reque
     expected = {
         "Kinto delta": "delta: GET https://kinto.example.com/v1/buckets/B/collections/C/records?_sort=last_modified&_since={checkpoint}, "
                        "{checkpoint} the highest /last_modified received, paged as the listing (Delta=watermark)",
-        "Datasette delta": "delta: GET http://127.0.0.1:8001/data/items.json?_shape=objects&_size=max&updated__gt={checkpoint}&_sort=updated, "
+        "Datasette delta": "delta: GET http://127.0.0.1:8001/data/items.json?_shape=objects&_size=max&_sort_desc=updated&updated__gt={checkpoint}, "
                            "{checkpoint} the highest /updated received, paged as the listing (Delta=watermark)",
         "CouchDB changes": "delta: GET https://couch.example.com/notes/_changes?include_docs=true&since={checkpoint}, {checkpoint} the token "
                            "at /last_seq on the last page received (Delta=token)",

@@ -75,13 +75,13 @@ public struct SourceDetailFormatter: Sendable {
             + "Problem: \(failed.problem)\n"
     }
 
-    /// `watermark, changes since 2026-12-02T10:42:00Z (4min ago), last full listing 2026-12-02T08:40:00Z (2h ago)`.
+    /// `watermark, last delta 2026-12-02T10:42:00Z (4min ago), last full listing 2026-12-02T08:40:00Z (2h ago)`.
     func describe(_ delta: DeltaStatus) -> String {
         guard let full = time(delta.lastFullListing) else {
-            return "\(delta.mode), no checkpoint yet: the next refresh lists the whole collection"
+            return "\(delta.mode), no checkpoint: the next refresh lists the whole collection"
         }
         guard let last = time(delta.lastDelta) else { return "\(delta.mode), last full listing \(full), no delta since" }
-        return "\(delta.mode), changes since \(last), last full listing \(full)"
+        return "\(delta.mode), last delta \(last), last full listing \(full)"
     }
 
     /// `● posts — idle, stale`.

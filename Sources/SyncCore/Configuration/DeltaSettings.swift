@@ -79,7 +79,7 @@ extension DeltaSettings {
         let query = text.hasPrefix("?") ? String(text.dropFirst()) : text
         let written = query.replacingEvery(placeholder, with: "")
         let valid = written.utf8.allSatisfy { ConfigurationText.isLetterOrDigit($0) || "-._~%!$&'()*+,;=:@/?".utf8.contains($0) }
-            && !query.split(separator: "&").contains { $0.hasPrefix("=") }
+            && !query.split(separator: "&").contains { $0.hasPrefix("=") || $0.prefix { $0 != "=" }.contains("{") }
         guard valid else {
             throw ValueError("invalid query \"\(text)\"; write name=value pairs joined by &, percent-encoded, e.g. _since={checkpoint}")
         }

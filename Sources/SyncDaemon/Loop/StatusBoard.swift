@@ -88,8 +88,10 @@ struct StatusBoard {
             cacheFile: PrintableText.escaping(cacheFolder.path(of: source)), mode: SourceMode(configuration))
         shownStatus.seq = state.changeSeq
         if configuration.delta.isEnabled {
-            shownStatus.delta = DeltaStatus(mode: configuration.delta.mode.rawValue, lastDelta: state.deltaCheckpoint?.deltaAt,
-                                            lastFullListing: state.deltaCheckpoint?.fullListingAt)
+            // A checkpoint taken for other settings (a reload changed them) is none: the next refresh lists whole.
+            let binding = DeltaPlan.binding(of: configuration, account: cacheFolder.account)
+            let held = state.deltaCheckpoint.flatMap { $0.binding == binding ? $0 : nil }
+            shownStatus.delta = DeltaStatus(mode: configuration.delta.mode.rawValue, lastDelta: held?.deltaAt, lastFullListing: held?.fullListingAt)
         }
         return shownStatus
     }

@@ -29,7 +29,7 @@ final class DeltaCollector {
         if watermark != nil {
             let stamp = RecordMember.value(at: delta.field, in: record.bytes)
             // A tombstone may carry no stamp (it still counts when it does).
-            if !(removed && stamp == nil) { try DeltaStamp.see(stamp, record: record, source: source, in: &watermark) }
+            if !(removed && stamp == nil) { try DeltaStamp.see(stamp, record: record, of: "delta", source: source, in: &watermark) }
         }
         if latest.updateValue(removed ? nil : DeltaRecord(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version,
                                                           body: Array(record.bytes)), forKey: record.id) == nil {
@@ -51,20 +51,23 @@ final class DeltaCollector {
 
 /// One record's change stamp taken into a watermark, or the refresh's failure naming the record.
 enum DeltaStamp {
-    static func see(_ stamp: JSONValue?, record: ScannedRecord, source: SourceConfiguration, in watermark: inout DeltaWatermark?) throws(RefreshFailure) {
+    /// `what`: "listing" or "delta", for the message.
+    static func see(_ stamp: JSONValue?, record: ScannedRecord, of what: String, source: SourceConfiguration,
+                    in watermark: inout DeltaWatermark?) throws(RefreshFailure) {
         do {
             try watermark?.see(stamp)
         } catch {
             let field = source.delta.fieldText
-            let what = "record \(record.index) (ID \(record.id.jsonLiteral))"
+            let which = "the \(what)'s record \(record.index) (counted from 0; ID \(record.id.jsonLiteral))"
             let reason: String
             switch error {
             case .missing: reason = "has no change stamp at DeltaField=\(field)"
             case .notComparable(let kind): reason = "has \(kind) at DeltaField=\(field), not a number or a string"
             case .mixed(let kinds): reason = "makes the stamps at DeltaField=\(field) mix \(kinds)"
             }
-            throw RefreshFailure(.permanent, "response rejected: \(what) \(reason); Delta=watermark needs a number or a string "
-                                 + "in every record there: point DeltaField= at the records' change stamp, or set Delta=none")
+            throw RefreshFailure(.permanent, "response rejected: \(which) \(reason); Delta=watermark needs a number or a string "
+                                 + "in every record there: give the record a stamp on the server, point DeltaField= at the records' change "
+                                 + "stamp, or set Delta=none")
         }
     }
 }

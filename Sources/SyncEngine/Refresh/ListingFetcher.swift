@@ -52,6 +52,10 @@ final class ListingFetcher {
     /// `Delta=watermark`: the highest `DeltaField=` value of the records received, from the stored checkpoint on
     /// for a delta (set before `fetch`).
     var watermark: DeltaWatermark?
+    /// `Delta=watermark`, a full listing: the highest stamp of its first page, its checkpoint. A record changed or
+    /// removed on the server after the first page was served gets a higher stamp than any the first page holds, so
+    /// the next delta brings it, wherever the listing had read it (docs/architecture.md, "Incremental pull").
+    private(set) var firstPageWatermark: DeltaWatermark?
     /// The members besides the records of the last page received (`PageSkeleton`): `Delta=token` reads the next
     /// checkpoint there.
     private(set) var lastDocument: JSONValue?
@@ -153,7 +157,10 @@ final class ListingFetcher {
             case .page(let head, let document, let records):
                 pagesFetched = page
                 received += records
-                if page == 1 { firstHead = head }
+                if page == 1 {
+                    firstHead = head
+                    firstPageWatermark = watermark
+                }
                 let pageURL = head.effectiveURL.isEmpty ? url : head.effectiveURL
                 let next: String?
                 do {
@@ -288,7 +295,7 @@ final class ListingFetcher {
         let delta = source.delta
         let stamp = RecordMember.value(at: delta.field, in: record.bytes)
         if stamp == nil, !delta.deletedPath.isEmpty, DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta) { return }
-        try DeltaStamp.see(stamp, record: record, source: source, in: &watermark)
+        try DeltaStamp.see(stamp, record: record, of: "listing", source: source, in: &watermark)
     }
 
     /// What a page's failure means for the refresh: an HTTP transfer's error, the scanner's or the store's

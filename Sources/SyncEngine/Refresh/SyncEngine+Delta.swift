@@ -50,7 +50,9 @@ final class DeltaPull {
 
     /// Takes what the fetch found: the watermark, or the token on its last page.
     func received(from fetcher: ListingFetcher) {
-        watermark = fetcher.watermark
+        // A full listing's checkpoint is its first page's highest stamp, not its own: changes made while later
+        // pages were read may have lower stamps than records read after them.
+        watermark = isDelta ? fetcher.watermark : fetcher.firstPageWatermark
         guard source.delta.mode == .token else { return }
         switch fetcher.lastDocument?.value(at: source.delta.tokenPath) {
         case .string(let text)? where !text.isEmpty: token = text
@@ -119,13 +121,13 @@ extension SyncEngine {
             return fail(source, RefreshFailure(.transient, "\(error)"), at: now)
         }
         tidyWriteAheadLog()
-        let said = "\(counted(changes.upserts.count, "record")) changed or added, \(changes.removals.count) removed"
+        let said = "a delta of \(counted(changes.upserts.count, "record")) and \(counted(changes.removals.count, "tombstone"))"
         if outcome.unchanged {
             let received = collector.received == 0 ? "nothing changed" : "\(counted(collector.received, "record")) received, none differs from the held copy"
             logger.forSource(source.name).info("delta: \(received), \(counted(outcome.count, "record")) current")
             return settle(source, .unchanged(count: outcome.count), pushFailure: pushFailure, at: now)
         }
-        logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (delta: \(said))")
+        logger.forSource(source.name).info("synced \(counted(outcome.count, "record")) (\(said))")
         return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
     }
 }
