@@ -55,7 +55,7 @@ struct DeltaTests {
 
     /// Records changed and removed on the server while a full listing is paged, after the page that held them was
     /// read, with a record read later changed after them: the listing's own highest stamp would skip them; the
-    /// checkpoint (its first page's highest stamp) does not.
+    /// checkpoint (its first page's highest stamp) does not, and the delta that catches them up follows at once.
     @Test func changesMadeWhileAFullListingIsPagedComeWithTheNextDelta() throws {
         let server = FakeCollection()
         server.deltas = true
@@ -70,10 +70,19 @@ struct DeltaTests {
         let rig = try EngineRig(DeltaTests.watermark + "\nPagination=header", server: server)
         #expect(rig.refresh().isSuccess)
         server.beforeAnswer = nil
-        #expect(rig.requests().count == 3)
-        #expect(rig.refresh().isSuccess)
-        #expect(rig.requests().first == "GET http://api.test/posts/?since=2")
+        // The listing's three pages, then at once the delta from its first page's highest stamp (paged too).
+        let requests = rig.requests()
+        #expect(requests.count == 6 && requests[3] == "GET http://api.test/posts/?since=2", "\(requests)")
         try expectCacheEqualsServer(rig)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=9"])
+    }
+
+    /// A listing of one page is one answer: nothing to catch up; one of several pages is followed by a delta.
+    @Test func aListingOfOnePageIsNotCaughtUpOneOfSeveralIs() throws {
+        #expect(try synced(records: 5).requests() == ["GET http://api.test/posts/"])
+        #expect(try synced(DeltaTests.watermark + "\nPagination=header", records: 3, paging: .header(2)).requests()
+                == ["GET http://api.test/posts/", "GET http://api.test/posts/?page=2", "GET http://api.test/posts/?since=2"])
     }
 
     @Test func aDeltaWithNothingChangedLeavesTheFileInPlace() throws {

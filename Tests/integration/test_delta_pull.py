@@ -18,7 +18,7 @@ from conftest import BIN, wait_for
 from realservers import Datasette, Kinto
 from recipes import recipe
 from test_change_feed import refresh, syncctl
-from test_real_kinto import relay  # noqa: F401 (a fixture: the relay in front of this module's `kinto`)
+from test_real_kinto import Relay, relay  # noqa: F401 (a fixture: the relay in front of this module's `kinto`)
 
 
 def by_id(records):
@@ -51,7 +51,8 @@ def test_kinto_changes_arrive_as_deltas_with_tombstones_and_the_checkpoint_survi
     d.wait_log("kinto: synced 5000 records", timeout=60)
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     full = record_gets(relay)
-    assert len(full) == 5 and "_since" not in full[0], full
+    # Five pages, then at once the delta for what changed while they were read (nothing here).
+    assert len(full) == 6 and not any("_since" in path for path in full[:5]) and "_since=" in full[5], full
     assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
 
     # On Kinto: two records added, three changed, two deleted.
@@ -226,3 +227,34 @@ def test_sync_tokens_from_the_last_page_page_through_change_sets_and_an_expired_
     # The full listing's token is good: the next refresh is a change set again.
     paths, _ = once()
     assert len(paths) == 1 and "syncToken=" in paths[0], paths
+
+
+def test_kinto_changes_made_while_the_first_listing_is_paged_come_with_the_next_delta(tmp_path, setup):
+    """Between two pages of the first listing (newest first), a record already read is changed, one is deleted, then
+    a record on a page not read yet is changed: the listing's own highest stamp (the last change's) is above the
+    first two changes; its first page's highest stamp, the checkpoint, is below all three, and the delta from it
+    follows in the same run."""
+    kinto = Kinto(tmp_path / "kinto", page_size=100)
+    relay = Relay(kinto)
+    try:
+        kinto.create([{"id": f"r{i:03}", "title": f"record {i}"} for i in range(300)])
+        kinto_delta_source(setup, relay.url())
+        newest = sorted(kinto.records(), key=lambda r: r["last_modified"])[-1]["id"]   # on the first page
+        oldest = sorted(kinto.records(), key=lambda r: r["last_modified"])[0]["id"]    # on the last page
+
+        def meanwhile():
+            kinto.update(newest, {"title": "changed after its page was read"})
+            kinto.delete(sorted(kinto.records(), key=lambda r: r["last_modified"])[-2]["id"])
+            kinto.update(oldest, {"title": "changed before its page was read"})
+
+        relay.before_next_page = meanwhile
+        r = setup.syncd("--once")
+        assert r.returncode == 0, r.stderr
+        # The listing missed all three (the records changed moved to its first page, already read; the one deleted was
+        # held); the delta that followed at once brought them.
+        gets = record_gets(relay)
+        assert len(gets) == 4 and "_since=" in gets[-1], gets
+        assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
+    finally:
+        relay.stop()
+        kinto.stop()

@@ -15,6 +15,9 @@ final class DeltaPull {
     private(set) var watermark: DeltaWatermark?
     /// `Delta=token`: the token on the last page received.
     private(set) var token: String?
+    /// A full listing of several pages under `Delta=watermark`: a delta from its checkpoint follows at once
+    /// (`SyncEngine.refreshOnce`), for what changed while it was paged.
+    private(set) var catchUp = false
     /// Warnings that did not fail the refresh (a last page without a token).
     private(set) var notices: [SourceNotice] = []
 
@@ -53,6 +56,9 @@ final class DeltaPull {
         // A full listing's checkpoint is its first page's highest stamp, not its own: changes made while later
         // pages were read may have lower stamps than records read after them.
         watermark = isDelta ? fetcher.watermark : fetcher.firstPageWatermark
+        // Pages are separate requests: what changed after the first was served may be missing from the listing
+        // (moved to a page already read) or held in an older copy, whatever its order.
+        catchUp = !isDelta && fetcher.pagesFetched > 1 && fetcher.firstPageWatermark?.checkpoint != nil
         guard source.delta.mode == .token else { return }
         switch fetcher.lastDocument?.value(at: source.delta.tokenPath) {
         case .string(let text)? where !text.isEmpty: token = text

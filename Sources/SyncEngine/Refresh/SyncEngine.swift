@@ -262,6 +262,14 @@ public final class SyncEngine {
             }
         }
         if let failure = requireDelivery(source, result, through: lastQueued) { return fail(source, failure, at: now) }
+        // A full listing of several pages is caught up now by a delta from its checkpoint: a record changed after
+        // its page was read, or moved by a change to a page already read, is not left out until the next refresh.
+        if pull?.catchUp == true, !confirming {
+            logger.forSource(source.name).info("asking for the changes made while the listing was paged")
+            let caughtUp = refreshOnce(source, progress: progress, confirming: true)
+            if case .unchanged = caughtUp, case .updated = result { return result }
+            return caughtUp
+        }
         // What that late push sent is shown by a listing pulled now, not at the next periodic refresh: until
         // then the status would count it pending. Once: a listing that still lags leaves it to the next refresh.
         guard lostCreateIDs != nil, !confirming, hasUnconfirmedPush(source) else { return result }
