@@ -45,7 +45,7 @@ final class FakeControlHandler: ControlHandler {
         case .get(let source, let id):
             guard id == "12345678900007" else { reply.fail(ManagerError.noSuchRecord(source: source, id: id)); return }
             reply.finish(["record": FakeControlHandler.record(7)])
-        case .refresh(let source, let wait):
+        case .refresh(let source, let wait, _):
             if wait {
                 for page in 1...3 {
                     reply.progress(RefreshProgress(source: source ?? "posts", state: "syncing", pages: Int64(page),

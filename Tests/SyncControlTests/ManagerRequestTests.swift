@@ -7,6 +7,7 @@ struct ManagerRequestTests {
         #expect(try ManagerRequest(member: "GetStatus", parameters: [:]) == .getStatus)
         #expect(try ManagerRequest(member: "Refresh", parameters: ["source": "posts", "wait": true]) == .refresh(source: "posts", wait: true))
         #expect(try ManagerRequest(member: "Refresh", parameters: ["source": nil]) == .refresh(source: nil, wait: false))
+        #expect(try ManagerRequest(member: "Refresh", parameters: ["source": "posts", "full": true]) == .refresh(source: "posts", wait: false, full: true))
         #expect(try ManagerRequest(member: "List", parameters: ["source": "p"]) == .list(source: "p", offset: 0, limit: 1000))
         #expect(try ManagerRequest(member: "List", parameters: ["source": "p", "offset": 5, "limit": 5000]) == .list(source: "p", offset: 5, limit: 1000))
         #expect(try ManagerRequest(member: "List", parameters: ["source": "p", "limit": 10.0]) == .list(source: "p", offset: 0, limit: 10))
@@ -55,7 +56,8 @@ struct ManagerRequestTests {
     }
 
     @Test func clientParametersDecodeBack() throws {
-        let requests: [ManagerRequest] = [.getStatus, .refresh(source: "a", wait: true), .list(source: "a", offset: 3, limit: 7),
+        let requests: [ManagerRequest] = [.getStatus, .refresh(source: "a", wait: true), .refresh(source: nil, wait: false, full: true),
+                                          .list(source: "a", offset: 3, limit: 7),
                                           .put(source: "a", record: ["x": 1]), .resolve(source: "a", id: "1", keep: .local),
                                           .logout(discardPending: false), .listOutbox(source: nil), .dropOutbox(seq: 9)]
         for request in requests {

@@ -81,7 +81,7 @@ struct SyncctlParserTests {
         let resolve = ResolveCommand.configuration.help
         #expect(resolve.hasPrefix("Usage: syncctl resolve SOURCE ID --keep local|remote\n"))
         #expect(StatusCommand.configuration.usage == "syncctl status [SOURCE...] [--json]")
-        #expect(RefreshCommand.configuration.usage == "syncctl refresh [SOURCE] [--wait] [--json]")
+        #expect(RefreshCommand.configuration.usage == "syncctl refresh [SOURCE] [--wait] [--full] [--json]")
         let output = CapturedOutput()
         #expect(Syncctl.run(arguments: ["-h"], environment: [:], output: output.terminal, readFile: { _ in [] }) == 0)
         for configuration in commands { #expect(output.stdout.contains("  " + configuration.name + " ")) }

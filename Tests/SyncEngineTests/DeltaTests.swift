@@ -85,6 +85,20 @@ struct DeltaTests {
                 == ["GET http://api.test/posts/", "GET http://api.test/posts/?page=2", "GET http://api.test/posts/?since=2"])
     }
 
+    /// `syncctl refresh --full`: the next refresh lists whole, once, and says why; the one after asks for changes again.
+    @Test func aFullListingAskedForIsFetchedOnceInsteadOfADelta() throws {
+        let rig = try synced()
+        _ = rig.requests()
+        rig.engine.shared.askFullListing(of: ["posts", "other"])
+        rig.server.edit("r3", "n", .integer(30))
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/"])
+        try expectCacheEqualsServer(rig)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?since=6"])
+        #expect(DeltaPlan.FullListingReason.asked.text == "asked for (syncctl refresh --full)")
+    }
+
     @Test func aDeltaWithNothingChangedLeavesTheFileInPlace() throws {
         let rig = try synced()
         let before = try inode(rig)

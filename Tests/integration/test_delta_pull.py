@@ -49,6 +49,7 @@ def test_kinto_changes_arrive_as_deltas_with_tombstones_and_the_checkpoint_survi
     kinto_delta_source(setup, relay.url())
     d = daemons(setup)
     d.wait_log("kinto: synced 5000 records", timeout=60)
+    d.wait_log("kinto: delta: nothing changed", timeout=30)
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     full = record_gets(relay)
     # Five pages, then at once the delta for what changed while they were read (nothing here).
@@ -87,6 +88,14 @@ def test_kinto_changes_arrive_as_deltas_with_tombstones_and_the_checkpoint_survi
     assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
     text = syncctl(setup, "status", "kinto").stdout
     assert "Delta: watermark, last delta " in text, text
+
+    # A full listing on demand (to repair a copy that drifted): the whole listing, then the catch-up delta.
+    relay.queries.clear()
+    r = syncctl(setup, "refresh", "kinto", "--full", "--wait")
+    assert r.returncode == 0, r.stderr
+    gets = record_gets(relay)
+    assert len(gets) == 6 and not any("_since" in path for path in gets[:5]) and "_since=" in gets[5], gets
+    assert by_id(setup.cache_doc("kinto")["records"]) == kinto.records()
 
 
 def test_datasette_rows_changed_arrive_by_updated_filter_and_deletions_with_the_full_resync(tmp_path, setup):

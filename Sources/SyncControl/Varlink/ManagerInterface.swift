@@ -200,7 +200,7 @@ public enum ManagerInterface {
         # and for a failed source result "failed" or "cancelled" with error. All
         # but the last outcome have continues=true; if any source failed, every
         # outcome has it and the final reply is RefreshFailed.
-        method Refresh(source: ?string, wait: ?bool) -> (
+        method Refresh(source: ?string, wait: ?bool, full: ?bool) -> (
           source: ?string,
           state: ?string,
           pages: ?int,

@@ -14,7 +14,7 @@ public enum ManagerRequest: Sendable, Equatable {
     /// `GetStatus()`.
     case getStatus
     /// `Refresh(source, wait)`: nil source means every source.
-    case refresh(source: String?, wait: Bool)
+    case refresh(source: String?, wait: Bool, full: Bool = false)
     /// `List(source, offset, limit)`: offset ≥ 0 (default 0), limit 1…1000 (default and cap 1000).
     case list(source: String, offset: Int, limit: Int)
     /// `Get(source, id)`.
@@ -73,7 +73,8 @@ public enum ManagerRequest: Sendable, Equatable {
         var reader = ParameterReader(parameters: parameters)
         switch member {
         case "GetStatus": self = .getStatus
-        case "Refresh": self = .refresh(source: try reader.optionalString("source"), wait: try reader.optionalBool("wait") ?? false)
+        case "Refresh": self = .refresh(source: try reader.optionalString("source"), wait: try reader.optionalBool("wait") ?? false,
+                                        full: try reader.optionalBool("full") ?? false)
         case "List":
             let source = try reader.string("source")
             let offset = try reader.optionalInteger("offset") ?? 0
@@ -118,9 +119,10 @@ public enum ManagerRequest: Sendable, Equatable {
         var object = JSONObject()
         switch self {
         case .getStatus, .watch, .reload: break
-        case .refresh(let source, let wait):
+        case .refresh(let source, let wait, let full):
             if let source { object["source"] = .string(source) }
             if wait { object["wait"] = true }
+            if full { object["full"] = true }
         case .list(let source, let offset, let limit):
             object = ["source": .string(source), "offset": .int(offset), "limit": .int(limit)]
         case .changes(let source, let since, let limit):

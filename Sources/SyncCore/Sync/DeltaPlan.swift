@@ -22,6 +22,8 @@ public enum DeltaPlan {
         case resyncDue
         /// The server said the checkpoint is too old (`DeltaExpired=`).
         case expired(status: Int)
+        /// Someone asked for it (`syncctl refresh --full`).
+        case asked
 
         /// How the log and the status say it.
         public var text: String {
@@ -31,6 +33,7 @@ public enum DeltaPlan {
             case .settingsChanged: "the source's settings changed since the checkpoint"
             case .resyncDue: "FullResyncIntervalSec= passed since the last full listing"
             case .expired(let status): "the server answered HTTP \(status): the checkpoint is too old"
+            case .asked: "asked for (syncctl refresh --full)"
             }
         }
     }

@@ -29,7 +29,7 @@ struct DaemonControlHandler: ControlHandler {
                 return
             }
             _ = reply.finish(serializedParameters: parameters)
-        case .refresh(let source, let wait):
+        case .refresh(let source, let wait, let full):
             // With `more`, progress (pages, bytes, records) streams while the refresh runs.
             let (updates, sink) = AsyncStream.makeStream(of: RefreshProgress.self, bufferingPolicy: .bufferingNewest(8))
             async let streamed: Void = {
@@ -38,7 +38,7 @@ struct DaemonControlHandler: ControlHandler {
                 }
             }()
             let id = requestIDs.next()
-            let result = await waiting(for: id) { .refresh(id, source: source, wait: wait, progress: wait && context.more ? sink : nil, $0) }
+            let result = await waiting(for: id) { .refresh(id, source: source, wait: wait, full: full, progress: wait && context.more ? sink : nil, $0) }
             sink.finish()
             await streamed
             switch result {

@@ -52,8 +52,9 @@ enum ControlRequest: Sendable {
     case status(Redaction.Audience, CheckedContinuation<[UInt8]?, Never>)
     /// Whether a source of this name is configured; nil once the daemon is stopping.
     case sourceExists(String, CheckedContinuation<Bool?, Never>)
-    /// `Refresh`: answered by the core; `progress` receives updates while it waits.
-    case refresh(RequestID, source: String?, wait: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
+    /// `Refresh`: answered by the core; `progress` receives updates while it waits. `full`: sources with `Delta=`
+    /// fetch their whole listing.
+    case refresh(RequestID, source: String?, wait: Bool, full: Bool, progress: AsyncStream<RefreshProgress>.Continuation?,
                  CheckedContinuation<DaemonReply, Never>)
     case reload(CheckedContinuation<Result<Void, ManagerError>, Never>)
     case logout(RequestID, discardPending: Bool, CheckedContinuation<DaemonReply, Never>)
@@ -68,7 +69,7 @@ enum ControlRequest: Sendable {
         switch self {
         case .status(_, let continuation): continuation.resume(returning: nil)
         case .sourceExists(_, let continuation): continuation.resume(returning: nil)
-        case .refresh(_, _, _, let progress, let continuation):
+        case .refresh(_, _, _, _, let progress, let continuation):
             progress?.finish()
             continuation.resume(returning: .failed(.stopping))
         case .logout(_, _, let continuation): continuation.resume(returning: .failed(.stopping))

@@ -10,8 +10,9 @@ extension DaemonLoop {
             continuation.resume(returning: statusReply(audience: audience))
         case .sourceExists(let name, let continuation):
             continuation.resume(returning: sourcesByName[name] != nil)
-        case .refresh(let id, let source, let wait, let progress, let continuation):
+        case .refresh(let id, let source, let wait, let full, let progress, let continuation):
             pending[id] = PendingRequest(progress: progress, continuation: continuation)
+            if full { engineShared.askFullListing(of: source.map { [$0] } ?? configuration.sources.map(\.name)) }
             feed(.refresh(id, source: source, wait: wait))
         case .reload(let continuation):
             continuation.resume(returning: reload())

@@ -24,6 +24,8 @@ final class DaemonLoop {
     let logger: Logger
     let notifier: Notifier
     let worker: RefreshWorker
+    /// What the daemon's engines share (a full listing asked for by `Refresh`, among others).
+    let engineShared: EngineShared
     let prober: Prober
     let clock = ContinuousClock()
     let origin: ContinuousClock.Instant
@@ -88,6 +90,7 @@ final class DaemonLoop {
         let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) },
                                   cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) },
                                   outcomeObserver: { [input] source, outcome in input.yield(.outboxOutcome(source: source, outcome)) })
+        engineShared = shared
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
         // Account and directories never change on reload, so the lanes' engines open the same storage.
         let configuration = run.configuration

@@ -93,9 +93,11 @@ extension SyncEngine {
         }
         let binding = DeltaPlan.binding(of: source, account: snapshots.folder.account)
         let fullAt = stored.flatMap { Timestamp(rfc3339: $0.fullListingAt)?.secondsSinceEpoch } ?? 0
-        guard let fetch = DeltaPlan.fetch(source, account: snapshots.folder.account, held: previous.savedAt != nil,
+        let asked = shared.memory.withLock { $0.fullListingsAsked.remove(source.name) != nil }
+        guard var fetch = DeltaPlan.fetch(source, account: snapshots.folder.account, held: previous.savedAt != nil,
                                           stored: stored.map { ($0.value, $0.binding, fullAt) }, now: clock().secondsSinceEpoch)
         else { return nil }
+        if asked, case .delta = fetch { fetch = .full(.asked) }
         if case .full(let reason) = fetch, reason != .noListing {
             logger.forSource(source.name).info("fetching the whole listing: \(reason.text)")
         }

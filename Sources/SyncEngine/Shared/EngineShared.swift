@@ -28,12 +28,20 @@ public final class EngineShared: Sendable {
         /// Each source's bearer token as last read (`BearerTokenCredential=`): what `SyncEngine.redaction(for:)`
         /// hides in every message about the source, also one made by another engine.
         public var tokens: [String: String] = [:]
+        /// Sources whose next refresh fetches the whole listing although `Delta=` would ask for changes only
+        /// (`syncctl refresh --full`); taken by that refresh (`SyncEngine.deltaPull`).
+        public var fullListingsAsked: Set<String> = []
 
         /// Nothing remembered yet.
         public init() {}
     }
 
     public let memory = Mutex(Memory())
+
+    /// Makes the next refresh of each of `sources` a full listing (`syncctl refresh --full`).
+    public func askFullListing(of sources: [String]) {
+        memory.withLock { $0.fullListingsAsked.formUnion(sources) }
+    }
     /// When a local change's cache file rewrite happens (`CacheFileCoalescing`): `.daemon` once a scheduler
     /// is set, every rewrite at once before.
     private let writes = Mutex(ScheduledWrites())

@@ -1,25 +1,29 @@
-/// `syncctl refresh [SOURCE] [--wait]`.
+/// `syncctl refresh [SOURCE] [--wait] [--full]`.
 public struct RefreshCommand: SyncctlCommand {
     public static let configuration = CommandConfiguration(
         name: "refresh", abstract: "Ask for a refresh now",
         discussion: "Refreshes SOURCE, or every source. Returns once syncd accepted the request. With --wait shows "
             + "progress on a terminal, then prints one line per source (SOURCE: updated|unchanged, N records); a failed "
             + "source is named on standard error instead and the exit status is 1. With --json prints the outcome "
-            + "as one object, or without SOURCE an array of one object per source (failed ones with \"error\").",
+            + "as one object, or without SOURCE an array of one object per source (failed ones with \"error\"). With --full "
+            + "a source with Delta= fetches its whole listing instead of the changes since its checkpoint (to repair a copy that "
+            + "drifted from the server's); other sources always do.",
         positionals: [PositionalSpec("SOURCE", optional: true, help: "Source name (default: all sources)")],
-        options: [.flag("wait", help: "Wait for the outcome and show progress")],
+        options: [.flag("wait", help: "Wait for the outcome and show progress"),
+                  .flag("full", help: "Fetch the whole listing even where Delta= would ask for changes only")],
         printsJSON: true)
 
-    let source: String?, wait: Bool
+    let source: String?, wait: Bool, full: Bool
 
     public init(arguments: ParsedArguments) {
         source = arguments.positional(0)
         wait = arguments.flags.contains("wait")
+        full = arguments.flags.contains("full")
     }
 
     public func run(_ context: CommandContext) throws(CommandFailure) {
         guard wait else {
-            _ = try context.call(.refresh(source: source, wait: false))
+            _ = try context.call(.refresh(source: source, wait: false, full: full))
             return
         }
         let client = try context.connect(waitAsLongAsNeeded: true)
@@ -29,7 +33,7 @@ public struct RefreshCommand: SyncctlCommand {
         var outcomes: [RefreshProgress] = []
         var refusal: CommandFailure?
         do {
-            try client.callStreaming(ManagerRequest.refresh(source: source, wait: true).call(more: true)) { (parameters, continues) throws(ReplyShapeError) in
+            try client.callStreaming(ManagerRequest.refresh(source: source, wait: true, full: full).call(more: true)) { (parameters, continues) throws(ReplyShapeError) in
                 let progress = try RefreshProgress(json: parameters)
                 if progress.result != nil || !continues {
                     outcomes.append(progress)
