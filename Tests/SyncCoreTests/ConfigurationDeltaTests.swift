@@ -121,9 +121,9 @@ struct ConfigurationDeltaTests {
         let text = base + "DeltaField=/last_modified\nDeltaQuery=_since={checkpoint}\nDeltaTokenPath=/t\nDeletedPath=/deleted\n"
             + "DeletedValue=false\nDeltaExpired=400\nFullResyncIntervalSec=1h\n"
         #expect(ConfigurationSourceTests.problems(text) == [
-            "posts.source:3: DeltaField= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",
+            "posts.source:3: DeltaField= has no effect without Delta=watermark; set Delta= or remove it",
             "posts.source:4: DeltaQuery= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",
-            "posts.source:5: DeltaTokenPath= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",
+            "posts.source:5: DeltaTokenPath= has no effect without Delta=token; set Delta= or remove it",
             "posts.source:6: DeletedPath= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",
             "posts.source:7: DeletedValue= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",
             "posts.source:8: DeltaExpired= has no effect without Delta=watermark or Delta=token; set Delta= or remove it",

@@ -310,7 +310,8 @@ extension ConfigurationParser {
         guard delta.isEnabled else {
             for key in ["DeltaField", "DeltaQuery", "DeltaTokenPath", "DeletedPath", "DeletedValue", "DeltaExpired", "FullResyncIntervalSec"] {
                 if let location = lastAssigned[key] {
-                    problem("\(key)= has no effect without Delta=watermark or Delta=token; set Delta= or remove it", at: location)
+                    let mode = key == "DeltaField" ? "Delta=watermark" : key == "DeltaTokenPath" ? "Delta=token" : "Delta=watermark or Delta=token"
+                    problem("\(key)= has no effect without \(mode); set Delta= or remove it", at: location)
                 }
             }
             return valid
