@@ -18,7 +18,7 @@ from conftest import BIN, wait_for
 from realservers import Datasette, Kinto
 from recipes import recipe
 from test_change_feed import refresh, syncctl
-from test_real_kinto import Relay, relay  # noqa: F401 (a fixture: the relay in front of this module's `kinto`)
+from test_real_kinto import Relay, kinto_source, relay  # noqa: F401 (a fixture: the relay in front of this module's `kinto`)
 
 
 def by_id(records):
@@ -33,9 +33,7 @@ def kinto(tmp_path):
 
 
 def kinto_delta_source(setup, url, **extra):
-    setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
-    text = recipe("Kinto delta", URL=url) + "".join(f"{k}={v}\n" for k, v in extra.items())
-    (setup.config / "sources.d" / "kinto.source").write_text(text)
+    kinto_source(setup, url, name="Kinto delta", **extra)
 
 
 def record_gets(relay):

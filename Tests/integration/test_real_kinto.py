@@ -88,10 +88,11 @@ def relay(kinto):
     r.stop()
 
 
-def kinto_source(setup, url, **extra):
-    """The `# Kinto` recipe of syncd.conf(5) with URL= set; `extra` lines are added after it (a later key wins)."""
+def kinto_source(setup, url, name="Kinto", **extra):
+    """The `# Kinto` recipe of syncd.conf(5) (or the recipe `name`) with URL= set; `extra` lines are added after it (a
+    later key wins)."""
     setup.write_main("[Retry]\nInitialDelaySec=200ms\nMaxDelaySec=1s\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
-    text = recipe("Kinto", URL=url) + "".join(f"{k}={v}\n" for k, v in extra.items())
+    text = recipe(name, URL=url) + "".join(f"{k}={v}\n" for k, v in extra.items())
     (setup.config / "sources.d" / "kinto.source").write_text(text)
 
 
