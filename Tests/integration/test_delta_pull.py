@@ -265,3 +265,28 @@ def test_kinto_changes_made_while_the_first_listing_is_paged_come_with_the_next_
     finally:
         relay.stop()
         kinto.stop()
+
+
+def test_probe_tries_the_delta_request_and_names_a_query_kinto_takes_for_a_filter(kinto, setup):
+    kinto.create([{"id": f"r{i:02}", "title": f"record {i}"} for i in range(20)])
+    kinto_delta_source(setup, kinto.url())
+    r = setup.syncd("--probe", "kinto")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "kinto: delta: 19 records, all stamped above the checkpoint: DeltaQuery= filters as it should" in r.stdout, r.stdout
+    # A misspelt parameter (Kinto's is _since): Kinto filters on a field "since" that no record has.
+    kinto_delta_source(setup, kinto.url(), DeltaQuery="since={checkpoint}&_sort=last_modified")
+    r = setup.syncd("--probe", "kinto")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert ("kinto: delta: no record came back although this page has records stamped above the checkpoint: the server may "
+            "take a parameter of DeltaQuery= it does not know for a filter; check DeltaQuery=") in r.stdout, r.stdout
+    assert not setup.cache_file("kinto").exists()                    # a probe stores nothing
+
+
+def test_probe_names_a_server_that_ignores_the_delta_query(server, setup):
+    server.set_records("posts", [{"id": i, "modified": i} for i in range(1, 6)])
+    setup.add_source("posts", server.url("posts"), Delta="watermark", DeltaField="/modified", DeltaQuery="since={checkpoint}")
+    r = setup.syncd("--probe", "posts")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "posts: delta: GET " in r.stdout and "since=1 (the lowest stamp of this page as the checkpoint: 4 records of the page are above it)" in r.stdout, r.stdout
+    assert ("posts: delta: 1 of 5 records came back stamped at or below the checkpoint: the server does not filter as "
+            "DeltaQuery= asks; check DeltaQuery=") in r.stdout, r.stdout

@@ -43,6 +43,9 @@ public struct PaginationProbe {
                                                                   versionField: source.versionField))
         var skeleton = PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
         var status = 0
+        // Delta=watermark: the change stamps of the page's records, to try the delta request with.
+        var stamps: [JSONValue] = []
+        let delta = source.delta
         // The start of the page, to say where the records are when they are not where RecordsPath= says.
         var start: [UInt8] = []
         let head: HTTPResponseHead
@@ -52,7 +55,9 @@ public struct PaginationProbe {
                 guard HTTPAnswer.carriesContent(status) else { return }
                 if start.count < ListingFetcher.skeletonLimit { start += chunk.prefix(ListingFetcher.skeletonLimit - start.count) }
                 skeleton.feed(chunk)
-                try scanner.feed(chunk) { _ in }
+                try scanner.feed(chunk) { record in
+                    if delta.mode == .watermark, let stamp = RecordMember.value(at: delta.field, in: record.bytes) { stamps.append(stamp) }
+                }
             })
             guard head.isSuccess else {
                 say("HTTP \(head.status): not a listing page; check URL= and the credentials, then probe again")
@@ -78,7 +83,7 @@ public struct PaginationProbe {
             .unfollowed(by: unpaged, received: records)
         guard let first = signals.first else {
             say("no sign of more pages: the page looks like the whole collection; Pagination=none fits")
-            return 0
+            return probeDelta(request, stamps: stamps, client: client, say: say)
         }
         for signal in signals { say("found \(signal.description)") }
         // The configured mode goes on to the next page when the page carries its own sign (page and offset go on
@@ -93,9 +98,77 @@ public struct PaginationProbe {
         }
         if followed {
             say("Pagination=\(source.pagination.rawValue), as configured, follows \(signals.count == 1 ? "it" : "them"): the settings fit")
-            return 0
+            return probeDelta(request, stamps: stamps, client: client, say: say)
         }
         say("to fetch every page: \(first.advice)")
+        return probeDelta(request, stamps: stamps, client: client, say: say)
+    }
+
+    /// `Delta=watermark`: asks for the changes since the lowest stamp of the page just read, which a server that
+    /// filters as `DeltaQuery=` says answers with the page's records stamped above it, and no record at or below it
+    /// (syncd.conf(5), "Incremental pull"). A parameter the server does not know may be taken for a filter on a
+    /// field (an empty answer) or ignored (every record): both would leave the cache stale in silence. Returns 1
+    /// when the answer shows one of them.
+    private func probeDelta(_ template: HTTPRequest, stamps: [JSONValue], client: any HTTPTransport, say: (String) -> Void) -> Int32 {
+        guard source.delta.mode == .watermark else { return 0 }
+        let field = source.delta.fieldText
+        guard let lowest = stamps.reduce(nil as JSONValue?, { low, stamp in low.map { Self.above($0, stamp) ? stamp : $0 } ?? stamp }),
+              let checkpoint = Self.text(of: lowest) else {
+            say("delta: no record on this page has a stamp at DeltaField=\(field): point DeltaField= at the records' change stamp")
+            return 1
+        }
+        let expected = stamps.filter { Self.above($0, lowest) }.count
+        guard expected > 0 else {
+            say("delta: the records of this page share one stamp at DeltaField=\(field); DeltaQuery= cannot be tried with them")
+            return 0
+        }
+        var request = template
+        request.url = DeltaPlan.requestURL(source, checkpoint: checkpoint)
+        say("delta: GET \(request.url) (the lowest stamp of this page as the checkpoint: \(counted(expected, "record")) of the page are above it)")
+        var scanner = RecordScanner(options: RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField))
+        var received: [JSONValue?] = []
+        var status = 0
+        do {
+            let head = try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
+                guard HTTPAnswer.carriesContent(status) else { return }
+                try scanner.feed(chunk) { record in received.append(RecordMember.value(at: source.delta.field, in: record.bytes)) }
+            })
+            guard head.isSuccess else {
+                say("delta: HTTP \(head.status): the server refused the delta request; check DeltaQuery=")
+                return 1
+            }
+            _ = try scanner.finish()
+        } catch {
+            say("delta: cannot probe: \(error)")
+            return 1
+        }
+        let notAbove = received.filter { stamp in stamp.map { !Self.above($0, lowest) } ?? false }.count
+        if received.isEmpty {
+            say("delta: no record came back although this page has records stamped above the checkpoint: the server may take a "
+                + "parameter of DeltaQuery= it does not know for a filter; check DeltaQuery=")
+            return 1
+        }
+        if notAbove > 0 {
+            say("delta: \(notAbove) of \(counted(received.count, "record")) came back stamped at or below the checkpoint: the server "
+                + "does not filter as DeltaQuery= asks; check DeltaQuery=")
+            return 1
+        }
+        say("delta: \(counted(received.count, "record")), all stamped above the checkpoint: DeltaQuery= filters as it should")
         return 0
+    }
+
+    /// Whether stamp `a` is above stamp `b` (`DeltaWatermark`'s order); false for stamps it cannot compare.
+    static func above(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        guard let low = text(of: b) else { return false }
+        var watermark = DeltaWatermark(checkpoint: low)
+        guard (try? watermark.see(a)) != nil else { return false }
+        return watermark.checkpoint != low
+    }
+
+    /// A stamp's checkpoint text, nil for a value that cannot be one.
+    static func text(of stamp: JSONValue) -> String? {
+        var watermark = DeltaWatermark()
+        guard (try? watermark.see(stamp)) != nil else { return nil }
+        return watermark.checkpoint
     }
 }
