@@ -205,7 +205,7 @@ struct ConfigurationDeltaTests {
             + "DeltaField=/last_modified\nDeltaQuery=_since={checkpoint}&_sort=last_modified\nDeletedPath=/deleted\n"
         let source = try #require(ConfigurationSourceTests.source(text))
         #expect(Array(source.explanation[2...4]) == [
-            "delta: GET https://h/v1/records?_sort=last_modified&_since={checkpoint}, {checkpoint} the highest /last_modified received, "
+            "delta: GET https://h/v1/records?_sort=last_modified&_since={checkpoint}, {checkpoint} the highest /last_modified of the last delta or of a full listing's first page, "
                 + "paged as the listing (Delta=watermark)",
             "delta: a record with true at /deleted is removed (DeletedPath=, DeletedValue=)",
             "delta: a full listing at least every 1d (FullResyncIntervalSec=) and after HTTP 410 (DeltaExpired=)",

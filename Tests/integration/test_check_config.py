@@ -133,16 +133,16 @@ def test_the_incremental_pull_recipes_check_ok_and_verbose_says_each_delta_reque
     from recipes import recipe
     expected = {
         "Kinto delta": "delta: GET https://kinto.example.com/v1/buckets/B/collections/C/records?_sort=last_modified&_since={checkpoint}, "
-                       "{checkpoint} the highest /last_modified received, paged as the listing (Delta=watermark)",
+                       "{checkpoint} the highest /last_modified of the last delta or of a full listing's first page, paged as the listing (Delta=watermark)",
         "Datasette delta": "delta: GET http://127.0.0.1:8001/data/items.json?_shape=objects&_size=max&_sort_desc=updated&updated__gt={checkpoint}, "
-                           "{checkpoint} the highest /updated received, paged as the listing (Delta=watermark)",
+                           "{checkpoint} the highest /updated of the last delta or of a full listing's first page, paged as the listing (Delta=watermark)",
         "CouchDB changes": "delta: GET https://couch.example.com/notes/_changes?include_docs=true&since={checkpoint}, {checkpoint} the token "
                            "at /last_seq on the last page received (Delta=token)",
         "Google sync token": "delta: GET https://www.googleapis.com/calendar/v3/calendars/primary/events?maxResults=250&syncToken=[redacted], "
                              "{checkpoint} the token at /nextSyncToken on the last page received, paged as the listing (Delta=token)",
         "Microsoft Graph delta": "delta: GET the URL at /@odata.deltaLink on the last page received, paged as the listing (Delta=token)",
         "updated filter": "delta: GET https://api.example.com/rest/items?order=updated_at&updated_at=gt.{checkpoint}, {checkpoint} the "
-                          "highest /updated_at received (Delta=watermark)",
+                          "highest /updated_at of the last delta or of a full listing's first page (Delta=watermark)",
     }
     for name, line in expected.items():
         text = recipe(name)

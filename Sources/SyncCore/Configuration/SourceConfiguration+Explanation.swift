@@ -61,7 +61,7 @@ extension SourceConfiguration {
             return []
         case .watermark:
             lines = ["delta: GET \(DeltaPlan.requestURL(self, encodedCheckpoint: placeholder)), \(placeholder) the highest "
-                     + "\(delta.fieldText) received\(paged) (Delta=watermark)"]
+                     + "\(delta.fieldText) of the last delta or of a full listing's first page\(paged) (Delta=watermark)"]
         case .token where delta.query.isEmpty:
             lines = ["delta: GET the URL at \(delta.tokenPathText) on the last page received\(paged) (Delta=token)"]
         case .token:
