@@ -85,6 +85,21 @@ struct DeltaTests {
                 == ["GET http://api.test/posts/", "GET http://api.test/posts/?page=2", "GET http://api.test/posts/?since=2"])
     }
 
+    /// The delta right after a listing of several pages fails: the listing stays saved, and the failure says which request it was.
+    @Test func aFailedCatchUpSaysTheListingWasSavedAndWhichRequestFailed() throws {
+        let server = FakeCollection()
+        server.deltas = true
+        server.paging = .header(2)
+        for index in 1...3 { server.seed("r\(index)") }
+        let rig = try EngineRig(DeltaTests.watermark + "\nPagination=header", server: server)
+        rig.transport.then("GET", "http://api.test/posts/?since=2", .json(#"{"detail": "bad parameter"}"#, status: 400))
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.hasPrefix("HTTP 400 from http://api.test/posts/?since=2"), "\(failure.message)")
+        #expect(failure.message.hasSuffix("(the whole listing was saved; this was the delta asked for right after it, for the changes "
+                                          + "made while it was paged: check DeltaQuery=, which 'syncd --probe posts' tries)"), "\(failure.message)")
+        try expectCacheEqualsServer(rig)
+    }
+
     /// `syncctl refresh --full`: the next refresh lists whole, once, and says why; the one after asks for changes again.
     @Test func aFullListingAskedForIsFetchedOnceInsteadOfADelta() throws {
         let rig = try synced()

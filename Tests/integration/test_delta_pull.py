@@ -272,7 +272,7 @@ def test_probe_tries_the_delta_request_and_names_a_query_kinto_takes_for_a_filte
     kinto_delta_source(setup, kinto.url())
     r = setup.syncd("--probe", "kinto")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "kinto: delta: 19 records, all stamped above the checkpoint: DeltaQuery= filters as it should" in r.stdout, r.stdout
+    assert "kinto: delta: 10 records, all stamped above the checkpoint: DeltaQuery= filters as it should" in r.stdout, r.stdout
     # A misspelt parameter (Kinto's is _since): Kinto filters on a field "since" that no record has.
     kinto_delta_source(setup, kinto.url(), DeltaQuery="since={checkpoint}&_sort=last_modified")
     r = setup.syncd("--probe", "kinto")
@@ -287,6 +287,17 @@ def test_probe_names_a_server_that_ignores_the_delta_query(server, setup):
     setup.add_source("posts", server.url("posts"), Delta="watermark", DeltaField="/modified", DeltaQuery="since={checkpoint}")
     r = setup.syncd("--probe", "posts")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "posts: delta: GET " in r.stdout and "since=1 (the lowest stamp of this page as the checkpoint: 4 records of the page are above it)" in r.stdout, r.stdout
-    assert ("posts: delta: 1 of 5 records came back stamped at or below the checkpoint: the server does not filter as "
+    assert "posts: delta: GET " in r.stdout and "since=3 (the middle stamp of this page as the checkpoint: 2 of the page's records are above it)" in r.stdout, r.stdout
+    assert ("posts: delta: 2 of 5 records came back stamped below the checkpoint: the server does not filter as "
             "DeltaQuery= asks; check DeltaQuery=") in r.stdout, r.stdout
+
+
+def test_probe_takes_a_filter_of_at_or_after_the_checkpoint_as_harmless(kinto, setup):
+    """Kinto's min_last_modified= is "at or after" (like Datasette's updated__gte, which syncd.conf(5) mentions): the
+    record at the checkpoint comes back each time, which is harmless."""
+    kinto.create([{"id": f"r{i:02}", "title": f"record {i}"} for i in range(20)])
+    kinto_delta_source(setup, kinto.url(), DeltaQuery="min_last_modified={checkpoint}&_sort=last_modified")
+    r = setup.syncd("--probe", "kinto")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("kinto: delta: 11 records, 1 of them stamped at the checkpoint and the others above it: DeltaQuery= asks for changes "
+            "at or after it, which brings those again each time (harmless)") in r.stdout, r.stdout

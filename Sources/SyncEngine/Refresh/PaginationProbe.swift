@@ -104,27 +104,34 @@ public struct PaginationProbe {
         return probeDelta(request, stamps: stamps, client: client, say: say)
     }
 
-    /// `Delta=watermark`: asks for the changes since the lowest stamp of the page just read, which a server that
-    /// filters as `DeltaQuery=` says answers with the page's records stamped above it, and no record at or below it
+    /// `Delta=watermark`: asks for the changes since the middle stamp of the page just read, which a server that
+    /// filters as `DeltaQuery=` says answers with the page's records stamped above it, and no record below it
     /// (syncd.conf(5), "Incremental pull"). A parameter the server does not know may be taken for a filter on a
     /// field (an empty answer) or ignored (every record): both would leave the cache stale in silence. Returns 1
     /// when the answer shows one of them.
     private func probeDelta(_ template: HTTPRequest, stamps: [JSONValue], client: any HTTPTransport, say: (String) -> Void) -> Int32 {
         guard source.delta.mode == .watermark else { return 0 }
         let field = source.delta.fieldText
-        guard let lowest = stamps.reduce(nil as JSONValue?, { low, stamp in low.map { Self.above($0, stamp) ? stamp : $0 } ?? stamp }),
-              let checkpoint = Self.text(of: lowest) else {
+        // The page's distinct stamps, lowest first; the checkpoint is the middle one, so that records both above it
+        // (which must come back) and below it (which must not) are known.
+        var distinct: [JSONValue] = []
+        for stamp in stamps where Self.text(of: stamp) != nil && !distinct.contains(where: { !Self.above($0, stamp) && !Self.above(stamp, $0) }) {
+            distinct.append(stamp)
+        }
+        distinct.sort { Self.above($1, $0) }
+        guard !distinct.isEmpty, case let lowest = distinct[(distinct.count - 1) / 2], let checkpoint = Self.text(of: lowest) else {
             say("delta: no record on this page has a stamp at DeltaField=\(field): point DeltaField= at the records' change stamp")
             return 1
         }
         let expected = stamps.filter { Self.above($0, lowest) }.count
         guard expected > 0 else {
-            say("delta: the records of this page share one stamp at DeltaField=\(field); DeltaQuery= cannot be tried with them")
+            say("delta: DeltaQuery= was not tried: the records of this page share one stamp at DeltaField=\(field), so no record is "
+                + "above any of them; probe again once records were changed, or try the delta URL by hand")
             return 0
         }
         var request = template
         request.url = DeltaPlan.requestURL(source, checkpoint: checkpoint)
-        say("delta: GET \(request.url) (the lowest stamp of this page as the checkpoint: \(counted(expected, "record")) of the page are above it)")
+        say("delta: GET \(request.url) (the middle stamp of this page as the checkpoint: \(expected) of the page's records \(expected == 1 ? "is" : "are") above it)")
         var scanner = RecordScanner(options: RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField))
         var received: [JSONValue?] = []
         var status = 0
@@ -142,16 +149,23 @@ public struct PaginationProbe {
             say("delta: cannot probe: \(error)")
             return 1
         }
-        let notAbove = received.filter { stamp in stamp.map { !Self.above($0, lowest) } ?? false }.count
+        // Below the checkpoint: the filter was not applied. At it: a filter of "at or after" (updated__gte), harmless.
+        let below = received.filter { stamp in stamp.map { Self.above(lowest, $0) } ?? false }.count
+        let at = received.filter { stamp in stamp.map { !Self.above($0, lowest) && !Self.above(lowest, $0) } ?? false }.count
         if received.isEmpty {
             say("delta: no record came back although this page has records stamped above the checkpoint: the server may take a "
                 + "parameter of DeltaQuery= it does not know for a filter; check DeltaQuery=")
             return 1
         }
-        if notAbove > 0 {
-            say("delta: \(notAbove) of \(counted(received.count, "record")) came back stamped at or below the checkpoint: the server "
+        if below > 0 {
+            say("delta: \(below) of \(counted(received.count, "record")) came back stamped below the checkpoint: the server "
                 + "does not filter as DeltaQuery= asks; check DeltaQuery=")
             return 1
+        }
+        if at > 0 {
+            say("delta: \(counted(received.count, "record")), \(at) of them stamped at the checkpoint and the others above it: DeltaQuery= "
+                + "asks for changes at or after it, which brings those again each time (harmless)")
+            return 0
         }
         say("delta: \(counted(received.count, "record")), all stamped above the checkpoint: DeltaQuery= filters as it should")
         return 0

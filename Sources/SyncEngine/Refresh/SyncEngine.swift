@@ -268,6 +268,11 @@ public final class SyncEngine {
             logger.forSource(source.name).info("asking for the changes made while the listing was paged")
             let caughtUp = refreshOnce(source, progress: progress, confirming: true)
             if case .unchanged = caughtUp, case .updated = result { return result }
+            if case .failed(var failure) = caughtUp, failure.kind != .cancelled {
+                failure.append(" (the whole listing was saved; this was the delta asked for right after it, for the changes made while "
+                               + "it was paged: check DeltaQuery=, which 'syncd --probe \(source.name)' tries)")
+                return .failed(failure)
+            }
             return caughtUp
         }
         // What that late push sent is shown by a listing pulled now, not at the next periodic refresh: until
