@@ -171,8 +171,9 @@ public struct DeltaWatermark: Equatable, Sendable {
         return number.isInteger ? number.integerValue.map(JSONValue.integer) ?? .number(number) : .number(number)
     }
 
-    /// Whether `a` is above `b`; nil when they are not of one kind.
-    static func compare(_ a: JSONValue, _ b: JSONValue) -> Bool? {
+    /// Whether stamp `a` is above stamp `b` in the watermark's order; nil when they are not of one kind (a number
+    /// and a string, or either not a stamp).
+    public static func compare(_ a: JSONValue, _ b: JSONValue) -> Bool? {
         switch (a, b) {
         case (.string(let x), .string(let y)):
             return y.utf8.lexicographicallyPrecedes(x.utf8)

@@ -24,13 +24,7 @@ final class DeltaCollector {
     /// Takes one record of a delta page.
     func add(_ record: ScannedRecord) throws(RefreshFailure) {
         received += 1
-        let delta = source.delta
-        let removed = !delta.deletedPath.isEmpty && DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta)
-        if watermark != nil {
-            let stamp = RecordMember.value(at: delta.field, in: record.bytes)
-            // A tombstone may carry no stamp (it still counts when it does).
-            if !(removed && stamp == nil) { try DeltaStamp.see(stamp, record: record, of: "delta", source: source, in: &watermark) }
-        }
+        let removed = try DeltaStamp.take(record, of: "delta", source: source, readingTombstones: true, into: &watermark)
         if latest.updateValue(removed ? nil : DeltaRecord(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version,
                                                           body: Array(record.bytes)), forKey: record.id) == nil {
             order.append(record.id)
@@ -51,6 +45,24 @@ final class DeltaCollector {
 
 /// One record's change stamp taken into a watermark, or the refresh's failure naming the record.
 enum DeltaStamp {
+    /// Takes `record`'s stamp (of a "listing" or "delta", `what`) into `watermark` when there is one
+    /// (`Delta=watermark`); a tombstone may carry no stamp (it counts when it does). Returns whether the record is a
+    /// tombstone, read only when `readingTombstones` (a delta) or when it has no stamp: a listing's records pay one
+    /// lookup each, not two.
+    static func take(_ record: ScannedRecord, of what: String, source: SourceConfiguration, readingTombstones: Bool,
+                     into watermark: inout DeltaWatermark?) throws(RefreshFailure) -> Bool {
+        let delta = source.delta
+        func isTombstone() -> Bool {
+            !delta.deletedPath.isEmpty && DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta)
+        }
+        if watermark != nil {
+            let stamp = RecordMember.value(at: delta.field, in: record.bytes)
+            if stamp == nil, isTombstone() { return true }
+            try see(stamp, record: record, of: what, source: source, in: &watermark)
+        }
+        return readingTombstones && isTombstone()
+    }
+
     /// `what`: "listing" or "delta", for the message.
     static func see(_ stamp: JSONValue?, record: ScannedRecord, of what: String, source: SourceConfiguration,
                     in watermark: inout DeltaWatermark?) throws(RefreshFailure) {

@@ -252,7 +252,7 @@ final class ListingFetcher {
                 }
                 if watermark != nil {
                     try scanner.feed(chunk) { record in
-                        try see(record)
+                        _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
                         try records.add(record)
                     }
                 } else {
@@ -288,14 +288,6 @@ final class ListingFetcher {
             writer?.rollback()
             throw pageFailure(error, prefix: where_)
         }
-    }
-
-    /// Takes one listing record's change stamp into `watermark` (`Delta=watermark`); a tombstone may have none.
-    private func see(_ record: ScannedRecord) throws(RefreshFailure) {
-        let delta = source.delta
-        let stamp = RecordMember.value(at: delta.field, in: record.bytes)
-        if stamp == nil, !delta.deletedPath.isEmpty, DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta) { return }
-        try DeltaStamp.see(stamp, record: record, of: "listing", source: source, in: &watermark)
     }
 
     /// What a page's failure means for the refresh: an HTTP transfer's error, the scanner's or the store's

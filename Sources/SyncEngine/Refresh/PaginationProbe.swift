@@ -42,7 +42,6 @@ public struct PaginationProbe {
         var scanner = RecordScanner(options: RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField,
                                                                   versionField: source.versionField))
         var skeleton = PageSkeleton(recordsPath: source.recordsPath, limit: ListingFetcher.skeletonLimit)
-        var status = 0
         // Delta=watermark: the change stamps of the page's records, to try the delta request with.
         var stamps: [JSONValue] = []
         let delta = source.delta
@@ -51,14 +50,13 @@ public struct PaginationProbe {
         let head: HTTPResponseHead
         let records: Int
         do {
-            head = try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
-                guard HTTPAnswer.carriesContent(status) else { return }
+            head = try perform(request, with: client) { chunk in
                 if start.count < ListingFetcher.skeletonLimit { start += chunk.prefix(ListingFetcher.skeletonLimit - start.count) }
                 skeleton.feed(chunk)
                 try scanner.feed(chunk) { record in
                     if delta.mode == .watermark, let stamp = RecordMember.value(at: delta.field, in: record.bytes) { stamps.append(stamp) }
                 }
-            })
+            }
             guard head.isSuccess else {
                 say("HTTP \(head.status): not a listing page; check URL= and the credentials, then probe again")
                 return 1
@@ -134,12 +132,10 @@ public struct PaginationProbe {
         say("delta: GET \(request.url) (the middle stamp of this page as the checkpoint: \(expected) of the page's records \(expected == 1 ? "is" : "are") above it)")
         var scanner = RecordScanner(options: RecordScannerOptions(recordsPath: source.recordsPath, idField: source.idField))
         var received: [JSONValue?] = []
-        var status = 0
         do {
-            let head = try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
-                guard HTTPAnswer.carriesContent(status) else { return }
+            let head = try perform(request, with: client) { chunk in
                 try scanner.feed(chunk) { record in received.append(RecordMember.value(at: source.delta.field, in: record.bytes)) }
-            })
+            }
             guard head.isSuccess else {
                 say("delta: HTTP \(head.status): the server refused the delta request; check DeltaQuery=")
                 return 1
@@ -172,11 +168,16 @@ public struct PaginationProbe {
     }
 
     /// Whether stamp `a` is above stamp `b` (`DeltaWatermark`'s order); false for stamps it cannot compare.
-    static func above(_ a: JSONValue, _ b: JSONValue) -> Bool {
-        guard let low = text(of: b) else { return false }
-        var watermark = DeltaWatermark(checkpoint: low)
-        guard (try? watermark.see(a)) != nil else { return false }
-        return watermark.checkpoint != low
+    static func above(_ a: JSONValue, _ b: JSONValue) -> Bool { DeltaWatermark.compare(a, b) == true }
+
+    /// Performs `request`, handing `content` the body of an answer that carries one (an error's is dropped).
+    private func perform(_ request: HTTPRequest, with client: any HTTPTransport,
+                         content: (UnsafeRawBufferPointer) throws -> Void) throws -> HTTPResponseHead {
+        var status = 0
+        return try client.perform(request, onHead: { status = $0.status }, onBody: { chunk in
+            guard HTTPAnswer.carriesContent(status) else { return }
+            try content(chunk)
+        })
     }
 
     /// A stamp's checkpoint text, nil for a value that cannot be one.
