@@ -227,39 +227,40 @@ final class ListingFetcher {
                     stagedWriter = try store.beginListing(source: source.name, header: CacheHeader(savedAt: savedAt, etag: etag))
                 }
             }, onBody: { chunk in
-                if HTTPAnswer.carriesContent(status), let collector {
-                    skeleton?.feed(chunk)
-                    try scanner.feed(chunk) { record in try collector.add(record) }
-                    counted.bytes += Int64(chunk.count)
-                    counted.records = Int64(collector.received)
-                    counted.pages = Int64(page)
-                    progress?(counted)
-                    return
-                }
-                guard HTTPAnswer.carriesContent(status), let target = stagedWriter else {
+                guard HTTPAnswer.carriesContent(status), collector != nil || stagedWriter != nil else {
                     // Keep the start of an error body for the message; the rest is discarded.
                     if errorBody.count < 512 { errorBody += chunk.prefix(512 - errorBody.count) }
                     return
                 }
                 skeleton?.feed(chunk)
-                let records: RecordPipeline
-                if let pipeline {
-                    records = pipeline
-                } else {
-                    recordsBefore = target.count
-                    records = RecordPipeline(writer: target)
-                    pipeline = records
-                }
-                if watermark != nil {
-                    try scanner.feed(chunk) { record in
-                        _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
-                        try records.add(record)
+                let total: Int
+                if let collector {
+                    // A delta's records are collected, not written: nothing is applied before its last page.
+                    try scanner.feed(chunk) { record in try collector.add(record) }
+                    total = collector.received
+                } else if let target = stagedWriter {
+                    let records: RecordPipeline
+                    if let pipeline {
+                        records = pipeline
+                    } else {
+                        recordsBefore = target.count
+                        records = RecordPipeline(writer: target)
+                        pipeline = records
                     }
+                    if watermark != nil {
+                        try scanner.feed(chunk) { record in
+                            _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
+                            try records.add(record)
+                        }
+                    } else {
+                        try scanner.feed(chunk) { record in try records.add(record) }
+                    }
+                    total = recordsBefore + records.count
                 } else {
-                    try scanner.feed(chunk) { record in try records.add(record) }
+                    return
                 }
                 counted.bytes += Int64(chunk.count)
-                counted.records = Int64(recordsBefore + records.count)
+                counted.records = Int64(total)
                 counted.pages = Int64(page)
                 progress?(counted)
             })

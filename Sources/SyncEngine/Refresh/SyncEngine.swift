@@ -369,7 +369,8 @@ public final class SyncEngine {
         case .delta(let collector):
             return concludeDelta(source, collector, pull: pull, pushFailure: pushFailure, lostCreateIDs: lostCreateIDs, listedAt: listedAt, now: now)
         case .expired(let status):
-            // A full listing followed the first expiry; a second one is the server's fault.
+            // Not reached: only a delta's answer is `.expired`, and `refreshOnce` follows it with a full listing,
+            // which cannot be. Should it be, the refresh fails rather than store nothing in silence.
             return fail(source, RefreshFailure(.transient, "HTTP \(status) answered the whole listing's request too"), at: now)
         }
     }
