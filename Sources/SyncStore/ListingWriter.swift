@@ -363,6 +363,8 @@ extension ListingWriter {
             let unchanged = output == nil && previous.lastSuccess != nil
             try storeIndex(metadata, previous: previous, unchanged: unchanged, written: written)
             try log(measured)
+            // A whole listing from the server ends its staged pages, if it was resumed or could have been.
+            if purpose == .refresh { try store.dropListingResume(source: source) }
             try store.database.execute("COMMIT")
             inTransaction = false
             finished = true

@@ -61,6 +61,8 @@ public struct SourceState: Sendable, Equatable {
 
     /// The checkpoint of the source's incremental pull (syncd.conf(5), "Incremental pull"); nil when none is held.
     public var deltaCheckpoint: DeltaCheckpoint?
+    /// Where an interrupted full listing stands, when one is staged (StateStore+ListingResume).
+    public var listingResume: ListingResumePoint?
 
     /// True when the last refresh failed: the served copy may be out of date.
     public var isStale: Bool { lastError != nil }
@@ -153,6 +155,8 @@ public final class StateStore {
     private(set) var hasChangeLog = true
     /// Whether the file has the `delta_checkpoints` table (StateStore+DeltaCheckpoint), like `hasUnwrittenTable`.
     private(set) var hasDeltaCheckpoints = true
+    /// Whether the file has the staged pages of interrupted listings (StateStore+ListingResume), like `hasUnwrittenTable`.
+    private(set) var hasListingResume = true
     /// Counts the store's work when set (tests).
     var workCounter: StoreWorkCounter?
     /// How new cache files copy ranges of the previous one: `copy_file_range(2)` unless a test injects a failure.
@@ -217,8 +221,9 @@ public final class StateStore {
             guard version == StateStore.schemaVersion else {
                 throw StoreError.corrupt(path: path, reason: "schema version \(version), expected \(StateStore.schemaVersion)")
             }
-            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded', 'change_log', 'delta_checkpoints')")
+            let tables = try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('unwritten', 'discarded', 'change_log', 'delta_checkpoints', 'listing_resume')")
             hasUnwrittenTable = tables.contains("unwritten")
+            hasListingResume = tables.contains("listing_resume")
             hasDeltaCheckpoints = tables.contains("delta_checkpoints")
             hasChangeLog = tables.contains("change_log")
             hasDiscardedTable = tables.contains("discarded")
@@ -420,12 +425,13 @@ public final class StateStore {
         }
         func tablesMissing() throws(SQLiteError) -> Bool {
             let statement = try database.prepare("""
-                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded', 'change_log', 'delta_checkpoints'))
+                SELECT count(*) FROM sqlite_master WHERE (type = 'table' AND name IN ('id_index', 'unwritten', 'discarded', 'change_log', 'delta_checkpoints',
+                                                                  'listing_resume', 'listing_resume_pages'))
                     OR (type = 'trigger' AND name IN ('outbox_stamp_insert', 'outbox_stamp_update', 'outbox_stamp_delete',
                                                       'change_log_insert', 'change_log_update', 'change_log_delete'))
                 """)
             _ = try statement.step()
-            return statement.int64(0) < 11
+            return statement.int64(0) < 13
         }
         let columnsMissing = try !missing().isEmpty
         let tableMissing = try tablesMissing()
@@ -449,6 +455,8 @@ public final class StateStore {
                 for object in StateStore.changeLogSchema { try database.execute(object) }
                 // Where each source's incremental pull stands (StateStore+DeltaCheckpoint).
                 try database.execute(StateStore.deltaCheckpointsTable)
+                // The staged pages of interrupted full listings (StateStore+ListingResume).
+                for table in StateStore.listingResumeSchema { try database.execute(table) }
             }
         } catch let error as SQLiteError {
             throw error
@@ -542,6 +550,7 @@ public final class StateStore {
             if state.snapshotDirty { state.changedSinceWrite = try unwrittenCount(source: source) }
             if hasChangeLog { state.changeSeq = try changeSequence(of: source) }
             state.deltaCheckpoint = try storedDeltaCheckpoint(source: source)
+            state.listingResume = try storedListingResumePoint(source: source)
             return state
         } catch {
             throw .sqlite(error)

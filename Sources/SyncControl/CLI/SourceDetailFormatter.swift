@@ -51,6 +51,7 @@ public struct SourceDetailFormatter: Sendable {
         rows.append(("Next try", nextTry(source)))
         if let mode = source.mode { rows.append(("Mode", Self.describe(mode))) }
         if let delta = source.delta { rows.append(("Delta", describe(delta))) }
+        if let resume = source.resume { rows.append(("Listing", describe(resume, syncing: source.state == .syncing))) }
         for warning in source.warnings { rows.append(("Warning", warning)) }
         if let file = source.cacheFile { rows.append(("Cache file", file)) }
         if let seq = source.seq { rows.append(("Change", "\(seq) (syncctl changes \(HumanFormat.printable(source.name)) --since \(seq) lists what follows)")) }
@@ -82,6 +83,12 @@ public struct SourceDetailFormatter: Sendable {
         }
         guard let last = time(delta.lastDelta) else { return "\(delta.mode), last full listing \(full), no delta since" }
         return "\(delta.mode), last delta \(last), last full listing \(full)"
+    }
+
+    /// `resuming at record 4,001 (page 5), begun 2026-12-02T10:42:00Z (3min ago)`, or `interrupted: resumes at …`.
+    func describe(_ resume: ResumeStatus, syncing: Bool) -> String {
+        let at = "record \(HumanFormat.count(resume.records + 1)) (page \(resume.pages + 1)), begun \(time(resume.began) ?? resume.began)"
+        return syncing ? "resuming at \(at)" : "interrupted: the next refresh resumes at \(at)"
     }
 
     /// `● posts — idle, stale`.

@@ -99,7 +99,14 @@ public enum ManagerInterface {
           lastDelta: ?string,
           # When the full listing the checkpoint comes from was saved; null when no
           # checkpoint is held (the next refresh lists the whole collection).
-          lastFullListing: ?string
+          lastFullListing: ?string,
+          # An interrupted full listing is staged: the records received, which the
+          # next refresh keeps and resumes after; null when none.
+          resumeAt: ?int,
+          # The pages it had received.
+          resumePage: ?int,
+          # When it began.
+          resumeBegan: ?string
         )
 
         # A .source file the daemon skipped because of a configuration error;

@@ -73,6 +73,8 @@ public struct SourceStatus: Sendable, Equatable {
     /// `Delta=` of a source that asks for changes only (syncd.conf(5), "Incremental pull"); nil under `Delta=none`
     /// and from daemons older than it.
     public var delta: DeltaStatus?
+    /// An interrupted full listing the next refresh resumes (syncd.conf(5), "RESUMING A FIRST SYNC"); nil when none.
+    public var resume: ResumeStatus?
 
     /// Creates a status.
     public init(name: String, url: String, state: SourceStateName, records: Int64, pending: Int64, parked: Int64 = 0, conflicts: Int64,
@@ -116,6 +118,11 @@ public struct SourceStatus: Sendable, Equatable {
             object["lastDelta"] = .string(delta.lastDelta)
             object["lastFullListing"] = .string(delta.lastFullListing)
         }
+        if let resume {
+            object["resumeAt"] = .integer(resume.records)
+            object["resumePage"] = .integer(resume.pages)
+            object["resumeBegan"] = .string(resume.began)
+        }
         return object
     }
 
@@ -152,6 +159,26 @@ public struct SourceStatus: Sendable, Equatable {
         delta = try fields.optionalString("delta").map { mode throws(ReplyShapeError) in
             DeltaStatus(mode: mode, lastDelta: try fields.optionalString("lastDelta"), lastFullListing: try fields.optionalString("lastFullListing"))
         }
+        resume = try fields.optionalInteger("resumeAt").map { records throws(ReplyShapeError) in
+            ResumeStatus(records: records, pages: try fields.optionalInteger("resumePage") ?? 0, began: try fields.optionalString("resumeBegan") ?? "")
+        }
+    }
+}
+
+/// An interrupted full listing whose pages are staged: the next refresh replays them and asks only for the rest.
+public struct ResumeStatus: Sendable, Equatable {
+    /// The records staged: the listing resumes after them.
+    public var records: Int64
+    /// The pages received before it stopped.
+    public var pages: Int64
+    /// When the listing began (RFC 3339).
+    public var began: String
+
+    /// Creates a status.
+    public init(records: Int64, pages: Int64, began: String) {
+        self.records = records
+        self.pages = pages
+        self.began = began
     }
 }
 

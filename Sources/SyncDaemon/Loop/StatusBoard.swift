@@ -93,6 +93,10 @@ struct StatusBoard {
             let held = state.deltaCheckpoint.flatMap { $0.binding == binding ? $0 : nil }
             shownStatus.delta = DeltaStatus(mode: configuration.delta.mode.rawValue, lastDelta: held?.deltaAt, lastFullListing: held?.fullListingAt)
         }
+        // Staged pages of other settings are none: the next listing starts over.
+        if let point = state.listingResume, point.binding == ListingResume.binding(of: configuration, account: cacheFolder.account) {
+            shownStatus.resume = ResumeStatus(records: Int64(point.keep), pages: Int64(point.pages), began: point.startedAt)
+        }
         return shownStatus
     }
 }

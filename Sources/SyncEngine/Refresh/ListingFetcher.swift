@@ -55,12 +55,24 @@ final class ListingFetcher {
     /// `Delta=watermark`, a full listing: the highest stamp of its first page, its checkpoint. A record changed or
     /// removed on the server after the first page was served gets a higher stamp than any the first page holds, so
     /// the next delta brings it, wherever the listing had read it (docs/architecture.md, "Incremental pull").
-    private(set) var firstPageWatermark: DeltaWatermark?
+    var firstPageWatermark: DeltaWatermark?
     /// The members besides the records of the last page received (`PageSkeleton`): `Delta=token` reads the next
     /// checkpoint there.
     private(set) var lastDocument: JSONValue?
-    /// The URL paging starts from and cursors and page numbers are set on: `URL=`, or a delta request's.
-    var baseURL: String { if case .delta(let url, _) = asking { url } else { source.url } }
+    /// The URL paging starts from and cursors and page numbers are set on: `URL=`, a delta request's, or the one a
+    /// listing resumed by watermark continues at.
+    var baseURL: String { if case .delta(let url, _) = asking { url } else { resumedBase ?? source.url } }
+    /// A listing that can resume stages its pages; one that resumes replays the staged ones first (set before
+    /// `fetch`; ListingFetcher+Resume).
+    var resumePlan: ResumePlan?
+    /// A resumed listing: the hashes of the IDs replayed (a record received again is skipped).
+    var replayedIDs: Set<UInt64>?
+    /// A listing resumed by watermark: the delta request it continues with, which its pages are numbered from.
+    private(set) var resumedBase: String?
+    var resumedByWatermark = false
+    /// A resumed listing: the records it replayed, and those received again and skipped.
+    var resumedAtRecord: Int?
+    var skippedAfterResume = 0
 
     /// What a fetch asks the server for.
     enum Asking: Equatable {
@@ -91,16 +103,26 @@ final class ListingFetcher {
         let policy = source.originPolicy
         // The refresh's deadline (time since boot), which its push used part of (`RefreshDeadline`), else the listing's own.
         let deadline = self.deadline ?? clocks.sinceBoot() + source.listingTimeout
-        var url = baseURL
         var visited: Set<String> = []
         var writer: ListingWriter?
         var firstHead: HTTPResponseHead?
         var received = 0
+        var firstPage = 1
+        var url = baseURL
+        if asking == .listing, let plan = resumePlan, let point = plan.point {
+            // The staged pages go into the writer first; the server is asked for the rest only.
+            url = try replay(point, plan: plan, into: &writer)
+            if plan.staging.method == .watermark { resumedBase = url }
+            firstPage = point.pages + 1
+            totalBytes = point.bytes
+            // A total counts the records of the requests this listing follows: a watermark's delta has its own.
+            received = plan.staging.method == .nextPage ? point.keep : 0
+        }
         var paging = source
         paging.url = baseURL
         numberedPages = NumberedPages(source: paging)
         let collector = asking == .listing ? nil : DeltaCollector(source: source, watermark: watermark)
-        for page in 1...source.maxPages {
+        for page in stride(from: firstPage, through: source.maxPages, by: 1) {
             guard visited.insert(url).inserted else {
                 writer?.rollback()
                 throw RefreshFailure(.permanent, "page \(page) links back to \(url), which was already fetched; the listing never ends",
@@ -168,6 +190,7 @@ final class ListingFetcher {
                     // The last page: whatever Pagination= says, more data it names fails the listing (never a
                     // green "synced" for part of a collection).
                     if next == nil { try requireComplete(head: head, document: document, page: page, received: received) }
+                    if let next { try stage(page: page, next: next, bytes: totalBytes) }
                 } catch {
                     writer?.rollback()
                     throw error
@@ -247,7 +270,18 @@ final class ListingFetcher {
                         records = RecordPipeline(writer: target)
                         pipeline = records
                     }
-                    if watermark != nil {
+                    if let staging = resumePlan?.staging {
+                        // A listing that can resume keeps each record's bytes for its page's staging, and one that
+                        // resumed leaves out what it replayed already.
+                        try scanner.feed(chunk) { record in
+                            if skipsAfterResume(record) { return }
+                            if watermark != nil {
+                                _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
+                            }
+                            if staging.active { staging.take(record, field: source.delta.field) }
+                            try records.add(record)
+                        }
+                    } else if watermark != nil {
                         try scanner.feed(chunk) { record in
                             _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
                             try records.add(record)

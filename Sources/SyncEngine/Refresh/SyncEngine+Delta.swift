@@ -139,3 +139,38 @@ extension SyncEngine {
         return settle(source, .updated(outcome), pushFailure: pushFailure, at: now)
     }
 }
+
+extension SyncEngine {
+    /// Whether and how the full listing about to be fetched stages its pages, and the staged listing it resumes
+    /// (docs/architecture.md, "Resuming an interrupted listing"). Pages are staged for a source that can resume
+    /// (`ListingResume.method`) when no listing is held (a first sync, or after a logout or a lost cache file) or
+    /// under `Delta=`, where a full listing is rare; a source listed whole at every refresh does not pay for it.
+    /// Staged pages of other settings, or of a source that can no longer resume, go.
+    func resumePlan(_ source: SourceConfiguration, pull: DeltaPull?, previous: SourceState, now: String) -> ListingFetcher.ResumePlan? {
+        let point = previous.listingResume
+        guard pull?.isDelta != true else { return nil }
+        let binding = ListingResume.binding(of: source, account: snapshots.folder.account)
+        guard let method = ListingResume.method(for: source), previous.savedAt == nil || source.delta.isEnabled else {
+            if point != nil { dropStagedListing(source, because: "the source no longer resumes a listing") }
+            return nil
+        }
+        if let point {
+            if point.binding == binding && point.method == method.rawValue {
+                logger.forSource(source.name).notice("resuming the listing at record \(point.keep + 1) (page \(point.pages + 1)); it began \(point.startedAt)")
+                return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: point.startedAt), point: point)
+            }
+            dropStagedListing(source, because: "the source's settings changed since it began")
+        }
+        return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: now), point: nil)
+    }
+
+    /// Drops the staged pages of an interrupted listing of `source`: the listing starts over.
+    func dropStagedListing(_ source: SourceConfiguration, because reason: String) {
+        do {
+            try store.discardListingResume(source: source.name)
+            logger.forSource(source.name).info("starting the listing over: \(reason)")
+        } catch {
+            logger.forSource(source.name).warning("Failed to drop the staged pages of the interrupted listing: \(failureReason(error))")
+        }
+    }
+}

@@ -170,7 +170,7 @@ public final class SyncEngine {
     }
 
     private func refreshOnce(_ source: SourceConfiguration, progress: ((RefreshProgressCount) -> Void)?,
-                             confirming: Bool = false, cacheFileChecked: Bool = false) -> RefreshResult {
+                             confirming: Bool = false, cacheFileChecked: Bool = false, carrying: [SourceNotice] = []) -> RefreshResult {
         if client.cancellation.isCancelled { return .failed(RefreshFailure(.cancelled, "cancelled")) }
         let now = clock().rfc3339
         refreshStarted = clocks.sinceBoot()
@@ -218,6 +218,7 @@ public final class SyncEngine {
                 fetcher.deadline = refreshStarted.map { $0 + source.listingTimeout }
                 fetcher.cacheFileFailure = { [self] in cacheFileFailure($0) }
                 pull?.prepare(fetcher)
+                fetcher.resumePlan = resumePlan(source, pull: pull, previous: previous, now: now)
                 return fetcher
             }
             // Delta=: changes only since the checkpoint, or the whole listing and why (syncd.conf(5), "Incremental pull").
@@ -233,6 +234,11 @@ public final class SyncEngine {
                 fetched = try listing.fetch(previous: previous)
             }
             pull?.received(from: listing)
+            if let at = listing.resumedAtRecord {
+                let skipped = listing.skippedAfterResume
+                logger.forSource(source.name).info("the listing resumed after \(counted(at, "staged record"))"
+                    + (skipped > 0 ? "; \(counted(skipped, "record")) received again were left out (the staged copy stands)" : ""))
+            }
             pages = listing.pagesFetched
             notices = listing.notices + (pull?.notices ?? [])
         } catch {
@@ -245,7 +251,7 @@ public final class SyncEngine {
                                   listedAt: listedAt, pages: pages, now: now)
             // A 304 or a failure says nothing new about the listing: its warnings stand until the next listing.
             switch fetched {
-            case .listing, .delta: note(notices, of: source)
+            case .listing, .delta: note(carrying + notices, of: source)
             case .notModified, .expired: break
             }
             if case .failed = result {} else { checkClientIDs(source, newListing: { if case .listing = fetched { true } else { false } }()) }
@@ -266,7 +272,8 @@ public final class SyncEngine {
         // its page was read, or moved by a change to a page already read, is not left out until the next refresh.
         if pull?.catchUp == true, !confirming {
             logger.forSource(source.name).info("asking for the changes made while the listing was paged")
-            let caughtUp = refreshOnce(source, progress: progress, confirming: true)
+            // The listing's warnings stand with the delta's: the two are one refresh.
+            let caughtUp = refreshOnce(source, progress: progress, confirming: true, carrying: notices)
             if case .unchanged = caughtUp, case .updated = result { return result }
             if case .failed(var failure) = caughtUp, failure.kind != .cancelled {
                 failure.append(" (the whole listing was saved; this was the delta asked for right after it, for the changes made while "
@@ -319,7 +326,9 @@ public final class SyncEngine {
                 outcome = try writer.commit(ListingMetadata(url: source.url, etag: etag, lastModified: lastModified, time: now, allowEmpty: source.allowEmpty,
                                                             checkpoint: pull?.checkpoint(at: now)))
             } catch .duplicateID(let id, let index) where pages > 1 {
-                // Records shift between pages when the collection changes during the listing; a new try sees it settled.
+                // Records shift between pages when the collection changes during the listing; a new try sees it settled,
+                // from the start.
+                if ListingResume.method(for: source) != nil { dropStagedListing(source, because: "record \(index) repeats an ID") }
                 return fail(source, RefreshFailure(.transient, "record \(index) repeats ID \"\(id)\" (\(pages) pages): the collection most "
                                                    + "likely changed on the server while it was being paged; retrying"), at: now)
             } catch {

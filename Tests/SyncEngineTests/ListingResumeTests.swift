@@ -1,0 +1,184 @@
+import Foundation
+import SyncStore
+import Testing
+@testable import SyncEngine
+
+/// Resuming an interrupted full listing (syncd.conf(5), "RESUMING A FIRST SYNC") against a `FakeCollection`: a
+/// listing whose page fails keeps the pages before it staged; the next refresh replays them and asks only for the
+/// rest, at the server's next page (`Pagination=header`/`cursor`) or from the watermark (`Delta=watermark` over pages
+/// in ascending stamp order). Where resuming is unsafe, or the settings changed, the listing starts over.
+@Suite("Engine: resuming an interrupted listing")
+struct ListingResumeTests {
+    static let watermark = "Delta=watermark\nDeltaField=/modified\nDeltaQuery=since={checkpoint}\nDeletedPath=/deleted"
+
+    /// A server of `records` records (stamped 1…`records` in listing order), the rig set up with `settings`.
+    func rig(_ settings: String, records: Int = 10, paging: FakeCollection.Paging) throws -> EngineRig {
+        let server = FakeCollection()
+        server.deltas = true
+        server.paging = paging
+        for index in 1...records { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
+        return try EngineRig(settings, server: server)
+    }
+
+    func expectCacheEqualsServer(_ rig: EngineRig, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        #expect(try rig.cachedRecords() == Dictionary(uniqueKeysWithValues: rig.server.recordsByID), sourceLocation: sourceLocation)
+    }
+
+    func staged(_ rig: EngineRig) throws -> ListingResumePoint? { try rig.engine.store.listingResumePoint(source: "posts") }
+
+    func cacheFileExists(_ rig: EngineRig) -> Bool { FileManager.default.fileExists(atPath: rig.directory + "/cache/posts.json") }
+
+    @Test func aFirstSyncByNextPageHeaderResumesAtTheStagedPage() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure()?.message.hasPrefix("page 3: HTTP 503") == true)
+        // Nothing is published: apps never see part of a collection.
+        #expect(!cacheFileExists(rig))
+        let point = try #require(try staged(rig))
+        #expect(point.method == "next-page" && point.next == "http://api.test/posts/?page=3")
+        #expect(point.keep == 4 && point.pages == 2 && point.records == 4)
+        #expect(try rig.engine.store.state(of: "posts").listingResume == point)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        // Pages 1 and 2 are not asked for again.
+        #expect(rig.requests() == ["GET http://api.test/posts/?page=3", "GET http://api.test/posts/?page=4", "GET http://api.test/posts/?page=5"])
+        try expectCacheEqualsServer(rig)
+        let order = try #require(rig.cacheFile()["records"]?.arrayValue).compactMap { $0.objectValue?["id"]?.stringValue }
+        #expect(order == (1...10).map { "r\($0)" })
+        // The whole listing ends the staging.
+        #expect(try staged(rig) == nil)
+    }
+
+    @Test func aCursorListingResumesTwiceAndCountsItsPagesAcrossTheResumes() throws {
+        let rig = try rig("Pagination=cursor\nRecordsPath=/results\nCursorPath=/cursor\nMaxPages=5", paging: .cursor(2))
+        rig.transport.then("GET", "http://api.test/posts/?cursor=c4", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        rig.transport.then("GET", "http://api.test/posts/?cursor=c6", .status(503))
+        _ = rig.requests()
+        #expect(rig.refreshFailure() != nil)
+        #expect(rig.requests() == ["GET http://api.test/posts/?cursor=c4", "GET http://api.test/posts/?cursor=c6"])
+        #expect(try staged(rig)?.keep == 6)
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/?cursor=c6", "GET http://api.test/posts/?cursor=c8"])
+        try expectCacheEqualsServer(rig)
+    }
+
+    /// MaxPages= bounds the whole listing, its resumed pages counted with the staged ones.
+    @Test func maxPagesCountsTheStagedPages() throws {
+        let rig = try rig("Pagination=header\nMaxPages=4", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message == "the listing has more than MaxPages=4 pages; raise MaxPages= if that is right")
+        #expect(!cacheFileExists(rig))
+    }
+
+    /// Ascending stamps over numbered links: the listing resumes with the delta request from the highest stamp below
+    /// the last one staged; a staged record changed meanwhile is left out of the resumed pages and comes with the
+    /// delta that follows the listing (from its first page's highest stamp).
+    @Test func aWatermarkListingInAscendingOrderResumesFromTheStampBelowItsLast() throws {
+        let rig = try rig(ListingResumeTests.watermark + "\nPagination=link", paging: .link(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        let point = try #require(try staged(rig))
+        // Pages 1 and 2 held stamps 1–4: records to stamp 3 are kept, the listing resumes after stamp 3.
+        #expect(point.method == "watermark" && point.next == "3" && point.keep == 3 && point.records == 4 && point.firstPageStamp == "2")
+        rig.server.edit("r2", "n", .string("changed while interrupted"))
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        let requests = rig.requests()
+        #expect(Array(requests.prefix(4)) == ["GET http://api.test/posts/?since=3", "GET http://api.test/posts/?since=3&page=2",
+                                               "GET http://api.test/posts/?since=3&page=3", "GET http://api.test/posts/?since=3&page=4"], "\(requests)")
+        // The catch-up delta from the first page's highest stamp.
+        #expect(requests.dropFirst(4).first == "GET http://api.test/posts/?since=2", "\(requests)")
+        try expectCacheEqualsServer(rig)
+        #expect(try rig.cachedRecords()["r2"]?["n"] == .string("changed while interrupted"))
+        #expect(try staged(rig) == nil)
+    }
+
+    /// A second interruption of a resumed watermark listing resumes right: the staged pages were cut to the
+    /// records kept, so none is replayed twice and none is lost.
+    @Test func aResumedWatermarkListingInterruptedAgainResumesRight() throws {
+        let rig = try rig(ListingResumeTests.watermark + "\nPagination=link", records: 12, paging: .link(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        rig.transport.then("GET", "http://api.test/posts/?since=3&page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        // Stamps 4–7 came in the resumed pages: kept to 6, resuming after it.
+        let point = try #require(try staged(rig))
+        #expect(point.next == "6" && point.keep == 6)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/?since=6")
+        try expectCacheEqualsServer(rig)
+        #expect(try rig.cachedRecords().count == 12)
+    }
+
+    /// Stamps out of order: any resume point could skip records still to come, so nothing stays staged and the
+    /// listing starts over, with a warning that says how to let it resume.
+    @Test func aWatermarkListingOutOfOrderStartsOver() throws {
+        let rig = try rig(ListingResumeTests.watermark + "\nPagination=link", paging: .link(2))
+        rig.server.edit("r1", "n", .integer(100))
+        rig.transport.then("GET", "http://api.test/posts/?page=4", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig) == nil)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/")
+        try expectCacheEqualsServer(rig)
+        let warnings = rig.engine.notices["posts"]?.map(\.text) ?? []
+        #expect(warnings.contains { $0.contains("not in ascending order of DeltaField=/modified") }, "\(warnings)")
+    }
+
+    /// Pages by number without `Delta=watermark` shift when records are added or removed: such a listing starts over.
+    @Test func pagesByNumberWithoutAWatermarkStartOver() throws {
+        let rig = try rig("Pagination=link", paging: .link(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig) == nil)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/")
+    }
+
+    /// Staged pages are bound to the settings that decide what they hold: other settings start the listing over.
+    @Test func changedSettingsDropTheStagedPages() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig) != nil)
+        try rig.configure("Pagination=header\nIDField=n")
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/")
+        #expect(try staged(rig) == nil)
+    }
+
+    /// A source listed whole at every refresh (no `Delta=`) stages only its first sync: later listings do not pay
+    /// for staging, and one interrupted starts over while the held copy stays.
+    @Test func aListingOverAHeldOneWithoutDeltaIsNotStaged() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        #expect(rig.refresh().isSuccess)
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig) == nil)
+        try expectCacheEqualsServer(rig)
+    }
+
+    /// Under `Delta=`, a full listing over a held copy (after expiry, the resync interval, a changed setting) is
+    /// staged too: it is rare and may be large.
+    @Test func aFullListingUnderDeltaOverAHeldCopyResumes() throws {
+        let rig = try rig(ListingResumeTests.watermark + "\nPagination=header\nFullResyncIntervalSec=1h", paging: .header(2))
+        #expect(rig.refresh().isSuccess)
+        rig.clock.advance(seconds: 3_600)
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig)?.keep == 4)
+        // The held copy stays whole meanwhile.
+        try expectCacheEqualsServer(rig)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/?page=3")
+        try expectCacheEqualsServer(rig)
+    }
+}
