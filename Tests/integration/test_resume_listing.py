@@ -1,0 +1,142 @@
+"""Resuming an interrupted first sync (syncd.conf(5), "RESUMING A FIRST SYNC") against Kinto 26.5 from PyPI with the
+`# Kinto delta` recipe: 5,000 records over ten `Next-Page` pages. `syncd --once` is killed (SIGKILL) while it waits for
+page 5; the daemon then resumes at page 5, not page 1 (counted in the requests Kinto's relay saw), says so in its log
+and in `syncctl status` while the listing stays interrupted, and the cache file ends equal to Kinto's records."""
+import json
+import random
+import time
+import signal
+import threading
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import BIN, wait_for
+from realservers import Kinto
+from test_change_feed import syncctl
+from test_real_kinto import Relay, kinto_source
+
+
+def by_id(records):
+    return sorted(records, key=lambda r: r["id"])
+
+
+def record_gets(relay):
+    return [path for method, path, _ in relay.queries if method == "GET" and path.split("?")[0].endswith("/records")]
+
+
+def staged(setup):
+    db = sqlite3.connect(setup.db())
+    try:
+        return db.execute("SELECT method, keep, pages, records FROM listing_resume WHERE source = 'kinto'").fetchone()
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def kinto(tmp_path):
+    server = Kinto(tmp_path / "kinto", page_size=500)
+    relay = Relay(server)
+    yield server, relay
+    relay.stop()
+    server.stop()
+
+
+def on_next_page(relay, number, action):
+    """Runs `action` when the `number`th next page (a `_token=` request) is asked for; its return value, a status or
+    None, answers for Kinto."""
+    seen = [0]
+
+    def hook():
+        seen[0] += 1
+        if seen[0] == number:
+            return action()
+        relay.before_next_page = hook
+        return None
+    relay.before_next_page = hook
+
+
+def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daemons):
+    kinto, relay = kinto
+    kinto.create([{"id": f"r{i:05}", "title": f"record {i}", "n": i} for i in range(5000)])
+    kinto_source(setup, relay.url(), name="Kinto delta")
+    proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def kill():
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        return 503
+    # Killed while it waits for page 5: pages 1–4 were staged, each with the next page's URL.
+    on_next_page(relay, 4, kill)
+    assert proc.wait(timeout=60) == -signal.SIGKILL
+    assert staged(setup) == ("next-page", 2000, 4, 2000)
+    assert not setup.cache_file("kinto").exists()      # apps never see part of a collection
+    assert len(record_gets(relay)) == 5
+
+    # The daemon resumes at page 5; page 6 fails once, so the listing stays interrupted, at record 2,500.
+    relay.queries.clear()
+    setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    on_next_page(relay, 2, lambda: 503)
+    d = daemons(setup)
+    d.wait_log("kinto: resuming the listing at record 2001 (page 5)", timeout=30)
+    wait_for(lambda: staged(setup) == ("next-page", 2500, 5, 2500), what="page 5 staged")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    wait_for(lambda: json.loads(syncctl(setup, "status", "kinto", "--json").stdout).get("lastError"),
+             what="the failed page")
+    status = json.loads(syncctl(setup, "status", "kinto", "--json").stdout)
+    assert (status["resumeAt"], status["resumePage"]) == (2500, 5), status
+    text = syncctl(setup, "status", "kinto").stdout
+    assert "Listing: interrupted: the next refresh resumes at record 2,501 (page 6)" in text, text
+    gets = record_gets(relay)
+    assert len(gets) == 2 and all("_token=" in path for path in gets), gets
+
+    relay.queries.clear()
+    r = syncctl(setup, "refresh", "kinto", "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr
+    d.wait_log("kinto: resuming the listing at record 2501 (page 6)", timeout=30)
+    gets = record_gets(relay)
+    # Pages 6–10, then the delta for what changed while the listing was paged; page 1 never again.
+    assert len(gets) == 6 and all("_token=" in path for path in gets[:5]) and "_since=" in gets[5], gets
+    assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
+    assert staged(setup) is None
+    status = json.loads(syncctl(setup, "status", "kinto", "--json").stdout)
+    assert "resumeAt" not in status and status["records"] == 5000, status
+
+
+def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_staging_only_grows(kinto, setup):
+    kinto, relay = kinto
+    kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(5000)])
+    kinto_source(setup, relay.url(), name="Kinto delta")
+    rng = random.Random(29)
+    # How long one page takes here, roughly: a whole first sync is ten pages and the delta after them.
+    started = time.monotonic()
+    assert setup.syncd("--once").returncode == 0
+    page_span = (time.monotonic() - started) / 20
+    setup.cache_file("kinto").unlink()
+    setup.db().unlink()
+    pages = kills = 0
+    while kills < 4 and 10 - pages - 3 >= 1:
+        kill_round = kills = kills + 1
+        proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # At a random moment while page k+1 or k+2 of those left is received, parsed or staged: never the last.
+        k = rng.randint(1, min(3, 10 - pages - 3))
+        on_next_page(relay, k, lambda: threading.Timer(rng.uniform(0.0, page_span), proc.send_signal, (signal.SIGKILL,)).start())
+        assert proc.wait(timeout=60) == -signal.SIGKILL, kill_round
+        relay.before_next_page = None
+        # Never a part of the collection published, never a page staged without its resume point, never a step back.
+        assert not setup.cache_file("kinto").exists()
+        row = staged(setup)
+        now = row[2] if row else 0
+        assert now >= pages and (row is None or row == ("next-page", now * 500, now, now * 500)), (kill_round, row)
+        pages = now
+    assert kills >= 2 and pages > 0, (kills, pages)
+    relay.queries.clear()
+    r = setup.syncd("--once")
+    assert r.returncode == 0, r.stderr
+    # The last run asked only for the pages left, and the delta after them.
+    assert len(record_gets(relay)) == 10 - pages + 1, record_gets(relay)
+    assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
+    assert staged(setup) is None
