@@ -73,7 +73,7 @@ def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daem
     assert proc.wait(timeout=60) == -signal.SIGKILL
     assert staged(setup) == ("next-page", 2000, 4, 2000)
     assert not setup.cache_file("kinto").exists()      # apps never see part of a collection
-    assert len(record_gets(relay)) == 5
+    wait_for(lambda: len(record_gets(relay)) == 5, what="the relay to log page 5's request")   # logged after the kill
 
     # The daemon resumes at page 5; page 6 fails once, so the listing stays interrupted, at record 2,500.
     relay.queries.clear()
@@ -136,7 +136,9 @@ def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_s
     relay.queries.clear()
     r = setup.syncd("--once")
     assert r.returncode == 0, r.stderr
-    # The last run asked only for the pages left, and the delta after them.
-    assert len(record_gets(relay)) == 10 - pages + 1, record_gets(relay)
+    # The last run asked only for the pages left, and the delta after them; never for page 1. (A killed run's page may
+    # reach the relay's log late, after it was cleared: the last run asks for that page too, so pages are counted once.)
+    gets = record_gets(relay)
+    assert len(set(gets)) == 10 - pages + 1 and all("_token=" in p or "_since=" in p for p in gets), (pages, gets)
     assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
     assert staged(setup) is None
