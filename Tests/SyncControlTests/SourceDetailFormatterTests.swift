@@ -47,6 +47,20 @@ struct SourceDetailFormatterTests {
         #expect(!formatter.format(Self.idle, outbox: .init(entries: [])).contains("Delta"))
     }
 
+    /// An interrupted listing: where the next refresh resumes, or that this one is resuming; the JSON round trip keeps it.
+    @Test func anInterruptedListingSaysWhereItResumes() throws {
+        var source = Self.idle
+        source.resume = ResumeStatus(records: 2_500, pages: 5, began: "2026-11-29T10:03:00Z")
+        #expect(formatter.format(source, outbox: .init(entries: [])).contains(
+            "     Listing: interrupted: the next refresh resumes at record 2,501 (page 6), begun 2026-11-29T10:03:00Z (2min ago)\n"))
+        source.state = .syncing
+        #expect(formatter.format(source, outbox: .init(entries: [])).contains(
+            "     Listing: resuming at record 2,501 (page 6), begun 2026-11-29T10:03:00Z (2min ago)\n"))
+        #expect(try SourceStatus(json: source.json).resume == source.resume)
+        #expect(try SourceStatus(json: Self.idle.json).resume == nil)
+        #expect(!formatter.format(Self.idle, outbox: .init(entries: [])).contains("Listing"))
+    }
+
     @Test func anIdleSourceInFull() {
         #expect(formatter.format(Self.idle, outbox: .init(entries: [])) == """
             ● posts — idle
