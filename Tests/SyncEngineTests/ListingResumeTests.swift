@@ -49,6 +49,22 @@ struct ListingResumeTests {
         #expect(try staged(rig) == nil)
     }
 
+    /// The server refuses where the listing stopped (a cursor it forgot): that refresh fails saying so, the staged
+    /// pages go, and the next one starts over rather than ask for the same again.
+    @Test func aRefusedResumeStartsTheListingOverAtTheNextTry() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .json(#"{"detail": "invalid page token"}"#, status: 400))
+        #expect(rig.refreshFailure() != nil)
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.hasPrefix("page 3: HTTP 400 from http://api.test/posts/?page=3"), "\(failure.message)")
+        #expect(failure.message.hasSuffix("(asked for where the interrupted listing stopped; the next try starts it over)"), "\(failure.message)")
+        #expect(try staged(rig) == nil)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/")
+        try expectCacheEqualsServer(rig)
+    }
+
     @Test func aCursorListingResumesTwiceAndCountsItsPagesAcrossTheResumes() throws {
         let rig = try rig("Pagination=cursor\nRecordsPath=/results\nCursorPath=/cursor\nMaxPages=5", paging: .cursor(2))
         rig.transport.then("GET", "http://api.test/posts/?cursor=c4", .status(503))

@@ -28,8 +28,17 @@ final class ListingStaging {
         self.startedAt = startedAt
     }
 
+    /// The most bytes held for staging at once: a `.watermark` listing whose stamps stay one for longer stops staging.
+    static let pendingLimit = 64 << 20
+
     /// Takes one record the listing keeps.
     func take(_ record: ScannedRecord, field: [String]) {
+        guard pending.count < ListingStaging.pendingLimit else {
+            // Pages already staged keep their point; nothing more is staged (`stage` sees it).
+            active = false
+            pending = []
+            return
+        }
         if !pending.isEmpty { pending.append(UInt8(ascii: ",")) }
         pending.append(contentsOf: record.bytes)
         records += 1
@@ -140,6 +149,19 @@ extension ListingFetcher {
             resumedByWatermark = true
             return DeltaPlan.requestURL(source, checkpoint: point.next)
         }
+    }
+
+    /// The failure of the first request of a resumed listing that retrying cannot help (the server refused the
+    /// position it continues at): the staged pages go, so that the next try starts the listing over.
+    func refusedResume(_ error: RefreshFailure) -> RefreshFailure {
+        var failure = error
+        do {
+            try store.discardListingResume(source: source.name)
+            failure.append(" (asked for where the interrupted listing stopped; the next try starts it over)")
+        } catch {
+            failure.append(" (asked for where the interrupted listing stopped; its staged pages could not be dropped: \(error))")
+        }
+        return failure
     }
 
     /// Stages the records since the last staged page, with where the listing continues after page `page`

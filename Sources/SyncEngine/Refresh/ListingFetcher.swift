@@ -166,6 +166,9 @@ final class ListingFetcher {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")
+            } catch where page == firstPage && resumedAtRecord != nil && error.kind == .permanent {
+                // The server refused where the staged listing continues (a cursor it forgot): retrying there cannot help.
+                throw refusedResume(error)
             }
             switch pageResult {
             case .expired(let status):
