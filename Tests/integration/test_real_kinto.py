@@ -45,9 +45,9 @@ class Relay:
                     hook()
                 if self.command == "GET" and "_token=" in self.path and relay.before_next_page:
                     hook, relay.before_next_page = relay.before_next_page, None
-                    # A hook may answer for Kinto: a status it returns is sent instead of Kinto's page.
+                    # A hook may answer for Kinto: a status (an int) it returns is sent instead of Kinto's page.
                     status = hook()
-                    if status is not None:
+                    if isinstance(status, int):
                         relay.queries.append((self.command, self.path, 0))
                         try:
                             self.send_response(status)

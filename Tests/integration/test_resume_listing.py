@@ -12,10 +12,10 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, wait_for
+from conftest import BIN, free_port, wait_for
 from realservers import Kinto
 from test_change_feed import syncctl
-from test_real_kinto import Relay, kinto_source
+from test_real_kinto import Relay, kinto_source, put
 
 
 def by_id(records):
@@ -105,7 +105,7 @@ def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daem
     assert "resumeAt" not in status and status["records"] == 5000, status
 
 
-def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_staging_only_grows(kinto, setup):
+def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_staging_only_grows(kinto, setup, daemons):
     kinto, relay = kinto
     kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(5000)])
     kinto_source(setup, relay.url(), name="Kinto delta")
@@ -116,6 +116,15 @@ def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_s
     page_span = (time.monotonic() - started) / 20
     setup.cache_file("kinto").unlink()
     setup.db().unlink()
+    # A local change queued while the server could not be reached: it must survive every kill and reach Kinto. Pushed
+    # first, it makes Kinto's listing 5,001 records: eleven pages.
+    kinto_source(setup, relay.url().replace(f":{relay.httpd.server_port}/", f":{free_port()}/"), name="Kinto delta")
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    r = put(setup, {"id": "mine", "title": "made offline"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert d.stop() == 0
+    kinto_source(setup, relay.url(), name="Kinto delta")
     pages = kills = 0
     while kills < 4 and 10 - pages - 3 >= 1:
         kill_round = kills = kills + 1
@@ -126,19 +135,33 @@ def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_s
         on_next_page(relay, k, lambda: threading.Timer(rng.uniform(0.0, page_span), proc.send_signal, (signal.SIGKILL,)).start())
         assert proc.wait(timeout=60) == -signal.SIGKILL, kill_round
         relay.before_next_page = None
-        # Never a part of the collection published, never a page staged without its resume point, never a step back.
-        assert not setup.cache_file("kinto").exists()
+        # Never a part of the collection published (the file shows the local change alone), never a page staged
+        # without its resume point, never a step back.
+        assert [r["id"] for r in setup.cache_doc("kinto")["records"]] == ["mine"]
         row = staged(setup)
         now = row[2] if row else 0
         assert now >= pages and (row is None or row == ("next-page", now * 500, now, now * 500)), (kill_round, row)
         pages = now
+        assert outbox_rows(setup) == 1             # sent, not yet seen in a listing: kept, once
     assert kills >= 2 and pages > 0, (kills, pages)
+    assert kinto.record("mine")["title"] == "made offline"
     relay.queries.clear()
     r = setup.syncd("--once")
     assert r.returncode == 0, r.stderr
     # The last run asked only for the pages left, and the delta after them; never for page 1. (A killed run's page may
     # reach the relay's log late, after it was cleared: the last run asks for that page too, so pages are counted once.)
     gets = record_gets(relay)
-    assert len(set(gets)) == 10 - pages + 1 and all("_token=" in p or "_since=" in p for p in gets), (pages, gets)
+    assert len(set(gets)) == 11 - pages + 1 and all("_token=" in p or "_since=" in p for p in gets), (pages, gets)
     assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
     assert staged(setup) is None
+    # The change made offline is in the cache file as Kinto has it, its outbox entry settled.
+    assert any(r["id"] == "mine" and r["title"] == "made offline" for r in setup.cache_doc("kinto")["records"])
+    assert outbox_rows(setup) == 0
+
+
+def outbox_rows(setup):
+    db = sqlite3.connect(setup.db())
+    try:
+        return db.execute("SELECT count(*) FROM outbox").fetchone()[0]
+    finally:
+        db.close()
