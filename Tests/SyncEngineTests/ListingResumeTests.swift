@@ -65,6 +65,19 @@ struct ListingResumeTests {
         try expectCacheEqualsServer(rig)
     }
 
+    /// Credentials refused at the resume say nothing about the position: the staged pages stay.
+    @Test func refusedCredentialsKeepTheStagedPages() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .status(401))
+        #expect(rig.refreshFailure() != nil)
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.contains("HTTP 401") && !failure.message.contains("starts it over"), "\(failure.message)")
+        #expect(try staged(rig)?.keep == 4)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/?page=3")
+    }
+
     @Test func aCursorListingResumesTwiceAndCountsItsPagesAcrossTheResumes() throws {
         let rig = try rig("Pagination=cursor\nRecordsPath=/results\nCursorPath=/cursor\nMaxPages=5", paging: .cursor(2))
         rig.transport.then("GET", "http://api.test/posts/?cursor=c4", .status(503))

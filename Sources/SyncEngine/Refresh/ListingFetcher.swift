@@ -166,8 +166,9 @@ final class ListingFetcher {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")
-            } catch where page == firstPage && resumedAtRecord != nil && error.kind == .permanent {
+            } catch where page == firstPage && resumedAtRecord != nil && error.kind == .permanent && error.status != 401 && error.status != 403 {
                 // The server refused where the staged listing continues (a cursor it forgot): retrying there cannot help.
+                // Credentials refused say nothing about the position: the pages stay for when they are fixed.
                 throw refusedResume(error)
             }
             switch pageResult {
