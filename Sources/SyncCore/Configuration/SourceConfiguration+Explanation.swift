@@ -26,6 +26,7 @@ extension SourceConfiguration {
             lines.append("pages: false at \(hasMorePathText) ends the listing (HasMorePath=)")
         }
         lines += deltaExplanation
+        if pagination != .none { lines.append(resumeExplanation) }
         let policy = originPolicy
         if pagination != .none || !allowedOrigins.isEmpty {
             let others = allowedOrigins.map(\.description).joined(separator: " ")
@@ -49,6 +50,21 @@ extension SourceConfiguration {
             lines.append("discarded changes: kept \(TimeSpan.format(discardedRetention)) for 'syncctl outbox --discarded' and --restore (DiscardedRetentionSec=)")
         }
         return lines
+    }
+
+    /// What a full listing cut short does at the next refresh (syncd.conf(5), "RESUMING A FIRST SYNC").
+    private var resumeExplanation: String {
+        let when = delta.isEnabled ? "a full listing" : "the first sync"
+        switch ListingResume.method(for: self) {
+        case .nextPage?:
+            return "interrupted: \(when) resumes at the next page the server named (Pagination=\(pagination.rawValue))"
+        case .watermark?:
+            return "interrupted: \(when) resumes from the highest \(delta.fieldText) below the last received, with the delta request, "
+                + "while the pages come in ascending order of it (ask for that order in URL=)"
+        case nil:
+            return "interrupted: a listing cut short starts over from its first page (Pagination=\(pagination.rawValue)"
+                + (delta.mode == .watermark ? "" : " without Delta=watermark") + ": see RESUMING A FIRST SYNC in syncd.conf(5))"
+        }
     }
 
     /// What a refresh after the first full listing asks for (`Delta=`, syncd.conf(5) "Incremental pull").

@@ -38,6 +38,19 @@ struct ListingResumeTests {
         #expect(same == ListingResume.binding(of: try source("Pagination=header\nTimeoutSec=10s"), account: "alice"))
     }
 
+    @Test("syncd --check-config --verbose says whether an interrupted listing resumes")
+    func explanation() throws {
+        #expect(try source("").explanation.allSatisfy { !$0.hasPrefix("interrupted:") })
+        #expect(try source("Pagination=header").explanation.contains(
+            "interrupted: the first sync resumes at the next page the server named (Pagination=header)"))
+        #expect(try source("Pagination=link\n" + ListingResumeTests.watermark).explanation.contains(
+            "interrupted: a full listing resumes from the highest /updated below the last received, with the delta request, "
+            + "while the pages come in ascending order of it (ask for that order in URL=)"))
+        #expect(try source("Pagination=page").explanation.contains(
+            "interrupted: a listing cut short starts over from its first page (Pagination=page without Delta=watermark: "
+            + "see RESUMING A FIRST SYNC in syncd.conf(5))"))
+    }
+
     func stamps(_ values: [JSONValue?]) -> AscendingStamps {
         var stamps = AscendingStamps()
         for value in values { stamps.see(value) }
