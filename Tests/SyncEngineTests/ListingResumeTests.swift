@@ -38,10 +38,14 @@ struct ListingResumeTests {
         #expect(point.method == "next-page" && point.next == "http://api.test/posts/?page=3")
         #expect(point.keep == 4 && point.pages == 2 && point.records == 4)
         #expect(try rig.engine.store.state(of: "posts").listingResume == point)
+        // Meanwhile a staged record changes on the server: the resumed listing cannot see it.
+        rig.server.edit("r1", "n", .string("changed while interrupted"))
         _ = rig.requests()
         #expect(rig.refresh().isSuccess)
-        // Pages 1 and 2 are not asked for again.
-        #expect(rig.requests() == ["GET http://api.test/posts/?page=3", "GET http://api.test/posts/?page=4", "GET http://api.test/posts/?page=5"])
+        // Pages 1 and 2 are not asked for again; without a delta to catch up, the listing is fetched again at once,
+        // whole, for what changed while it was interrupted (over a held copy, unstaged).
+        let pages = (1...5).map { "GET http://api.test/posts/" + ($0 == 1 ? "" : "?page=\($0)") }
+        #expect(rig.requests() == Array(pages[2...]) + pages)
         try expectCacheEqualsServer(rig)
         let order = try #require(rig.cacheFile()["records"]?.arrayValue).compactMap { $0.objectValue?["id"]?.stringValue }
         #expect(order == (1...10).map { "r\($0)" })
@@ -65,17 +69,38 @@ struct ListingResumeTests {
         try expectCacheEqualsServer(rig)
     }
 
-    /// Credentials refused at the resume say nothing about the position: the staged pages stay.
-    @Test func refusedCredentialsKeepTheStagedPages() throws {
+    /// Credentials refused, a missing resource or a rate limit at the resume say nothing about the position: the
+    /// staged pages stay.
+    @Test(arguments: [401, 403, 404, 429])
+    func answersThatSayNothingOfThePositionKeepTheStagedPages(status: Int) throws {
         let rig = try rig("Pagination=header", paging: .header(2))
-        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .status(401))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .status(status))
         #expect(rig.refreshFailure() != nil)
         let failure = try #require(rig.refreshFailure())
-        #expect(failure.message.contains("HTTP 401") && !failure.message.contains("starts it over"), "\(failure.message)")
+        #expect(failure.message.contains("HTTP \(status)") && !failure.message.contains("starts it over"), "\(failure.message)")
         #expect(try staged(rig)?.keep == 4)
         _ = rig.requests()
         #expect(rig.refresh().isSuccess)
         #expect(rig.requests().first == "GET http://api.test/posts/?page=3")
+    }
+
+    /// A full listing asked for (`syncctl refresh --full`) and cut short is finished by the next refresh, not left
+    /// staged while deltas go on from the older checkpoint.
+    @Test func aFullListingAskedForAndCutShortResumesBeforeAnyDelta() throws {
+        let rig = try rig(ListingResumeTests.watermark + "\nPagination=header", paging: .header(2))
+        #expect(rig.refresh().isSuccess)
+        rig.engine.shared.askFullListing(of: ["posts"])
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        #expect(try staged(rig)?.keep == 4)
+        rig.server.edit("r9", "n", .integer(90))
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        let requests = rig.requests()
+        #expect(requests.first == "GET http://api.test/posts/?page=3", "\(requests)")
+        #expect(try staged(rig) == nil)
+        try expectCacheEqualsServer(rig)
+        #expect(DeltaPlan.FullListingReason.resuming.text == "a full listing was cut short: it resumes")
     }
 
     @Test func aCursorListingResumesTwiceAndCountsItsPagesAcrossTheResumes() throws {
@@ -88,7 +113,9 @@ struct ListingResumeTests {
         #expect(rig.requests() == ["GET http://api.test/posts/?cursor=c4", "GET http://api.test/posts/?cursor=c6"])
         #expect(try staged(rig)?.keep == 6)
         #expect(rig.refresh().isSuccess)
-        #expect(rig.requests() == ["GET http://api.test/posts/?cursor=c6", "GET http://api.test/posts/?cursor=c8"])
+        // The rest, then the listing again, whole (no delta catches up what changed while it was interrupted).
+        let pages = ["GET http://api.test/posts/"] + (1...4).map { "GET http://api.test/posts/?cursor=c\($0 * 2)" }
+        #expect(rig.requests() == Array(pages[3...]) + pages)
         try expectCacheEqualsServer(rig)
     }
 
@@ -156,7 +183,8 @@ struct ListingResumeTests {
         #expect(rig.requests().first == "GET http://api.test/posts/")
         try expectCacheEqualsServer(rig)
         let warnings = rig.engine.notices["posts"]?.map(\.text) ?? []
-        #expect(warnings.contains { $0.contains("not in ascending order of DeltaField=/modified") }, "\(warnings)")
+        #expect(warnings.contains { $0.contains("the listing's records are in no order of DeltaField=/modified, so an interrupted listing "
+                                                + "starts over: sort the listing by it in URL=, oldest first, to let it resume") }, "\(warnings)")
     }
 
     /// Pages by number without `Delta=watermark` shift when records are added or removed: such a listing starts over.

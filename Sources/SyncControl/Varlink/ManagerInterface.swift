@@ -100,8 +100,8 @@ public enum ManagerInterface {
           # When the full listing the checkpoint comes from was saved; null when no
           # checkpoint is held (the next refresh lists the whole collection).
           lastFullListing: ?string,
-          # An interrupted full listing is staged: the records received, which the
-          # next refresh keeps and resumes after; null when none.
+          # An interrupted full listing is staged: the records kept, which the
+          # next refresh replays and resumes after; null when none.
           resumeAt: ?int,
           # The pages it had received.
           resumePage: ?int,

@@ -24,6 +24,8 @@ public enum DeltaPlan {
         case expired(status: Int)
         /// Someone asked for it (`syncctl refresh --full`).
         case asked
+        /// A full listing was cut short and its pages are staged: it resumes rather than give way to a delta.
+        case resuming
 
         /// How the log and the status say it.
         public var text: String {
@@ -34,6 +36,7 @@ public enum DeltaPlan {
             case .resyncDue: "FullResyncIntervalSec= passed since the last full listing"
             case .expired(let status): "the server answered HTTP \(status): the checkpoint is too old"
             case .asked: "asked for (syncctl refresh --full)"
+            case .resuming: "a full listing was cut short: it resumes"
             }
         }
     }

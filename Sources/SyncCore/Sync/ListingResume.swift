@@ -47,6 +47,11 @@ public struct AscendingStamps: Sendable, Equatable {
     public private(set) var count = 0
     /// False once a stamp came below an earlier one, or a record had none: the listing cannot resume by watermark.
     public private(set) var ascending = true
+    /// True while no stamp came above an earlier one: newest first, as the recipes list, which is an order chosen, not
+    /// a listing out of order (it starts over when cut short, without a warning).
+    public private(set) var descending = true
+    /// The last stamp, for `descending`.
+    private var previous: JSONValue?
     /// The highest (last) stamp.
     private var top: JSONValue?
     /// The highest stamp strictly below `top`.
@@ -60,11 +65,17 @@ public struct AscendingStamps: Sendable, Equatable {
     /// Takes the next record's stamp (nil: it has none).
     public mutating func see(_ stamp: JSONValue?) {
         defer { count += 1 }
-        guard ascending else { return }
         guard let stamp, !stamp.isNull else {
             ascending = false
+            descending = false
             return
         }
+        if descending {
+            // Equal stamps keep the order; one above the last (or of another kind) breaks it.
+            if let previous, DeltaWatermark.compare(stamp, previous) != false { descending = false }
+            previous = stamp
+        }
+        guard ascending else { return }
         guard let current = top else {
             top = stamp
             beforeTop = count

@@ -31,8 +31,10 @@ final class ListingStaging {
     /// The most bytes held for staging at once: a `.watermark` listing whose stamps stay one for longer stops staging.
     static let pendingLimit = 64 << 20
 
-    /// Takes one record the listing keeps.
+    /// Takes one record the listing keeps: its bytes while staging, its stamp for the order in any case.
     func take(_ record: ScannedRecord, field: [String]) {
+        if method == .watermark { stamps.see(RecordMember.value(at: field, in: record.bytes)) }
+        guard active else { return }
         guard pending.count < ListingStaging.pendingLimit else {
             // Pages already staged keep their point; nothing more is staged (`stage` sees it).
             active = false
@@ -42,7 +44,6 @@ final class ListingStaging {
         if !pending.isEmpty { pending.append(UInt8(ascii: ",")) }
         pending.append(contentsOf: record.bytes)
         records += 1
-        if method == .watermark { stamps.see(RecordMember.value(at: field, in: record.bytes)) }
     }
 }
 
@@ -151,6 +152,15 @@ extension ListingFetcher {
         }
     }
 
+    /// Whether `error`, the answer to the first request of a resumed listing, refuses the position it asks for: 400,
+    /// 410 or 422 (Kinto's invalid `_token`, an expired cursor), or a `DeltaExpired=` status. Credentials refused, a
+    /// rate limit, a missing resource, a server in trouble or a page that did not parse say nothing about the
+    /// position: the staged pages stay for the next try.
+    func rejectsPosition(_ error: RefreshFailure) -> Bool {
+        guard let status = error.status else { return false }
+        return [400, 410, 422].contains(status) || source.delta.expiredStatuses.contains(status)
+    }
+
     /// The failure of the first request of a resumed listing that retrying cannot help (the server refused the
     /// position it continues at): the staged pages go, so that the next try starts the listing over.
     func refusedResume(_ error: RefreshFailure) -> RefreshFailure {
@@ -164,6 +174,14 @@ extension ListingFetcher {
         return failure
     }
 
+    /// The listing's last page arrived: a `.watermark` listing whose stamps came in no order says that it cannot
+    /// resume (newest first is an order chosen, the recipes' own, and starts over unwarned, as documented).
+    func finishStaging() {
+        guard let staging = resumePlan?.staging, staging.method == .watermark, !staging.stamps.ascending, !staging.stamps.descending else { return }
+        notices.append(SourceNotice(ownWords: "the listing's records are in no order of DeltaField=\(source.delta.fieldText), so an "
+                                    + "interrupted listing starts over: sort the listing by it in URL=, oldest first, to let it resume"))
+    }
+
     /// Stages the records since the last staged page, with where the listing continues after page `page`
     /// (`next`, the next page's URL) and what it received so far (`bytes`); a no-op for a listing that cannot resume.
     func stage(page: Int, next: String, bytes: Int64) throws(RefreshFailure) {
@@ -174,11 +192,10 @@ extension ListingFetcher {
             point = (staging.records, next)
         case .watermark:
             guard staging.stamps.ascending else {
-                // Stamps out of order: records at or below any resume point may still come, so none is safe.
+                // Stamps out of order: records at or below any resume point may still come, so none is safe. Newest
+                // first is an order chosen (the recipes' own): such a listing starts over, as documented, unwarned.
                 staging.active = false
                 do { try store.discardListingResume(source: source.name) } catch { throw storeFailure(error) }
-                notices.append(SourceNotice(ownWords: "the listing's records are not in ascending order of DeltaField=\(source.delta.fieldText), "
-                                            + "so an interrupted listing starts over: sort the listing by it in URL= to let it resume"))
                 return
             }
             guard let resume = staging.stamps.resumePoint else { return }

@@ -166,9 +166,8 @@ final class ListingFetcher {
                 // The page's timeout was cut short by the listing's deadline: say which limit struck.
                 throw RefreshFailure(.transient, "the listing took longer than ListingTimeoutSec=\(source.listingTimeout) "
                                      + "after \(page - 1) pages; raise it if the server is just slow")
-            } catch where page == firstPage && resumedAtRecord != nil && error.kind == .permanent && error.status != 401 && error.status != 403 {
+            } catch where page == firstPage && resumedAtRecord != nil && rejectsPosition(error) {
                 // The server refused where the staged listing continues (a cursor it forgot): retrying there cannot help.
-                // Credentials refused say nothing about the position: the pages stay for when they are fixed.
                 throw refusedResume(error)
             }
             switch pageResult {
@@ -201,6 +200,7 @@ final class ListingFetcher {
                 }
                 guard let next else {
                     lastDocument = document
+                    if collector == nil { finishStaging() }
                     if let collector {
                         watermark = collector.watermark
                         return .delta(collector)
@@ -282,7 +282,7 @@ final class ListingFetcher {
                             if watermark != nil {
                                 _ = try DeltaStamp.take(record, of: "listing", source: source, readingTombstones: false, into: &watermark)
                             }
-                            if staging.active { staging.take(record, field: source.delta.field) }
+                            staging.take(record, field: source.delta.field)
                             try records.add(record)
                         }
                     } else if watermark != nil {

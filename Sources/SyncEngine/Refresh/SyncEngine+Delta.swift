@@ -98,6 +98,12 @@ extension SyncEngine {
                                           stored: stored.map { ($0.value, $0.binding, fullAt) }, now: clock().secondsSinceEpoch)
         else { return nil }
         if asked, case .delta = fetch { fetch = .full(.asked) }
+        // A full listing cut short (asked for, or due) is finished before deltas go on from the older checkpoint: its
+        // staged pages would otherwise wait for the next full listing, a day later, and be resumed then, a day old.
+        if case .delta = fetch, let point = previous.listingResume,
+           point.binding == ListingResume.binding(of: source, account: snapshots.folder.account) {
+            fetch = .full(.resuming)
+        }
         if case .full(let reason) = fetch, reason != .noListing {
             logger.forSource(source.name).info("fetching the whole listing: \(reason.text)")
         }
@@ -168,7 +174,7 @@ extension SyncEngine {
     func dropStagedListing(_ source: SourceConfiguration, because reason: String) {
         do {
             try store.discardListingResume(source: source.name)
-            logger.forSource(source.name).info("starting the listing over: \(reason)")
+            logger.forSource(source.name).notice("starting the listing over: \(reason)")
         } catch {
             logger.forSource(source.name).warning("Failed to drop the staged pages of the interrupted listing: \(failureReason(error))")
         }

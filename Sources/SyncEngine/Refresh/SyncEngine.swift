@@ -198,6 +198,8 @@ public final class SyncEngine {
         var lostCreateIDs: Set<RecordID>?
         var listedAt = clocks.uptimeMilliseconds()
         var notices: [SourceNotice] = []
+        // The listing resumed staged pages (ListingFetcher+Resume).
+        var resumed = false
         var pages = 1
         var token: String?
         // The changes queued before the push: each must be delivered, or the refresh retried (requireDelivery).
@@ -235,9 +237,10 @@ public final class SyncEngine {
             }
             pull?.received(from: listing)
             if let at = listing.resumedAtRecord {
+                resumed = true
                 let skipped = listing.skippedAfterResume
                 logger.forSource(source.name).info("the listing resumed after \(counted(at, "staged record"))"
-                    + (skipped > 0 ? "; \(counted(skipped, "record")) received again were left out (the staged copy stands)" : ""))
+                    + (skipped > 0 ? "; \(counted(skipped, "record")) received again \(skipped == 1 ? "was" : "were") left out (the staged copy stands)" : ""))
             }
             pages = listing.pagesFetched
             notices = listing.notices + (pull?.notices ?? [])
@@ -270,6 +273,15 @@ public final class SyncEngine {
         if let failure = requireDelivery(source, result, through: lastQueued) { return fail(source, failure, at: now) }
         // A full listing of several pages is caught up now by a delta from its checkpoint: a record changed after
         // its page was read, or moved by a change to a page already read, is not left out until the next refresh.
+        // A resumed listing without that delta may lack what the server changed before its resume point while it was
+        // interrupted (a record added or edited there, one deleted from the staged pages): listed again now, whole,
+        // it is complete before anyone waits for the next periodic refresh (syncd.conf(5), "RESUMING A FIRST SYNC").
+        if resumed, pull?.catchUp != true, !confirming, case .updated = result {
+            logger.forSource(source.name).info("listing again now, for what changed on the server while the listing was interrupted")
+            let again = refreshOnce(source, progress: progress, confirming: true, carrying: notices)
+            if case .unchanged = again { return result }
+            return again
+        }
         if pull?.catchUp == true, !confirming {
             logger.forSource(source.name).info("asking for the changes made while the listing was paged")
             // The listing's warnings stand with the delta's: the two are one refresh.

@@ -73,8 +73,12 @@ struct ListingResumeTests {
     func noResumePoint() {
         #expect(stamps([]).resumePoint == nil)
         #expect(stamps([.integer(4), .integer(4)]).resumePoint == nil)
-        let down = stamps([.integer(1), .integer(3), .integer(2), .integer(9)])
-        #expect(!down.ascending && down.resumePoint == nil && down.count == 4)
+        let mixed = stamps([.integer(1), .integer(3), .integer(2), .integer(9)])
+        #expect(!mixed.ascending && !mixed.descending && mixed.resumePoint == nil && mixed.count == 4)
+        // Newest first is an order (the recipes'): not ascending, but not out of order either.
+        let newestFirst = stamps([.integer(9), .integer(9), .integer(4), .integer(1)])
+        #expect(!newestFirst.ascending && newestFirst.descending && newestFirst.resumePoint == nil)
+        #expect(stamps([.integer(1), .integer(2)]).ascending && !stamps([.integer(1), .integer(2)]).descending)
         #expect(stamps([.integer(1), nil, .integer(2)]).resumePoint == nil)
         #expect(stamps([.integer(1), .null, .integer(2)]).resumePoint == nil)
         #expect(stamps([.integer(1), .string("2")]).resumePoint == nil)
