@@ -149,9 +149,9 @@ def measure(records, runs, binary, work, label):
                                      "[Refresh]\nIntervalSec=1d\n")
     (conf / "sources.d" / "delta.source").write_text(
         f"[Source]\nURL=http://127.0.0.1:{nginx.port}/posts.json\nDelta=watermark\nDeltaField=/lastModified\n"
-        "DeltaQuery=since={checkpoint}\nMaxBytes=1G\nListingTimeoutSec=30min\n")
+        "DeltaQuery=since={checkpoint}\nMaxBytes=1G\nListingTimeoutSec=30min\nTimeoutSec=10min\n")
     (conf / "sources.d" / "full.source").write_text(
-        f"[Source]\nURL=http://127.0.0.1:{nginx.port}/full.json\nMaxBytes=1G\nListingTimeoutSec=30min\n")
+        f"[Source]\nURL=http://127.0.0.1:{nginx.port}/full.json\nMaxBytes=1G\nListingTimeoutSec=30min\nTimeoutSec=10min\n")
     log = open(work / "syncd.log", "w")
     daemon = subprocess.Popen([str(binary / "syncd"), "--config-dir", str(conf)], stderr=log, stdout=log)
     socket_path = work / "run" / "io.syncd.Manager"
@@ -194,6 +194,7 @@ def measure(records, runs, binary, work, label):
                 else:
                     assert len(requests) == 1 and sent > result_size(records), (requests, sent)
                 rows[kind].append({"wall": wall, "sent": sent, "written": written, "hwm": hwm_kib(daemon.pid), "requests": len(requests)})
+        cache_bytes = (cache / "default" / "full.json").stat().st_size
         cached = json.loads((cache / "default" / "delta.json").read_bytes())
         assert len(cached["records"]) == records, len(cached["records"])
         assert sum(1 for r in cached["records"] if r["title"] == f"Post {changed_ids(records)[0]} (run {runs})") == 1
@@ -201,7 +202,8 @@ def measure(records, runs, binary, work, label):
         daemon.send_signal(signal.SIGTERM)
         daemon.wait()
         nginx.stop()
-    return {"label": label, "records": records, "size": base.stat().st_size, "changed": changed_bytes, "rows": rows}
+    return {"label": label, "records": records, "size": base.stat().st_size, "changed": changed_bytes, "rows": rows,
+            "cache_bytes": cache_bytes}
 
 
 def reflink_mount(work):
@@ -305,6 +307,10 @@ def report(results, args):
             limit = 2**20 + result["changed"]
             verdicts.append(f"| {result['records']:,}, {result['label']} | written ≤ 1 MiB + the changes | {written / 2**20:.2f} MiB | "
                             f"{'met' if written <= limit else 'not met'} |")
+    lines += ["", "The cache file a full listing writes (`full.json`, the daemon's copy of the listing, block-padded as "
+              "docs/syncd.cache.5.md says):", "", "| records (listing) | file system | cache file | ÷ listing |", "|---|---|---|---|"]
+    lines += [f"| {r['records']:,} ({r['size']:,} B) | {r['label']} | {r['cache_bytes']:,} B | {r['cache_bytes'] / r['size']:.4f} |"
+              for r in results if "rows" in r]
     lines += ["", "| case | goal | measured | verdict |", "|---|---|---|---|"] + verdicts + [""]
     if args.fleet:
         lines += [f"Fleet: {args.fleet:,} daemons each refreshing once per round, {CHANGED:,} records changed per round, the server's "

@@ -6,10 +6,13 @@ internal import SyncSystem
 /// The store writes a listing's bodies into the cache folder and nowhere else (docs/architecture.md, "Storing
 /// listings"); these are the document's parts around the records.
 extension CacheFolder {
-    /// The document's bytes before its first record: up to and including `"records":[`.
+    /// The document's bytes before its first record: up to and including `"records":[`, then spaces to a
+    /// whole number of blocks, so that the records start at a block boundary (`BlockAlignment`).
     static func header(source: String, account: String, savedAt: String?, etag: String?) -> [UInt8] {
-        Array(("{\"schemaVersion\":1,\"source\":\(JSONText.quoted(source)),\"accountID\":\(JSONText.quoted(account)),"
-               + "\"savedAt\":\(JSONText.quotedOrNull(savedAt)),\"etag\":\(JSONText.quotedOrNull(etag)),\n\"records\":[").utf8)
+        var bytes = Array(("{\"schemaVersion\":1,\"source\":\(JSONText.quoted(source)),\"accountID\":\(JSONText.quoted(account)),"
+                           + "\"savedAt\":\(JSONText.quotedOrNull(savedAt)),\"etag\":\(JSONText.quotedOrNull(etag)),\n\"records\":[").utf8)
+        BlockAlignment.pad(&bytes)
+        return bytes
     }
 
     /// The document's bytes after its last record.

@@ -9,7 +9,9 @@ import SyncCore
 /// byte for byte with its stored hash, unless the separator before its first record changes: the first
 /// record of the file is preceded by `"\n"`, every later one by `",\n"`, so an untouched chunk whose
 /// predecessors held bytes before and hold none now (a removal emptied them), or the reverse, is rewritten.
-/// Consecutive copied chunks form one range, copied with one `copy_file_range(2)`.
+/// Consecutive copied chunks form one range, copied with one `copy_file_range(2)`. Chunks are padded to
+/// whole blocks (`BlockAlignment`), so the range lies at block boundaries in both files and a file system
+/// with shared extents shares it instead of copying it.
 struct ChunkCopyPlan {
     /// One step of the rebuild, in file order.
     enum Step: Equatable {

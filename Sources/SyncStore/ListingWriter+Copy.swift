@@ -24,6 +24,31 @@ extension ListingWriter {
         precededInFile = precededInFile || bytes > 0
     }
 
+    /// Writes `bytes`, the chunk being closed, to the new file. For a delta that rewrites stored chunk
+    /// `nextSeq` of a file it copies from, the whole blocks the chunk starts with that are the stored chunk's
+    /// bytes (those before its first changed record) are range-copied from the current file instead, so that
+    /// they stay shared where the file system can (both chunks start at a block boundary, `BlockAlignment`).
+    func writeChunk(_ bytes: [UInt8], to output: CacheFileOutput) throws(StoreError) {
+        let block = BlockAlignment.block
+        guard purpose == .delta, let oldFile, nextSeq < stored.count, stored[nextSeq].fileBytes >= block, bytes.count >= block else {
+            return try output.write(bytes)
+        }
+        let path = folder.path(of: source)
+        let offset = oldFile.layout.recordsStart + stored[0..<nextSeq].reduce(0) { $0 + $1.fileBytes }
+        var old = [UInt8](repeating: 0, count: min(bytes.count, stored[nextSeq].fileBytes))
+        try readExactly(oldFile.fd, path: path, into: &old, at: offset)
+        let same = old.withUnsafeBytes { old in
+            bytes.withUnsafeBytes { new in
+                var same = 0
+                while same + block <= old.count && memcmp(old.baseAddress! + same, new.baseAddress! + same, block) == 0 { same += block }
+                return same
+            }
+        }
+        guard same > 0 else { return try output.write(bytes) }
+        try output.copyRange(from: oldFile.fd, sourcePath: path, offset: offset, count: same)
+        try output.write(Array(bytes[same...]))
+    }
+
     /// Bytes the new file got by `copy_file_range(2)` and by read/write fallback.
     var copiedBytes: (kernel: Int, readWrite: Int) { output?.copied ?? (0, 0) }
 }
@@ -50,13 +75,15 @@ extension StateStore {
         return touched
     }
 
-    /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole,
-    /// its status (size, inode, change time) is the one recorded, as for a 304's trust without reading
-    /// (docs/architecture.md, "The cache file"), and its header and tail still hash, with the stored chunk
-    /// hashes, to its fingerprint; nil otherwise: the rebuild then reads every chunk, each hash-checked, so a
-    /// file changed outside syncd is found damaged instead of copied.
+    /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole and
+    /// block-aligned (`BlockAlignment`: a file written before the padding is rewritten whole, once), its status
+    /// (size, inode, change time) is the one recorded, as for a 304's trust without reading (docs/architecture.md,
+    /// "The cache file"), and its header and tail still hash, with the stored chunk hashes, to its fingerprint;
+    /// nil otherwise: the rebuild then reads every chunk, each hash-checked, so a file changed outside syncd is
+    /// found damaged instead of copied.
     func copyableFile(source: String, chunks: [ChunkLayout]) throws -> (fd: Int32, path: String, layout: FileLayout)? {
-        guard let layout = try fileLayout(source: source), let expected = layout.fingerprint else { return nil }
+        guard let layout = try fileLayout(source: source), let expected = layout.fingerprint,
+              BlockAlignment.isAligned(layout, chunks: chunks) else { return nil }
         let file = try openIndexedFile(source: source)
         do {
             guard let current = fingerprint(of: file.fd, hash: expected.hash), current == expected,

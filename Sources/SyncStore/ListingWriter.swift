@@ -231,10 +231,12 @@ public final class ListingWriter {
         fileRecords += 1
     }
 
-    /// Closes the chunk being filled: staged unless equal to the stored one, and written to the new file. An
-    /// empty chunk is closed only when `keepingEmpty` (a delta removed every record of a stored chunk).
+    /// Closes the chunk being filled, its file bytes padded to a whole number of blocks (`BlockAlignment`):
+    /// staged unless equal to the stored one, and written to the new file. An empty chunk is closed only when
+    /// `keepingEmpty` (a delta removed every record of a stored chunk).
     func flushChunk(keepingEmpty: Bool = false) throws(StoreError) {
         guard inChunk > 0 || keepingEmpty else { return }
+        BlockAlignment.pad(&chunkFile)
         let hash = XXHash64.hash(chunkFile)
         let layout = ChunkLayout(records: inChunk, fileBytes: chunkFile.count, fileHash: hash)
         do {
@@ -264,7 +266,7 @@ public final class ListingWriter {
             throw .sqlite(SQLiteError(code: 1, operation: "store chunk \(nextSeq) of \(source)", message: "\(error)"))
         }
         if let output {
-            try output.write(chunkFile)
+            try writeChunk(chunkFile, to: output)
             digest.add(hash)
         }
         listingBytes += chunkFile.count

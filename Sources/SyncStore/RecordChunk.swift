@@ -37,8 +37,9 @@ struct IndexEntry {
 /// fewer), so two listings that agree on their first N records produce identical first N/capacity chunks.
 /// A delta removes records from the chunks holding them and keeps the chunks' numbers (the ID index names
 /// chunks), so after one a chunk may hold fewer, even none; positions are found by summing `chunks.records`.
-/// Bodies are not here: they are in the cache file (`chunks.file_bytes` bytes per chunk, separators
-/// included), except the server's copy of a record with a local change.
+/// Bodies are not here: they are in the cache file (`chunks.file_bytes` bytes per chunk, separators and the
+/// spaces that pad the chunk to whole blocks included, `BlockAlignment`), except the server's copy of a record
+/// with a local change.
 enum RecordChunk {
     /// Records per chunk: about 100 KiB of cache file for typical 200-byte records.
     static let capacity = 512

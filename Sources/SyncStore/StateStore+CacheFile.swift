@@ -166,7 +166,7 @@ extension StateStore {
                         going = try body(StoredRecord(id: entry.id, idIsInteger: entry.idIsInteger, version: entry.version, body: server))
                     }
                 }
-                if going && position != range.count {
+                if going && !BlockAlignment.isPadding(UnsafeRawBufferPointer(rebasing: range[position...])) {
                     throw StoreError.cacheFileMismatch(path: filePath, reason: "chunk \(seq) describes \(position) bytes of its \(range.count)")
                 }
             }

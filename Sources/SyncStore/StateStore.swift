@@ -243,7 +243,7 @@ public final class StateStore {
 
     /// The index of a source's listing, in the server's order, as chunks of framed entries without bodies
     /// (see RecordChunk); `file_bytes` and `file_hash` describe the chunk's range of the cache file's
-    /// records section (separators included), and come before the blob so that summing them to find a
+    /// records section (separators and block padding included, `BlockAlignment`), and come before the blob so that summing them to find a
     /// chunk's offset never reads the blob's pages.
     static let chunksTable = """
         CREATE TABLE chunks (

@@ -87,7 +87,7 @@ struct StateStoreMigrationTests {
         #expect(versions == [nil, "v2", nil])
         #expect(store.undeliveredChangeCount() == 1)
         // The file is the local view: the listing, then the parked local creation.
-        let file = try String(contentsOfFile: folder.path(of: "posts"), encoding: .utf8)
+        let file = withoutPadding(try String(contentsOfFile: folder.path(of: "posts"), encoding: .utf8))
         #expect(file == "{\"schemaVersion\":1,\"source\":\"posts\",\"accountID\":\"default\",\"savedAt\":\"2026-11-29T10:00:00Z\",\"etag\":\"\\\"e1\\\"\",\n"
                 + "\"records\":[\n{\"id\":1,\"v\":0},\n{\"id\":2,\"v\":0},\n{\"id\":3,\"v\":0},\n{\"id\":9}\n],\n\"pending\":[\"9\"],\"parked\":[\"9\"],\"conflicts\":[]}\n")
         // No body is left in the store.

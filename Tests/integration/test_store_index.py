@@ -48,7 +48,10 @@ def test_the_store_holds_an_index_not_the_bodies(server, setup):
     assert records == len(MORE)
     assert b"Post 50" not in blobs and b"xxxxxxxx" not in blobs
     data = setup.cache_file("posts").read_bytes()
-    assert file_bytes == len(data[data.index(b'"records":[') + 11:data.index(b'\n],\n"pending"')])
+    # The chunks' ranges start after the header's padding and end with their own (docs/syncd.cache.5.md).
+    start = data.index(b'"records":[') + 11
+    assert data[start:4096] == b" " * (4096 - start)
+    assert file_bytes == len(data[4096:data.index(b'\n],\n"pending"')]) and file_bytes % 4096 == 0
 
 
 def read_bytes(pid):
