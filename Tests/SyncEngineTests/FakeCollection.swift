@@ -137,6 +137,10 @@ final class FakeCollection: @unchecked Sendable {
         guard var object = unwrapped(request.body) else { return .json(#"{"detail": "JSON parse error"}"#, status: 400) }
         let id: String
         if takesClientIDs, let given = object["id"]?.stringValue ?? object["id"]?.integerText {
+            if kinto, let index = records.firstIndex(where: { $0.id == given }) {
+                // Kinto: a POST of a known ID answers 200 with the stored record, unchanged.
+                return .json(wrapped(records[index].body), status: 200, headers: [("ETag", etag(records[index].body))])
+            }
             guard !records.contains(where: { $0.id == given }) else {
                 return .json(#"{"id": ["posts with this id already exists."]}"#, status: 400)
             }

@@ -112,6 +112,39 @@ struct PushTests {
         #expect(try rig.outbox().isEmpty)
     }
 
+    /// An edit of a record made before any listing is held (a first sync under way) goes out as a create; Kinto
+    /// answers a POST of an ID it holds with 200 and its own copy, unchanged. The edit is not taken as delivered: it
+    /// meets the server's copy as a conflict, which ConflictPolicy= settles (client-wins: sent as a change of that
+    /// record; server-wins: kept for `outbox --discarded`), never lost in silence.
+    @Test(arguments: ["client-wins", "server-wins"])
+    func aCreateOfAnIDTheServerHoldsIsAConflictNotADelivery(policy: String) throws {
+        let server = FakeCollection()
+        server.kinto = true
+        server.seed("a", [("title", .string("theirs"))])
+        let rig = try EngineRig("Writable=yes\nVersionField=version\nRecordsPath=/data\nRecordEnvelope=/data\nConflictPolicy=\(policy)",
+                                server: server)
+        // No listing is held: the first sync failed.
+        rig.transport.then("GET", "http://api.test/posts/", .status(503))
+        #expect(rig.refreshFailure() != nil)
+        try rig.put("a", [("title", "mine")])
+        #expect(try rig.outbox().first?.operation == .create)
+        _ = rig.refresh()
+        let writes = rig.transport.requests.filter { $0.method != "GET" }.map { "\($0.method) \($0.url)" }
+        if policy == "client-wins" {
+            #expect(writes == ["POST http://api.test/posts/", "PUT http://api.test/posts/a/"], "\(writes)")
+            #expect(server.record("a")?["title"] == "mine")
+            #expect(try rig.engine.store.discarded(source: "posts").isEmpty)
+        } else {
+            #expect(writes == ["POST http://api.test/posts/"], "\(writes)")
+            #expect(server.record("a")?["title"] == "theirs")
+            let kept = try #require(try rig.engine.store.discarded(source: "posts").first)
+            #expect(kept.recordID == "a" && kept.reason.contains("the server already holds a: it answered the create HTTP 200 with its own copy"),
+                    "\(kept.reason)")
+        }
+        #expect(try rig.cachedRecords()["a"]?["title"] == server.record("a")?["title"])
+        #expect(try rig.outbox().isEmpty)
+    }
+
     @Test func aReadOnlySourceRefusesLocalChanges() throws {
         let rig = try EngineRig("Writable=no")
         #expect(throws: ManagerError.notWritable(source: "posts")) { try rig.put("a") }

@@ -412,6 +412,20 @@ extension SyncEngine {
         let mayBeListed = entry.operation != .create && HTTPAnswer(status: head.status, answering: .push) == .notFound
         switch plan.afterAnswer(status: head.status, listed: mayBeListed ? try listingHas(entry.recordID, of: source) : false) {
         case .done:
+            if let existing = heldAlready(entry, source: source, status: head.status, answer: answer) {
+                // The ID was the server's already and it kept its own copy: the change meets that copy as an edit
+                // made without seeing it, settled by ConflictPolicy= (docs/local-changes.md, "Conflicts").
+                let reason = "the server already holds \(entry.recordID): it answered the create HTTP \(head.status) with its own copy"
+                if try conflict(entry, source: source, remoteBody: existing.body, remoteVersion: existing.version, reason: reason,
+                                status: head.status) { return }
+                // The policy keeps the local version: sent as a change of the server's record, against its version.
+                do { try store.requeue(entry.seq, as: .update) } catch { throw RefreshFailure(.transient, "\(error)") }
+                var update = entry
+                update.operation = .update
+                update = try rebase(update, source: source, remoteBody: existing.body, remoteVersion: existing.version)
+                try pushOne(update, source: source, token: token, force: true)
+                return
+            }
             try taken(entry, source: source, status: head.status, answer: answer)
         case .parkSeeOther:
             // RFC 9110 §15.4.4: the answer is elsewhere, to be fetched with GET; the write itself was not taken.
@@ -453,6 +467,18 @@ extension SyncEngine {
             // Not answers to a write (PushPlan.afterAnswer never gives them).
             break
         }
+    }
+
+    /// A create answered 200 (not 201 Created) with a record of its own ID that does not hold what was sent: the
+    /// server had the ID already and kept its copy (Kinto answers a POST of a known ID so). That record and its
+    /// version; nil for any other answer. A create is queued for an ID no listing held, such as during a first sync.
+    private func heldAlready(_ entry: OutboxRecord, source: SourceConfiguration, status: Int, answer: [UInt8]) -> (body: [UInt8], version: String?)? {
+        guard entry.operation == .create, status == 200, let sentBytes = entry.body,
+              case .success(let (record, bytes)) = RecordEnvelope.unwrap(answer, at: source.recordEnvelope),
+              let sent = try? JSONValue(parsing: sentBytes).objectValue else { return nil }
+        let answeredID = record[source.idField].flatMap { $0.stringValue ?? $0.integerText }
+        guard answeredID == entry.recordID, !PushPlan.holds(sent, in: record, versionField: source.versionField) else { return nil }
+        return (bytes, SyncEngine.version(of: record, field: source.versionField))
     }
 
     /// The write was taken (2xx): a server-given ID replaces the local one, the change is sent, and the version
