@@ -27,9 +27,14 @@ def record_gets(relay):
 
 
 def staged(setup):
+    """The staged listing's (method, records kept, pages, records); None when nothing is staged (or no store yet)."""
+    if not setup.db().exists():
+        return None
     db = sqlite3.connect(setup.db())
     try:
         return db.execute("SELECT method, keep, pages, records FROM listing_resume WHERE source = 'kinto'").fetchone()
+    except sqlite3.OperationalError:            # the daemon has not created its tables yet
+        return None
     finally:
         db.close()
 
@@ -165,3 +170,25 @@ def outbox_rows(setup):
         return db.execute("SELECT count(*) FROM outbox").fetchone()[0]
     finally:
         db.close()
+
+
+def test_an_edit_made_while_the_first_sync_is_interrupted_reaches_kinto(kinto, setup, daemons):
+    """No listing is held yet, so the edit goes out as a create; Kinto answers a POST of a known ID 200 with its own
+    copy, unchanged. That is a conflict (ConflictPolicy=client-wins here: the edit is sent as a PUT), never a
+    delivery: the edit reaches Kinto's own records."""
+    kinto, relay = kinto
+    kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(1200)])
+    kinto_source(setup, relay.url(), name="Kinto delta", ConflictPolicy="client-wins")
+    setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    on_next_page(relay, 1, lambda: 503)
+    d = daemons(setup)
+    wait_for(lambda: staged(setup) == ("next-page", 500, 1, 500), what="page 1 staged")
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    r = put(setup, {"id": "r00050", "title": "edited during the first sync"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = syncctl(setup, "refresh", "kinto", "--wait")
+    assert r.returncode == 0, r.stdout + r.stderr
+    d.wait_log("conflict on r00050 (the server already holds r00050: it answered the create HTTP 200 with its own copy)")
+    assert kinto.record("r00050")["title"] == "edited during the first sync"
+    assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
+    assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
