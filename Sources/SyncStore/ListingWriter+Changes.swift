@@ -80,6 +80,13 @@ extension ListingWriter {
         let seqs = (staged.filter { $0 < stored.count } + Array(min(nextSeq, stored.count)..<stored.count)).sorted()
         guard seqs.reduce(0, { $0 + stored[$1].records }) <= ChangeFeed.comparedPerListing else { return nil }
         var old: [RecordID: UInt64] = [:]
+        // A delta read each chunk it wrote again, and kept what the log needs: no second read.
+        if seqs.allSatisfy({ readChunks[$0] != nil }) {
+            for seq in seqs {
+                for record in readChunks[seq] ?? [] { old[record.id] = record.hash }
+            }
+            return old
+        }
         var index = 0
         do {
             while index < seqs.count {

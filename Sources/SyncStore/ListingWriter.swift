@@ -84,6 +84,9 @@ public final class ListingWriter {
     var idHashes = IDHashes()
     /// The ID hashes and chunks of the records a delta removed (`StateStore.updateIDIndex`).
     var removedIDHashes: [(hash: UInt64, seq: Int)] = []
+    /// A delta: the stored records of each chunk it read to write again, by chunk, with their change-log digests
+    /// (`ListingDiff.digest`), so that the change log does not read those chunks a second time (`measureChanges`).
+    var readChunks: [Int: [(id: RecordID, hash: UInt64)]] = [:]
     private let stageChunk: Statement
     /// Records of the listing so far.
     public internal(set) var count = 0

@@ -113,8 +113,10 @@ extension StateStore {
             }
             switch step {
             case .reemit(let at):
+                writer.readChunks[at] = writer.readChunks[at] ?? []
                 try walkListing(source: source, first: at, last: at) { record in
                     let id = RecordID(record.id)
+                    writer.readChunks[at, default: []].append((id, ListingDiff.digest(record.body, idIsInteger: record.idIsInteger)))
                     if delta.removals.contains(id) {
                         writer.removedIDHashes.append((RecordChunk.hash(record.id), at))
                     } else if let index = delta.upsertIndex[id] {
