@@ -51,16 +51,18 @@ enum DeltaStamp {
     /// lookup each, not two.
     static func take(_ record: ScannedRecord, of what: String, source: SourceConfiguration, readingTombstones: Bool,
                      into watermark: inout DeltaWatermark?) throws(RefreshFailure) -> Bool {
-        let delta = source.delta
-        func isTombstone() -> Bool {
-            !delta.deletedPath.isEmpty && DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta)
-        }
         if watermark != nil {
-            let stamp = RecordMember.value(at: delta.field, in: record.bytes)
-            if stamp == nil, isTombstone() { return true }
+            let stamp = RecordMember.value(at: source.delta.field, in: record.bytes)
+            if stamp == nil, isTombstone(record, source: source) { return true }
             try see(stamp, record: record, of: what, source: source, in: &watermark)
         }
-        return readingTombstones && isTombstone()
+        return readingTombstones && isTombstone(record, source: source)
+    }
+
+    /// Whether `record` is a tombstone: `DeletedPath=` holds `DeletedValue=` (read from its bytes, unparsed).
+    static func isTombstone(_ record: ScannedRecord, source: SourceConfiguration) -> Bool {
+        let delta = source.delta
+        return !delta.deletedPath.isEmpty && DeltaPlan.marksDeleted(RecordMember.value(at: delta.deletedPath, in: record.bytes), delta)
     }
 
     /// `what`: "listing" or "delta", for the message.

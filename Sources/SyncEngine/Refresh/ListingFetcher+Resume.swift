@@ -72,9 +72,7 @@ extension ListingFetcher {
             skippedAfterResume += 1
             return true
         }
-        guard resumedByWatermark else { return false }
-        return !source.delta.deletedPath.isEmpty
-            && DeltaPlan.marksDeleted(RecordMember.value(at: source.delta.deletedPath, in: record.bytes), source.delta)
+        return resumedByWatermark && DeltaStamp.isTombstone(record, source: source)
     }
 
     /// Begins the listing's writer with the staged records of `point` (its first `keep`), as the pages brought them;
