@@ -71,8 +71,10 @@ def test_send_client_id_no_lets_a_server_that_rejects_unknown_fields_assign_the_
     assert [json.loads(q["body"]) for q in server.requests() if q["method"] == "POST"] == [{"title": "Assigned by the server"}]
     assert [r for r in server.records("posts") if r["title"] == "Assigned by the server"] == \
         [{"title": "Assigned by the server", "id": 1001}]
+    # The outbox empties in the state database first; the cache file is published after it.
+    wait_for(lambda: {"title": "Assigned by the server", "id": 1001} in setup.cache_doc("posts")["records"],
+             what="the cache file to carry the server's ID")
     doc = setup.cache_doc("posts")
-    assert {"title": "Assigned by the server", "id": 1001} in doc["records"]
     assert client_id not in [r["id"] for r in doc["records"]] and doc["pending"] == []
 
 
@@ -147,4 +149,6 @@ def test_send_client_id_no_a_lost_create_is_recognised_by_its_fields_and_not_sen
     assert [json.loads(q["body"]) for q in server.requests() if q["method"] == "POST"] == [{"title": "through a proxy", "author": "Ann"}]
     assert [r for r in server.records("posts") if r["title"] == "through a proxy"] == \
         [{"title": "through a proxy", "author": "Ann", "id": 1001}]
-    assert [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 1001]
+    # The outbox empties in the state database first; the cache file is published after it (republish).
+    wait_for(lambda: [rec["id"] for rec in setup.cache_doc("posts")["records"]] == [1, 2, 1001],
+             timeout=15, what="the cache file to carry the adopted ID")
