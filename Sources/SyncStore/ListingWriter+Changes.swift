@@ -20,6 +20,10 @@ struct ListingDiff {
     private(set) var unlisted = false
     /// Whether a stored listing exists to compare with (set by the writer).
     var comparing = true
+    /// A delta's: the `RecordChunk.hash` of every ID whose record may differ (the delta's upserts and removals, the
+    /// local changes over them). A re-emitted chunk's other records are its stored bytes again, so they are left
+    /// out here and on the stored side (`StateStore.feedDelta`): the work follows the change, not the chunk.
+    var only: Set<UInt64>?
 
     /// The hash a record is compared by: its server body, and whether its ID is a number.
     static func digest(_ body: UnsafeRawBufferPointer, idIsInteger: Bool) -> UInt64 {
@@ -45,6 +49,7 @@ struct ListingDiff {
                         cursor += length
                     }
                     guard let body, !unlisted else { return }
+                    if let only, !only.contains(RecordChunk.hash(entry.id)) { return }
                     counter?.changeDigests += 1
                     fresh.append((RecordID(entry.id), ListingDiff.digest(body, idIsInteger: entry.idIsInteger)))
                     if fresh.count > (comparing ? ChangeFeed.comparedPerListing : ChangeFeed.listedPerListing) {

@@ -98,6 +98,10 @@ extension StateStore {
         var touched = file == nil ? Set(chunks.indices)
             : try touchedChunks(source: source, overlay: writer.overlaidIDs.union(delta.upsertIndex.keys).union(delta.removals))
         var plan = ChunkCopyPlan(chunks: chunks, touched: touched)
+        // Only these IDs' records can differ from the stored ones: the change log compares them alone.
+        let mayDiffer = Set(delta.upserts.map { RecordChunk.hash($0.id) } + delta.removals.map { RecordChunk.hash($0.key) }
+                            + writer.overlaidIDs.map { RecordChunk.hash($0.key) })
+        writer.diff.only = mayDiffer
         var found: Set<Int> = []
         let last = chunks.count - 1
         var seq = 0
@@ -115,6 +119,11 @@ extension StateStore {
             case .reemit(let at):
                 writer.readChunks[at] = writer.readChunks[at] ?? []
                 try walkListing(source: source, first: at, last: at) { record in
+                    guard mayDiffer.contains(RecordChunk.hash(record.id)) else {
+                        // Not in the delta, no local change: the stored bytes again.
+                        try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
+                        return true
+                    }
                     let id = RecordID(record.id)
                     writer.readChunks[at, default: []].append((id, ListingDiff.digest(record.body, idIsInteger: record.idIsInteger)))
                     if delta.removals.contains(id) {
