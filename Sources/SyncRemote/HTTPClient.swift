@@ -37,6 +37,29 @@ public final class HTTPClient {
         CurlLibrary.shared.whileUnloaded(body)
     }
 
+    /// Keeps libcurl loaded after its last user until `unloadLibraryIfIdle` (the daemon's choice: refreshes in
+    /// quick succession load it once; docs/architecture.md, "libcurl on demand").
+    public static func keepLibraryLoadedBetweenUses() {
+        CurlLibrary.shared.setLingering(true)
+    }
+
+    /// libcurl's count of releases while it is loaded (for `unloadLibraryIfIdle`); nil when it is not loaded.
+    public static func loadedLibraryReleases() -> UInt64? {
+        switch CurlLibrary.shared.use() {
+        case .unloaded: nil
+        case .inUse(let releases), .idle(let releases): releases
+        }
+    }
+
+    /// Unloads libcurl when no one holds it and nothing used it since its count of releases was `releases`.
+    /// Returns nil when it is not loaded any more (unloaded now, or before), else the count to look at next.
+    public static func unloadLibraryIfIdle(since releases: UInt64) -> UInt64? {
+        switch CurlLibrary.shared.unloadIfIdle(since: releases) {
+        case .unloaded, .idle: nil
+        case .inUse(let releases): releases
+        }
+    }
+
     /// Whether the client holds a libcurl handle (and a reference on the library).
     public var isOpen: Bool { connection != nil }
 

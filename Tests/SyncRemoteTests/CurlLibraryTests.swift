@@ -89,6 +89,38 @@ struct CurlLibraryTests {
         #expect(try mappings(of: path).isEmpty)
     }
 
+    /// The daemon's library lingers: its last release keeps it mapped; the loop unloads it only when nothing
+    /// held or used it since its last look (docs/architecture.md, "libcurl on demand").
+    @Test func aLingeringLibraryIsUnloadedOnlyWhenUnusedSinceTheLastLook() throws {
+        let path = try privateLibcurl()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let library = CurlLibrary(name: path)
+        library.setLingering(true)
+        #expect(library.use() == .unloaded)
+        _ = try library.acquire()
+        library.release()
+        #expect(library.references == 0)
+        #expect(try !mappings(of: path).isEmpty, "the last release keeps a lingering library mapped")
+        guard case .idle(let seen) = library.use() else { Issue.record("not idle: \(library.use())"); return }
+        // Used again between the look and the unload: it stays, with the new count to look at next.
+        _ = try library.acquire()
+        #expect(library.unloadIfIdle(since: seen) == .inUse(releases: seen), "held: stays loaded")
+        library.release()
+        #expect(library.unloadIfIdle(since: seen) == .inUse(releases: seen + 1), "used since the look: stays loaded")
+        #expect(try !mappings(of: path).isEmpty)
+        #expect(library.unloadIfIdle(since: seen + 1) == .idle(releases: seen + 1))
+        #expect(try mappings(of: path).isEmpty, "unused since the last look: unloaded")
+        #expect(library.unloadIfIdle(since: seen + 1) == .unloaded)
+        // No longer lingering: an unused loaded library goes at once, and the next last release unloads it.
+        _ = try library.acquire()
+        library.release()
+        library.setLingering(false)
+        #expect(try mappings(of: path).isEmpty)
+        _ = try library.acquire()
+        library.release()
+        #expect(try mappings(of: path).isEmpty)
+    }
+
     @Test func aMissingLibcurlIsAClearTransportError() throws {
         let library = CurlLibrary(name: "/nonexistent/libcurl.so.4")
         let client = HTTPClient(library: library)

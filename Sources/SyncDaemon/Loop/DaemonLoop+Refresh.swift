@@ -105,6 +105,11 @@ extension DaemonLoop {
     /// Unmaps the pages of code and read-only data the idle loop does not use, when `idlePages` says it is
     /// time and no refresh runs; they stay cached and come back on use (docs/architecture.md, "Memory").
     func releaseIdlePagesIfDue(at now: MonotonicInstant) {
+        // libcurl, kept loaded a while after its last use (`libraryLinger`), goes first: the release waits for it.
+        if let due = idlePages.due, due <= now, HTTPClient.loadedLibraryReleases() != nil {
+            idlePages.refreshesEnded(at: now)
+            return
+        }
         guard idlePages.shouldRelease(at: now, refreshing: !cancellations.isEmpty) else { return }
         switch MemoryPolicy.releaseCleanFilePages() {
         case nil: idlePages.refreshesEnded(at: now)  // a local change's transfer has libcurl loaded: try later

@@ -70,6 +70,8 @@ final class DaemonLoop {
     var skipInitialLinkReport = false
     /// When the idle daemon next unmaps its clean code pages (docs/architecture.md, "Memory").
     var idlePages = IdlePageRelease()
+    /// When libcurl, kept loaded after its last use, is unloaded (docs/architecture.md, "libcurl on demand").
+    var libraryLinger = LibraryLinger()
 
     /// A request the core answers later, with what the loop needs to deliver the answer.
     struct PendingRequest {
@@ -203,6 +205,7 @@ final class DaemonLoop {
             if pacing.watchdogDue(at: now) { notifier.watchdog() }
             if let line = linkLog.due(at: now, window: configuration.network.debounce) { logger.notice(line.text) }
             feed(.timer)
+            unloadLibraryIfDue(at: now)
             releaseIdlePagesIfDue(at: now)
         case .signal(let number):
             if number == SIGHUP {
@@ -281,11 +284,20 @@ final class DaemonLoop {
                 notifier.status(line)
             }
         }
+        if libraryLinger.due == nil, let releases = HTTPClient.loadedLibraryReleases() {
+            libraryLinger.loaded(releases: releases, at: monotonicNow())
+        }
         armTimer()
     }
 
+    /// Unloads libcurl once nothing used it for `libraryLinger`'s quiet period; looks again later while it is used.
+    func unloadLibraryIfDue(at now: MonotonicInstant) {
+        guard let releases = libraryLinger.look(at: now) else { return }
+        if let again = HTTPClient.unloadLibraryIfIdle(since: releases) { libraryLinger.loaded(releases: again, at: now) }
+    }
+
     func armTimer() {
-        let deadlines = pacing.deadlines + [core.nextDeadline, idlePages.due,
+        let deadlines = pacing.deadlines + [core.nextDeadline, idlePages.due, libraryLinger.due,
                                             linkLog.deadline(window: configuration.network.debounce)].compactMap { $0 }
         guard let earliest = deadlines.min() else {
             timer.schedule(after: nil)

@@ -53,6 +53,8 @@ public struct DaemonRun: Sendable {
             folder = directories.state
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             folder = nil
+            // Refreshes in quick succession load libcurl once; the loop unloads it when unused (LibraryLinger).
+            HTTPClient.keepLibraryLoadedBetweenUses()
             loop = try DaemonLoop(run: self, input: input)
         } catch {
             logger.error(DaemonRun.startFailureMessage(error, folder: folder, userMode: userMode))
