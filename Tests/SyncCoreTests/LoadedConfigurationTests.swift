@@ -22,7 +22,7 @@ struct LoadedConfigurationTests {
         #expect(loaded.failedSources.map(\.problem) == [
             "sources.d/b.source:3: URL: unsupported URL scheme \"ftp\"; use http, https or file",
             "sources.d/c.source:3: unknown key \"Bogus\" in [Source]; known keys: Name, URL, IDField, VersionField, "
-                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, PageParameter, LimitParameter, OffsetParameter, TotalPath, HasMorePath, NextHeader, MaxPages, ListingTimeoutSec, AllowedOrigins, "
+                + "RecordsPath, Pagination, NextPath, CursorPath, CursorParameter, PageParameter, LimitParameter, OffsetParameter, TotalPath, HasMorePath, NextHeader, MaxPages, ListingTimeoutSec, StagePagesAfterSec, AllowedOrigins, "
                 + "ItemURL, ClientIDField, SendClientID, LostCreateWaitSec, Header, BearerTokenCredential, TimeoutSec, MaxBytes, MaxRecordBytes, AllowEmpty, Writable, ConflictPolicy, "
                 + "DiscardedRetentionSec, RecordEnvelope, Delta, DeltaField, DeltaQuery, DeltaTokenPath, DeletedPath, DeletedValue, DeltaExpired, "
                 + "FullResyncIntervalSec",

@@ -12,12 +12,14 @@ struct ListingResumeTests {
     static let watermark = "Delta=watermark\nDeltaField=/modified\nDeltaQuery=since={checkpoint}\nDeletedPath=/deleted"
 
     /// A server of `records` records (stamped 1…`records` in listing order), the rig set up with `settings`.
+    /// Pages are staged from the first (`StagePagesAfterSec=0`) unless `settings` says otherwise: answers take no time
+    /// on the test's clock.
     func rig(_ settings: String, records: Int = 10, paging: FakeCollection.Paging) throws -> EngineRig {
         let server = FakeCollection()
         server.deltas = true
         server.paging = paging
         for index in 1...records { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
-        return try EngineRig(settings, server: server)
+        return try EngineRig((settings.contains("StagePagesAfterSec=") ? "" : "StagePagesAfterSec=0\n") + settings, server: server)
     }
 
     func expectCacheEqualsServer(_ rig: EngineRig, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
@@ -51,6 +53,38 @@ struct ListingResumeTests {
         #expect(order == (1...10).map { "r\($0)" })
         // The whole listing ends the staging.
         #expect(try staged(rig) == nil)
+    }
+
+    /// A listing cut short before `StagePagesAfterSec=` (1 s by default) passed staged nothing: the next one starts over.
+    @Test func aListingCutShortWithinItsFirstSecondStagesNothing() throws {
+        let rig = try rig("Pagination=header\nStagePagesAfterSec=1s", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        #expect(rig.refreshFailure()?.message.hasPrefix("page 3: HTTP 503") == true)
+        #expect(try staged(rig) == nil)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/")
+        try expectCacheEqualsServer(rig)
+    }
+
+    /// Pages that take 400 ms each (on the test's clock): pages 1 and 2 are held, and staged with page 3, the first to
+    /// end after StagePagesAfterSec= (1 s); page 4 fails, and the next refresh resumes there.
+    @Test func thePagesHeldBeforeStagePagesAfterSecAreStagedWithTheFirstPageAfterIt() throws {
+        let rig = try rig("Pagination=header\nStagePagesAfterSec=1s", paging: .header(2))
+        let server = rig.transport.server
+        rig.transport.server = { request in
+            var answer = server(request)
+            answer.delay = .milliseconds(400)
+            return answer
+        }
+        rig.transport.then("GET", "http://api.test/posts/?page=4", .status(503))
+        #expect(rig.refreshFailure()?.message.hasPrefix("page 4: HTTP 503") == true)
+        let point = try #require(try staged(rig))
+        #expect(point.keep == 6 && point.pages == 3 && point.records == 6 && point.next == "http://api.test/posts/?page=4")
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests().first == "GET http://api.test/posts/?page=4")
+        try expectCacheEqualsServer(rig)
     }
 
     /// The server refuses where the listing stopped (a cursor it forgot): that refresh fails saying so, the staged

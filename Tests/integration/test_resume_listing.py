@@ -65,7 +65,7 @@ def on_next_page(relay, number, action):
 def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daemons):
     kinto, relay = kinto
     kinto.create([{"id": f"r{i:05}", "title": f"record {i}", "n": i} for i in range(5000)])
-    kinto_source(setup, relay.url(), name="Kinto delta")
+    kinto_source(setup, relay.url(), name="Kinto delta", StagePagesAfterSec="0")
     proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -113,7 +113,7 @@ def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daem
 def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_staging_only_grows(kinto, setup, daemons):
     kinto, relay = kinto
     kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(5000)])
-    kinto_source(setup, relay.url(), name="Kinto delta")
+    kinto_source(setup, relay.url(), name="Kinto delta", StagePagesAfterSec="0")
     rng = random.Random(29)
     # How long one page takes here, roughly: a whole first sync is ten pages and the delta after them.
     started = time.monotonic()
@@ -123,13 +123,13 @@ def test_sigkill_at_random_moments_of_first_syncs_never_publishes_part_and_the_s
     setup.db().unlink()
     # A local change queued while the server could not be reached: it must survive every kill and reach Kinto. Pushed
     # first, it makes Kinto's listing 5,001 records: eleven pages.
-    kinto_source(setup, relay.url().replace(f":{relay.httpd.server_port}/", f":{free_port()}/"), name="Kinto delta")
+    kinto_source(setup, relay.url().replace(f":{relay.httpd.server_port}/", f":{free_port()}/"), name="Kinto delta", StagePagesAfterSec="0")
     d = daemons(setup)
     wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
     r = put(setup, {"id": "mine", "title": "made offline"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert d.stop() == 0
-    kinto_source(setup, relay.url(), name="Kinto delta")
+    kinto_source(setup, relay.url(), name="Kinto delta", StagePagesAfterSec="0")
     pages = kills = 0
     while kills < 4 and 10 - pages - 3 >= 1:
         kill_round = kills = kills + 1
@@ -178,7 +178,7 @@ def test_an_edit_made_while_the_first_sync_is_interrupted_reaches_kinto(kinto, s
     delivery: the edit reaches Kinto's own records."""
     kinto, relay = kinto
     kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(1200)])
-    kinto_source(setup, relay.url(), name="Kinto delta", ConflictPolicy="client-wins")
+    kinto_source(setup, relay.url(), name="Kinto delta", ConflictPolicy="client-wins", StagePagesAfterSec="0")
     setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
     on_next_page(relay, 1, lambda: 503)
     d = daemons(setup)

@@ -222,6 +222,10 @@ public struct SourceConfiguration: Equatable, Sendable {
     /// `ListingTimeoutSec=`: the deadline for a whole refresh, its push and all pages of its listing together
     /// (default 10 min).
     public var listingTimeout: Duration = .seconds(600)
+    /// `StagePagesAfterSec=`: a full listing's pages are staged for resuming once it has run this long (default
+    /// 1 s; 0: from its first page); the pages before are held, at most `ListingResume.heldBeforeStaging` bytes
+    /// (syncd.conf(5), "RESUMING A FIRST SYNC").
+    public var stagePagesAfter: Duration = .seconds(1)
     /// `Delta=` and its keys: how refreshes after the first ask for changes only (syncd.conf(5), "Incremental pull").
     public var delta = DeltaSettings()
     /// `AllowedOrigins=`: origins besides `URL=`'s that pages and redirects may lead to (never given the token).

@@ -55,12 +55,14 @@ extension SourceConfiguration {
     /// What a full listing cut short does at the next refresh (syncd.conf(5), "RESUMING A FIRST SYNC").
     private var resumeExplanation: String {
         let when = delta.isEnabled ? "a full listing" : "the first sync"
+        let staged = stagePagesAfter == .zero ? "; every page is staged (StagePagesAfterSec=0)"
+            : "; its pages are staged once it has run \(TimeSpan.format(stagePagesAfter)) (StagePagesAfterSec=)"
         switch ListingResume.method(for: self) {
         case .nextPage?:
-            return "interrupted: \(when) resumes at the next page the server named (Pagination=\(pagination.rawValue))"
+            return "interrupted: \(when) resumes at the next page the server named (Pagination=\(pagination.rawValue))" + staged
         case .watermark?:
             return "interrupted: \(when) resumes from the highest \(delta.fieldText) below the last received, with the delta request, "
-                + "while the pages come in ascending order of it (ask for that order in URL=)"
+                + "while the pages come in ascending order of it (ask for that order in URL=)" + staged
         case nil:
             return "interrupted: a listing cut short starts over from its first page (Pagination=\(pagination.rawValue)"
                 + (delta.mode == .watermark ? "" : " without Delta=watermark") + ": see RESUMING A FIRST SYNC in syncd.conf(5))"

@@ -45,6 +45,9 @@ extension ConfigurationParser {
                 return number
             },
             .value("ListingTimeoutSec", \.listingTimeout, default: defaults.listingTimeout, Setting.positiveTimeSpan),
+            .value("StagePagesAfterSec", \.stagePagesAfter, default: defaults.stagePagesAfter) { text throws(ValueError) in
+                try TimeSpan.parse(text)
+            },
             // Repeatable like Header=: each assignment appends (space-separated origins), an empty one clears.
             ConfigurationSetting(
                 key: "AllowedOrigins",

@@ -13,6 +13,29 @@ public enum ListingResume {
         case watermark
     }
 
+    /// The most bytes of records a listing holds before `StagePagesAfterSec=` has passed: one that receives more
+    /// in that time is not staged at all. At that speed starting over costs seconds, while staging would write every
+    /// byte a second time, in the state database (about 3× a loopback first sync's time, docs/benchmarks.md).
+    public static let heldBeforeStaging = 8 << 20
+
+    /// What a listing that can resume does at the end of a page (not its last): `held` bytes of records received since
+    /// the last staged page, at `now` on the boot clock, staging from `stagesFrom` (`StagePagesAfterSec=` after the
+    /// listing began).
+    public enum PageEnd: Equatable, Sendable {
+        /// Keep the records for the first page that ends after `stagesFrom`.
+        case hold
+        /// Stage them, with where the listing continues.
+        case stage
+        /// More than `heldBeforeStaging` before `stagesFrom`: drop them and stage nothing more of this listing.
+        case stopStaging
+    }
+
+    /// See `PageEnd`.
+    public static func pageEnd(held: Int, now: Duration, stagesFrom: Duration) -> PageEnd {
+        if now >= stagesFrom { return .stage }
+        return held > heldBeforeStaging ? .stopStaging : .hold
+    }
+
     /// How a full listing of `source` resumes; nil when it starts over: a single page (nothing to resume inside
     /// it), or pages by link, body URL, number or offset without `Delta=watermark` (a page number or offset shifts
     /// when records are added or removed before it, so resuming there could skip records in silence).

@@ -19,13 +19,18 @@ final class ListingStaging {
     var records = 0
     /// The number the next staged page is stored under (staged pages are numbered apart from the server's).
     var nextBlob = 1
-    /// False once the listing turned out unable to resume (its stamps went down): nothing more is staged.
+    /// False once the listing turned out unable to resume (its stamps went down), or too fast to be worth staging:
+    /// nothing more is staged.
     var active = true
+    /// When (on the boot clock) pages begin to be staged: `StagePagesAfterSec=` after this refresh's listing began.
+    /// The records received before are held in `pending` and staged with the first page after it.
+    let stagesFrom: Duration
 
-    init(method: ListingResume.Method, binding: String, startedAt: String) {
+    init(method: ListingResume.Method, binding: String, startedAt: String, stagesFrom: Duration) {
         self.method = method
         self.binding = binding
         self.startedAt = startedAt
+        self.stagesFrom = stagesFrom
     }
 
     /// The most bytes held for staging at once: a `.watermark` listing whose stamps stay one for longer stops staging.
@@ -184,6 +189,17 @@ extension ListingFetcher {
     /// (`next`, the next page's URL) and what it received so far (`bytes`); a no-op for a listing that cannot resume.
     func stage(page: Int, next: String, bytes: Int64) throws(RefreshFailure) {
         guard let staging = resumePlan?.staging, staging.active else { return }
+        // Staging writes every byte a second time: a listing that ends within StagePagesAfterSec= is not staged, and one
+        // that brings more than `heldBeforeStaging` in that time is fast enough to start over (syncd.conf(5),
+        // "RESUMING A FIRST SYNC"). What came before is staged with the first page after it.
+        switch ListingResume.pageEnd(held: staging.pending.count, now: clocks.sinceBoot(), stagesFrom: staging.stagesFrom) {
+        case .stage: break
+        case .hold: return
+        case .stopStaging:
+            staging.active = false
+            staging.pending = []
+            return
+        }
         let point: (keep: Int, next: String)
         switch staging.method {
         case .nextPage:

@@ -163,11 +163,13 @@ extension SyncEngine {
         if let point {
             if point.binding == binding && point.method == method.rawValue {
                 logger.forSource(source.name).notice("resuming the listing at record \(point.keep + 1) (page \(point.pages + 1)); it began \(point.startedAt)")
-                return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: point.startedAt), point: point)
+                return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: point.startedAt,
+                                                                         stagesFrom: clocks.sinceBoot() + source.stagePagesAfter), point: point)
             }
             dropStagedListing(source, because: "the source's settings changed since it began")
         }
-        return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: now), point: nil)
+        return ListingFetcher.ResumePlan(staging: ListingStaging(method: method, binding: binding, startedAt: now,
+                                                                 stagesFrom: clocks.sinceBoot() + source.stagePagesAfter), point: nil)
     }
 
     /// Drops the staged pages of an interrupted listing of `source`: the listing starts over.

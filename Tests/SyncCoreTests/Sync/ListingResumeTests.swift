@@ -24,6 +24,22 @@ struct ListingResumeTests {
         }
     }
 
+    @Test("pages are held until StagePagesAfterSec= has passed, then staged; more than 8 MiB before then stops the staging")
+    func pageEnds() throws {
+        let from = Duration.seconds(101)
+        #expect(ListingResume.pageEnd(held: 1, now: .seconds(100), stagesFrom: from) == .hold)
+        #expect(ListingResume.pageEnd(held: ListingResume.heldBeforeStaging, now: .seconds(100), stagesFrom: from) == .hold)
+        #expect(ListingResume.pageEnd(held: ListingResume.heldBeforeStaging + 1, now: .seconds(100), stagesFrom: from) == .stopStaging)
+        #expect(ListingResume.pageEnd(held: ListingResume.heldBeforeStaging + 1, now: from, stagesFrom: from) == .stage)
+        #expect(ListingResume.pageEnd(held: 0, now: .seconds(500), stagesFrom: from) == .stage)
+        // The default is 1 s; 0 stages every page; the key takes any time span, not a negative or a word.
+        #expect(try source("").stagePagesAfter == .seconds(1))
+        #expect(try source("StagePagesAfterSec=0").stagePagesAfter == .zero)
+        #expect(try source("StagePagesAfterSec=2min").stagePagesAfter == .seconds(120))
+        let problems = ConfigurationSourceTests.problems("[Source]\nURL=https://h/items\nStagePagesAfterSec=soon\n")
+        #expect(problems == ["posts.source:3: StagePagesAfterSec: invalid time span \"soon\": expected a number at \"soon\""])
+    }
+
     @Test("the binding follows the settings that decide what the pages hold, and the account")
     func binding() throws {
         let base = try source("Pagination=header")
@@ -42,10 +58,15 @@ struct ListingResumeTests {
     func explanation() throws {
         #expect(try source("").explanation.allSatisfy { !$0.hasPrefix("interrupted:") })
         #expect(try source("Pagination=header").explanation.contains(
-            "interrupted: the first sync resumes at the next page the server named (Pagination=header)"))
+            "interrupted: the first sync resumes at the next page the server named (Pagination=header); its pages are staged once it "
+            + "has run 1s (StagePagesAfterSec=)"))
+        #expect(try source("Pagination=header\nStagePagesAfterSec=0").explanation.contains(
+            "interrupted: the first sync resumes at the next page the server named (Pagination=header); every page is staged "
+            + "(StagePagesAfterSec=0)"))
         #expect(try source("Pagination=link\n" + ListingResumeTests.watermark).explanation.contains(
             "interrupted: a full listing resumes from the highest /updated below the last received, with the delta request, "
-            + "while the pages come in ascending order of it (ask for that order in URL=)"))
+            + "while the pages come in ascending order of it (ask for that order in URL=); its pages are staged once it has run 1s "
+            + "(StagePagesAfterSec=)"))
         #expect(try source("Pagination=page").explanation.contains(
             "interrupted: a listing cut short starts over from its first page (Pagination=page without Delta=watermark: "
             + "see RESUMING A FIRST SYNC in syncd.conf(5))"))
