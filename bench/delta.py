@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from docsection import put_section  # noqa: E402
 from listings import free_port, listing  # noqa: E402
 CHANGED = 10
 
@@ -344,9 +345,6 @@ def report(results, args):
             lines.append(f"| {result['records']:,} | {full / 1e9:,.1f} GB | {delta / 1e9:,.3f} GB | 1/{full / delta:,.0f} |")
         lines.append("")
     section = "\n".join(lines) + "\n"
-    sys.path.insert(0, str(ROOT / "bench"))
-    from docsection import put_section
-    os.chdir(ROOT)
     put_section(section)
     return section
 

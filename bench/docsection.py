@@ -1,6 +1,11 @@
 """Replaces (or appends) one "## " section of docs/benchmarks.md; shared by the bench/ scripts."""
 
-def put_section(section, path="docs/benchmarks.md"):
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
+
+
+def put_section(section, path=BENCHMARKS):
     title = section.split("\n", 1)[0]
     doc = open(path).read()
     start = doc.find(title)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+from docsection import put_section  # noqa: E402
 from listings import free_port, listing  # noqa: E402
 
 
@@ -164,9 +165,6 @@ def report(args, total, rows):
     lines += ["", f"Staging wrote {extra / 2**20:.2f} MiB more ({extra / total:.2f}× the listing's bytes) and took "
               f"{med(x['wall'] for x in h) / med(x['wall'] for x in p):.2f}× the wall time.", ""]
     section = "\n".join(lines) + "\n"
-    sys.path.insert(0, str(ROOT / "bench"))
-    from docsection import put_section
-    os.chdir(ROOT)
     put_section(section)
     return section
 
