@@ -87,20 +87,34 @@ struct ListingResumeTests {
         try expectCacheEqualsServer(rig)
     }
 
-    /// The server refuses where the listing stopped (a cursor it forgot): that refresh fails saying so, the staged
-    /// pages go, and the next one starts over rather than ask for the same again.
-    @Test func aRefusedResumeStartsTheListingOverAtTheNextTry() throws {
+    /// The server refuses where the listing stopped (a cursor it forgot): the staged pages go and the same refresh
+    /// starts the listing over, rather than leave a source without a copy until the next trigger.
+    @Test func aRefusedResumeStartsTheListingOverInTheSameRefresh() throws {
+        let rig = try rig("Pagination=header", paging: .header(2))
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .json(#"{"detail": "invalid page token"}"#, status: 400))
+        #expect(rig.refreshFailure()?.message.hasPrefix("page 3: HTTP 503") == true)
+        #expect(try staged(rig) != nil)
+        _ = rig.requests()
+        #expect(rig.refresh().isSuccess)
+        let pages = (1...5).map { "GET http://api.test/posts/" + ($0 == 1 ? "" : "?page=\($0)") }
+        #expect(rig.requests() == ["GET http://api.test/posts/?page=3"] + pages)
+        #expect(try staged(rig) == nil)
+        try expectCacheEqualsServer(rig)
+    }
+
+    /// The listing started over after a refused resume fails too: that failure is the refresh's, and nothing is staged
+    /// of the old listing.
+    @Test func aStartOverThatFailsToo() throws {
         let rig = try rig("Pagination=header", paging: .header(2))
         rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503), .json(#"{"detail": "invalid page token"}"#, status: 400))
         #expect(rig.refreshFailure() != nil)
-        let failure = try #require(rig.refreshFailure())
-        #expect(failure.message.hasPrefix("page 3: HTTP 400 from http://api.test/posts/?page=3"), "\(failure.message)")
-        #expect(failure.message.hasSuffix("(asked for where the interrupted listing stopped; the next try starts it over)"), "\(failure.message)")
-        #expect(try staged(rig) == nil)
+        rig.transport.then("GET", "http://api.test/posts/?page=2", .status(503))
         _ = rig.requests()
-        #expect(rig.refresh().isSuccess)
-        #expect(rig.requests().first == "GET http://api.test/posts/")
-        try expectCacheEqualsServer(rig)
+        let failure = try #require(rig.refreshFailure())
+        #expect(failure.message.hasPrefix("page 2: HTTP 503"), "\(failure.message)")
+        #expect(rig.requests() == ["GET http://api.test/posts/?page=3", "GET http://api.test/posts/", "GET http://api.test/posts/?page=2"])
+        let point = try #require(try staged(rig))
+        #expect(point.keep == 2 && point.pages == 1, "the new listing's first page, staged")
     }
 
     /// Credentials refused, a missing resource or a rate limit at the resume say nothing about the position: the

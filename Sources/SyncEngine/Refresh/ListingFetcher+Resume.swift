@@ -165,12 +165,12 @@ extension ListingFetcher {
     }
 
     /// The failure of the first request of a resumed listing that retrying cannot help (the server refused the
-    /// position it continues at): the staged pages go, so that the next try starts the listing over.
+    /// position it continues at): the staged pages go, and the engine starts the listing over at once (`resumeRefused`).
     func refusedResume(_ error: RefreshFailure) -> RefreshFailure {
         var failure = error
         do {
             try store.discardListingResume(source: source.name)
-            failure.append(" (asked for where the interrupted listing stopped; the next try starts it over)")
+            resumeRefused = true
         } catch {
             failure.append(" (asked for where the interrupted listing stopped; its staged pages could not be dropped: \(error))")
         }

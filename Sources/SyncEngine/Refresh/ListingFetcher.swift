@@ -72,6 +72,8 @@ final class ListingFetcher {
     var resumedByWatermark = false
     /// A resumed listing: the records it replayed, and those received again and skipped.
     var resumedAtRecord: Int?
+    /// The server refused where the resumed listing continues, and its staged pages went (`refusedResume`).
+    var resumeRefused = false
     var skippedAfterResume = 0
 
     /// What a fetch asks the server for.

@@ -213,7 +213,7 @@ public final class SyncEngine {
             pushFailure = try push(source, token: token)
             // Lost creates are looked for in the listing pulled now, among records not in the one before.
             lostCreateIDs = lostCreates(of: source).isEmpty ? nil : listingIDs(of: source)
-            func fetcher(_ pull: DeltaPull?) -> ListingFetcher {
+            func fetcher(_ pull: DeltaPull?, previous: SourceState = previous) -> ListingFetcher {
                 let fetcher = ListingFetcher(source: source, client: client, clocks: clocks, store: store, environment: environment, token: token,
                                              progress: progress)
                 fetcher.savedAt = now
@@ -227,7 +227,18 @@ public final class SyncEngine {
             pull = try deltaPull(source, previous: previous)
             var listing = fetcher(pull)
             listedAt = clocks.uptimeMilliseconds()
-            fetched = try listing.fetch(previous: previous)
+            do {
+                fetched = try listing.fetch(previous: previous)
+            } catch where listing.resumeRefused {
+                // The server refused where the staged listing continues (a page token it forgot), and the staged pages
+                // went: the listing starts over now, not at the next trigger (syncd.conf(5), "RESUMING A FIRST SYNC").
+                logger.forSource(source.name).notice("starting the listing over: the server refused where the interrupted listing "
+                                                     + "stopped (\(error.message))")
+                var fresh = previous
+                fresh.listingResume = nil
+                listing = fetcher(pull, previous: fresh)
+                fetched = try listing.fetch(previous: fresh)
+            }
             if case .expired(let status) = fetched {
                 // Once: the full listing is not a delta and cannot expire.
                 pull = pull?.expired(status: status)
