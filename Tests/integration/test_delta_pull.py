@@ -144,7 +144,8 @@ def kinto_history(kinto):
 
 def published_view(setup):
     """The records of the file syncd publishes: the cache file, or the one a commit left to rename at the next
-    start (the store's `pending_rename`), and the stored checkpoint, read while no syncd runs."""
+    start (the store's `pending_rename`, when that file is still there), and the stored checkpoint, read while no
+    syncd runs."""
     db = sqlite3.connect(setup.db())
     try:
         pending = db.execute("SELECT pending_rename FROM sources WHERE name = 'kinto'").fetchone()
@@ -152,7 +153,9 @@ def published_view(setup):
     finally:
         db.close()
     path = setup.cache_file("kinto")
-    if pending and pending[0]:
+    # A kill after the rename but before the mark was cleared leaves the mark naming a file that is gone: the
+    # cache file is then the one it became (the store's `settlePendingRename` clears the mark at the next start).
+    if pending and pending[0] and (path.parent / pending[0]).exists():
         path = path.parent / pending[0]
     return {r["id"]: r for r in json.loads(path.read_bytes())["records"]}, (int(row[0]) if row else None)
 
