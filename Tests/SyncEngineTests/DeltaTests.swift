@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SyncStore
 import Testing
 @testable import SyncEngine
@@ -86,6 +87,30 @@ struct DeltaTests {
     }
 
     /// The delta right after a listing of several pages fails: the listing stays saved, and the failure says which request it was.
+    /// The paged listing is published before the delta that catches it up: the daemon is told its state then.
+    @Test func aPagedListingIsReportedBeforeItsCatchUpDelta() throws {
+        let server = FakeCollection()
+        server.deltas = true
+        server.paging = .header(2)
+        for index in 1...3 { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
+        let told = Mutex<[(records: Int, requests: Int)]>([])
+        let transport = Mutex<ScriptedTransport?>(nil)
+        let shared = EngineShared(outboxObserver: nil, publishObserver: { _, stamped in
+            let requests = transport.withLock { $0?.requests.count ?? 0 }
+            told.withLock { $0.append((stamped.state.cachedRecordCount, requests)) }
+        })
+        let rig = try EngineRig(DeltaTests.watermark + "\nPagination=header", server: server, shared: shared)
+        transport.withLock { $0 = rig.transport }
+        #expect(rig.refresh().isSuccess)
+        #expect(rig.requests() == ["GET http://api.test/posts/", "GET http://api.test/posts/?page=2", "GET http://api.test/posts/?since=2"])
+        let reports = told.withLock { $0 }
+        #expect(reports.count == 1 && reports.first?.records == 3 && reports.first?.requests == 2)
+        // A delta is not caught up, and says nothing before it ends.
+        rig.server.edit("r1", "n", .integer(100))
+        #expect(rig.refresh().isSuccess)
+        #expect(told.withLock { $0.count } == 1)
+    }
+
     @Test func aFailedCatchUpSaysTheListingWasSavedAndWhichRequestFailed() throws {
         let server = FakeCollection()
         server.deltas = true

@@ -16,7 +16,7 @@ final class EngineRig {
 
     /// `settings`: lines of the `[Source]` section besides `URL=` (as a user writes them in a `.source` file).
     init(_ settings: String = "Writable=yes\nVersionField=version", server: FakeCollection = FakeCollection(),
-         sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+         shared: EngineShared = EngineShared(), sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
         self.server = server
         transport = ScriptedTransport(clock: clock, server: { [server] in server.answer($0) })
         source = try Self.source(url: server.url, settings, sourceLocation: sourceLocation)
@@ -24,7 +24,7 @@ final class EngineRig {
         engine = try SyncEngine(store: StateStore(path: directory + "/state.db"),
                                 snapshots: CacheFileKeeper(folder: CacheFolder(directory: directory + "/cache", account: "default", group: nil)),
                                 logger: Logger(journal: false, threshold: .error), environment: [:],
-                                clock: clock.engineClock, transport: transport)
+                                shared: shared, clock: clock.engineClock, transport: transport)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }

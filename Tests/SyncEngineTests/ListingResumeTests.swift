@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SyncStore
 import Testing
 @testable import SyncEngine
@@ -14,12 +15,13 @@ struct ListingResumeTests {
     /// A server of `records` records (stamped 1…`records` in listing order), the rig set up with `settings`.
     /// Pages are staged from the first (`StagePagesAfterSec=0`) unless `settings` says otherwise: answers take no time
     /// on the test's clock.
-    func rig(_ settings: String, records: Int = 10, paging: FakeCollection.Paging) throws -> EngineRig {
+    func rig(_ settings: String, records: Int = 10, paging: FakeCollection.Paging, shared: EngineShared = EngineShared()) throws -> EngineRig {
         let server = FakeCollection()
         server.deltas = true
         server.paging = paging
         for index in 1...records { server.seed("r\(index)", [("n", .integer(Int64(index)))]) }
-        return try EngineRig((settings.contains("StagePagesAfterSec=") ? "" : "StagePagesAfterSec=0\n") + settings, server: server)
+        return try EngineRig((settings.contains("StagePagesAfterSec=") ? "" : "StagePagesAfterSec=0\n") + settings, server: server,
+                             shared: shared)
     }
 
     func expectCacheEqualsServer(_ rig: EngineRig, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
@@ -53,6 +55,30 @@ struct ListingResumeTests {
         #expect(order == (1...10).map { "r\($0)" })
         // The whole listing ends the staging.
         #expect(try staged(rig) == nil)
+    }
+
+    /// The resumed listing is published before the listing again: the daemon is told its state then (records,
+    /// no staged listing), and not only when the second listing ends, so the status describes the file apps read.
+    @Test func theResumedListingIsReportedBeforeItIsListedAgain() throws {
+        let told = Mutex<[(state: SourceState, requests: Int)]>([])
+        let transport = Mutex<ScriptedTransport?>(nil)
+        let shared = EngineShared(outboxObserver: nil, publishObserver: { _, stamped in
+            let requests = transport.withLock { $0?.requests.count ?? 0 }
+            told.withLock { $0.append((stamped.state, requests)) }
+        })
+        let rig = try rig("Pagination=header", paging: .header(2), shared: shared)
+        transport.withLock { $0 = rig.transport }
+        rig.transport.then("GET", "http://api.test/posts/?page=3", .status(503))
+        _ = rig.refreshFailure()
+        let before = rig.transport.requests.count
+        #expect(told.withLock { $0.isEmpty })
+        #expect(rig.refresh().isSuccess)
+        let reports = told.withLock { $0 }
+        try #require(reports.count == 1)
+        // Told after pages 3 to 5 and before the second listing's five requests.
+        #expect(reports[0].requests == before + 3)
+        #expect(reports[0].state.cachedRecordCount == 10 && reports[0].state.listingResume == nil && reports[0].state.savedAt != nil)
+        #expect(rig.transport.requests.count == before + 8)
     }
 
     /// A listing cut short before `StagePagesAfterSec=` (1 s by default) passed staged nothing: the next one starts over.

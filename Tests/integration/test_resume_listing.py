@@ -14,7 +14,7 @@ import pytest
 
 from conftest import BIN, free_port, wait_for
 from realservers import Kinto
-from test_change_feed import syncctl
+from test_change_feed import Watch, syncctl
 from test_real_kinto import Relay, kinto_source, put
 
 
@@ -62,10 +62,8 @@ def on_next_page(relay, number, action):
     relay.before_next_page = hook
 
 
-def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daemons):
-    kinto, relay = kinto
-    kinto.create([{"id": f"r{i:05}", "title": f"record {i}", "n": i} for i in range(5000)])
-    kinto_source(setup, relay.url(), name="Kinto delta", StagePagesAfterSec="0")
+def killed_asking_for_next_page(setup, relay, number):
+    """Runs `syncd --once` and kills it (SIGKILL) as it asks for its `number`th next page."""
     proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -73,9 +71,16 @@ def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daem
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         return 503
-    # Killed while it waits for page 5: pages 1–4 were staged, each with the next page's URL.
-    on_next_page(relay, 4, kill)
+    on_next_page(relay, number, kill)
     assert proc.wait(timeout=60) == -signal.SIGKILL
+
+
+def test_a_first_sync_killed_mid_way_resumes_where_it_stopped(kinto, setup, daemons):
+    kinto, relay = kinto
+    kinto.create([{"id": f"r{i:05}", "title": f"record {i}", "n": i} for i in range(5000)])
+    kinto_source(setup, relay.url(), name="Kinto delta", StagePagesAfterSec="0")
+    # Killed while it waits for page 5: pages 1–4 were staged, each with the next page's URL.
+    killed_asking_for_next_page(setup, relay, 4)
     assert staged(setup) == ("next-page", 2000, 4, 2000)
     assert not setup.cache_file("kinto").exists()      # apps never see part of a collection
     wait_for(lambda: len(record_gets(relay)) == 5, what="the relay to log page 5's request")   # logged after the kill
@@ -192,3 +197,48 @@ def test_an_edit_made_while_the_first_sync_is_interrupted_reaches_kinto(kinto, s
     assert kinto.record("r00050")["title"] == "edited during the first sync"
     assert by_id(setup.cache_doc("kinto")["records"]) == by_id(kinto.records())
     assert json.loads(syncctl(setup, "outbox", "--json").stdout) == []
+
+
+def test_while_a_resumed_listing_is_listed_again_status_and_watchers_already_see_it(kinto, setup, daemons):
+    """Without `Delta=`, a resumed listing is followed in the same refresh by the whole listing again. Its file is
+    published first, so from then on `syncctl status` counts its records (no "resuming at") and watchers get its
+    `saved`; the second listing, finding nothing new, sends no second `saved`."""
+    kinto, relay = kinto
+    kinto.create([{"id": f"r{i:05}", "title": f"record {i}"} for i in range(1500)])
+    kinto_source(setup, relay.url(), StagePagesAfterSec="0")
+    killed_asking_for_next_page(setup, relay, 2)      # killed while it waits for page 3: pages 1 and 2 staged
+    assert staged(setup) == ("next-page", 1000, 2, 1000)
+
+    watching, resumed, go_on = threading.Event(), threading.Event(), threading.Event()
+
+    def second_listing():
+        resumed.set()                                  # page 2 of the listing again: the resumed one is published
+        assert go_on.wait(60)
+    relay.before_next_page = lambda: (watching.wait(60), setattr(relay, "before_next_page", second_listing))[1]
+    setup.write_main("[Retry]\nInitialDelaySec=1h\nMaxDelaySec=1h\n[Network]\nDebounceSec=300ms\nReachabilityIntervalSec=0\n")
+    d = daemons(setup)
+    wait_for(lambda: (setup.runtime / "io.syncd.Manager").exists(), what="control socket")
+    watch = Watch(setup)
+    try:
+        baseline = watch.event()
+        assert (baseline["event"], baseline["records"]) == ("current", 0), baseline
+        watching.set()                                 # the resumed listing asks for page 3 now
+        assert resumed.wait(60), "the listing again never reached its page 2"
+        status = json.loads(syncctl(setup, "status", "kinto", "--json").stdout)
+        assert status["records"] == 1500 and status["lastSuccess"] and "resumeAt" not in status, status
+        saved = watch.event()
+        assert (saved["event"], saved["records"], saved.get("truncated")) == ("saved", 1500, True), saved  # > 1000 IDs
+        go_on.set()
+        d.wait_log("kinto: listing again now", timeout=10)
+        wait_for(lambda: json.loads(syncctl(setup, "status", "kinto", "--json").stdout)["state"] != "syncing",
+                 what="the listing again to end")
+        # The next event is the local change made now: the listing again, unchanged, sent nothing.
+        r = put(setup, {"id": "r00001", "title": "edited after the first sync"})
+        assert r.returncode == 0, r.stdout + r.stderr
+        after = watch.event()
+        assert (after["event"], after["changed"]) == ("local", ["r00001"]), after
+    finally:
+        go_on.set()
+        watch.stop()
+    records = {r["id"]: r for r in setup.cache_doc("kinto")["records"]}
+    assert sorted(records) == sorted(r["id"] for r in kinto.records()) and records["r00001"]["title"] == "edited after the first sync"

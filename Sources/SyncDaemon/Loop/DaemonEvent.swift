@@ -32,6 +32,9 @@ enum DaemonEvent: Sendable {
     case cacheFileWritten(source: String, state: StampedState?)
     /// A refresh's push changed the outbox of `source` (its listing may still be running).
     case outboxChanged(source: String, state: StampedState)
+    /// A refresh of `source` published a listing and goes on with another request in the same refresh (the
+    /// listing again after a resumed one, a catch-up delta); `state` is the source's state after the publish.
+    case listingPublished(source: String, state: StampedState)
     /// A local change of `source` was parked, discarded or set in conflict (for `Watch`).
     case outboxOutcome(source: String, OutboxOutcome)
     /// The state database was found damaged and replaced by an empty one (on a lane): every

@@ -69,7 +69,10 @@ extension DaemonLoop {
             }
             // A new listing's buffers are free now: give their pages back (docs/benchmarks.md, "Daemon memory").
             if replaced { MemoryPolicy.returnFreedMemory() }
-            if let state, replaced || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
+            // Watchers were told of a listing published before the refresh went on: not again for the same file.
+            let told = published.removeValue(forKey: name)
+            let rewritten = replaced && (told == nil || told != state.map { PublishedListing(seq: $0.changeSeq, savedAt: $0.savedAt) })
+            if let state, rewritten || state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
                 broadcast(watchEvent(name, state, .saved))
             }
         }
@@ -215,4 +218,10 @@ func formatDelay(_ duration: Duration) -> String {
     if seconds < 120 { return "\(seconds)s" }
     if seconds < 7200 { return "\(seconds / 60)min" }
     return "\(seconds / 3600)h"
+}
+
+/// What watchers were told of a listing published by a refresh that went on (`DaemonEvent.listingPublished`).
+struct PublishedListing: Equatable {
+    let seq: Int64
+    let savedAt: String?
 }

@@ -40,6 +40,9 @@ final class DaemonLoop {
     }
     /// The stamp of each source's state in `states` (`StampedState`): older reports do not replace it.
     var stateStamps: [String: Int] = [:]
+    /// The change number and save time of a listing a running refresh published before going on
+    /// (`.listingPublished`): its end sends `saved` only when the file changed again.
+    var published: [String: PublishedListing] = [:]
     /// Each source's warnings from its latest listing (kept in `statusBoard`, like `states`).
     var notices: SourceTable<[SourceNotice]> {
         get { statusBoard.notices }
@@ -91,7 +94,8 @@ final class DaemonLoop {
         self.origin = clock.now
         let shared = EngineShared(outboxObserver: { [input] source, state in input.yield(.outboxChanged(source: source, state: state)) },
                                   cacheFileObserver: { [input] source, state in input.yield(.cacheFileLost(source: source, state: state)) },
-                                  outcomeObserver: { [input] source, outcome in input.yield(.outboxOutcome(source: source, outcome)) })
+                                  outcomeObserver: { [input] source, outcome in input.yield(.outboxOutcome(source: source, outcome)) },
+                                  publishObserver: { [input] source, state in input.yield(.listingPublished(source: source, state: state)) })
         engineShared = shared
         let engine = try DaemonLoop.makeEngine(run: run, configuration: run.configuration, shared: shared)
         // Account and directories never change on reload, so the lanes' engines open the same storage.
@@ -237,6 +241,15 @@ final class DaemonLoop {
             let previous = states[name]
             if let state = keepNewest(stamped, of: name),
                state.pendingCount != previous?.pendingCount || state.conflictCount != previous?.conflictCount {
+                broadcast(watchEvent(name, state, .saved))
+            }
+            pacing.changed = true
+        case .listingPublished(let name, let stamped):
+            // The refresh goes on, but apps read this listing now: counts, warnings and watchers follow it, and
+            // the refresh's end sends `saved` again only if it changes the file again (`published`).
+            if let state = keepNewest(stamped, of: name) {
+                notices[name] = stamped.state.notices
+                published[name] = PublishedListing(seq: state.changeSeq, savedAt: state.savedAt)
                 broadcast(watchEvent(name, state, .saved))
             }
             pacing.changed = true

@@ -289,12 +289,15 @@ public final class SyncEngine {
         // it is complete before anyone waits for the next periodic refresh (syncd.conf(5), "RESUMING A FIRST SYNC").
         if resumed, pull?.catchUp != true, !confirming, case .updated = result {
             logger.forSource(source.name).info("listing again now, for what changed on the server while the listing was interrupted")
+            // Apps read the resumed listing's file from now on: the status and watchers say so while it is listed again.
+            shared.reportPublished(of: source.name, from: store)
             let again = refreshOnce(source, progress: progress, confirming: true, carrying: notices)
             if case .unchanged = again { return result }
             return again
         }
         if pull?.catchUp == true, !confirming {
             logger.forSource(source.name).info("asking for the changes made while the listing was paged")
+            if case .updated = result { shared.reportPublished(of: source.name, from: store) }
             // The listing's warnings stand with the delta's: the two are one refresh.
             let caughtUp = refreshOnce(source, progress: progress, confirming: true, carrying: notices)
             if case .unchanged = caughtUp, case .updated = result { return result }

@@ -65,15 +65,22 @@ public final class EngineShared: Sendable {
     /// Told each local change of a source that was parked, discarded or set in conflict, as it happens.
     private let outcomeObserver: (@Sendable (String, OutboxOutcome) -> Void)?
 
+    /// Told the state of a source whose refresh published a listing and goes on with another request (the
+    /// listing again after a resumed one, the delta that catches a paged listing up): apps read the new file now,
+    /// so the daemon's counts and watchers follow it before the refresh ends.
+    private let publishObserver: (@Sendable (String, StampedState) -> Void)?
+
     /// Creates the state for one daemon (or one `syncd --once`); `outboxObserver` learns outbox changes of
     /// refreshes, `cacheFileObserver` the cache files set aside while running, `outcomeObserver` the local
-    /// changes that did not go out.
+    /// changes that did not go out, `publishObserver` the listings published by a refresh that goes on.
     public init(outboxObserver: (@Sendable (String, StampedState) -> Void)?,
          cacheFileObserver: (@Sendable (String, StampedState?) -> Void)? = nil,
-         outcomeObserver: (@Sendable (String, OutboxOutcome) -> Void)? = nil) {
+         outcomeObserver: (@Sendable (String, OutboxOutcome) -> Void)? = nil,
+         publishObserver: (@Sendable (String, StampedState) -> Void)? = nil) {
         self.outboxObserver = outboxObserver
         self.cacheFileObserver = cacheFileObserver
         self.outcomeObserver = outcomeObserver
+        self.publishObserver = publishObserver
     }
 
     /// Lets `schedule` run coalesced cache file rewrites: `run(source, delay)` must call
@@ -118,6 +125,13 @@ public final class EngineShared: Sendable {
     public func reportState(of source: String, from store: StateStore) {
         guard let outboxObserver, let state = stampedState(of: source, from: store) else { return }
         outboxObserver(source, state)
+    }
+
+    /// Reports the state of `source` to the observer, if any, after its refresh published a listing and before
+    /// it asks the server again in the same refresh.
+    public func reportPublished(of source: String, from store: StateStore) {
+        guard let publishObserver, let state = stampedState(of: source, from: store) else { return }
+        publishObserver(source, state)
     }
 
     /// Tells the observer, if any, that the cache file of `source` was set aside and its listing forgotten.
