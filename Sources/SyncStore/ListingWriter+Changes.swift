@@ -37,13 +37,13 @@ struct ListingDiff {
         try entries.withUnsafeBytes { entryBytes in
             try file.withUnsafeBytes { fileBytes in
                 var cursor = 0
-                try RecordChunk.forEach(in: entryBytes) { entry in
+                try RecordChunk.forEachRaw(in: entryBytes) { entry in
                     var body = entry.serverBody
                     if let length = entry.fileLength {
                         if cursor < fileBytes.count, fileBytes[cursor] == 0x2c { cursor += 1 }
                         if cursor < fileBytes.count, fileBytes[cursor] == 0x0a { cursor += 1 }
                         guard cursor + length <= fileBytes.count else {
-                            throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(entry.id)\" runs past its chunk's bytes")
+                            throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(String(decoding: entry.id, as: UTF8.self))\" runs past its chunk's bytes")
                         }
                         if body == nil { body = UnsafeRawBufferPointer(rebasing: fileBytes[cursor..<(cursor + length)]) }
                         cursor += length
@@ -51,7 +51,8 @@ struct ListingDiff {
                     guard let body, !unlisted else { return }
                     if let only, !only.contains(RecordChunk.hash(entry.id)) { return }
                     counter?.changeDigests += 1
-                    fresh.append((RecordID(entry.id), ListingDiff.digest(body, idIsInteger: entry.idIsInteger)))
+                    fresh.append((RecordID(String(decoding: entry.id, as: UTF8.self)),
+                                  ListingDiff.digest(body, idIsInteger: entry.flags & RecordChunk.integerID != 0)))
                     if fresh.count > (comparing ? ChangeFeed.comparedPerListing : ChangeFeed.listedPerListing) {
                         unlisted = true
                         fresh = []

@@ -195,6 +195,21 @@ public final class ListingWriter {
         if inChunk == RecordChunk.capacity { try flushChunk() }
     }
 
+    /// Adds a stored record unchanged, as `add` would for a record without a local change, without decoding it:
+    /// `entry`, its index entry as stored, must be in the file and not overlaid (`RecordChunk.inFile`, not
+    /// `.overlaid`), and `body` the bytes of the file it describes. A delta's walk of a chunk it re-emits copies
+    /// the records it does not name this way.
+    func addStored(entry: RawIndexEntry, body: UnsafeRawBufferPointer) throws(StoreError) {
+        assert(entry.flags & RecordChunk.overlaid == 0 && entry.fileLength == body.count, "addStored takes plain entries only")
+        if purpose == .rebuild { try closeEmptyStoredChunks() }
+        emit(body)
+        chunkData.append(contentsOf: entry.bytes)
+        if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(entry.id), seq: nextSeq) }
+        inChunk += 1
+        count += 1
+        if inChunk == chunkLimit { try flushChunk() }
+    }
+
     /// Records the chunk being filled holds when full: `RecordChunk.capacity`, but for a rebuild the stored
     /// chunk's count, so that it frames the records as the stored listing does (a delta may have left chunks with
     /// fewer) and the ID index, which names chunks, stands.

@@ -27,6 +27,26 @@ struct IndexEntry {
     let serverBody: UnsafeRawBufferPointer?
 }
 
+/// One entry of a chunk as stored, framed but not decoded (`RecordChunk.forEachRaw`): what a delta copies
+/// unchanged for a record it does not name.
+struct RawIndexEntry {
+    /// The whole entry, as `RecordChunk.append` wrote it.
+    let bytes: UnsafeRawBufferPointer
+    /// The ID's UTF-8 bytes.
+    let id: UnsafeRawBufferPointer
+    /// `RecordChunk.integerID`, `hasVersion`, `overlaid`, `inFile`.
+    let flags: UInt8
+    let version: UnsafeRawBufferPointer?
+    let fileLength: Int?
+    let serverBody: UnsafeRawBufferPointer?
+
+    /// The entry with its ID and version as strings.
+    var decoded: IndexEntry {
+        IndexEntry(id: String(decoding: id, as: UTF8.self), idIsInteger: flags & RecordChunk.integerID != 0,
+                   version: version.map { String(decoding: $0, as: UTF8.self) }, fileLength: fileLength, serverBody: serverBody)
+    }
+}
+
 /// The framing of index entries inside one chunk blob: for each record
 ///
 ///     varint idLength, id bytes, u8 flags (bit 0: integer ID, bit 1: has version, bit 2: overlaid,
@@ -88,17 +108,25 @@ enum RecordChunk {
 
     /// Decodes every entry of `chunk`. A damaged chunk throws rather than reading out of bounds.
     static func forEach(in chunk: UnsafeRawBufferPointer, _ body: (IndexEntry) throws -> Void) throws {
+        try forEachRaw(in: chunk) { try body($0.decoded) }
+    }
+
+    /// Frames every entry of `chunk` without decoding it (no string is made). A damaged chunk throws rather
+    /// than reading out of bounds.
+    static func forEachRaw(in chunk: UnsafeRawBufferPointer, _ body: (RawIndexEntry) throws -> Void) throws {
         var reader = ChunkReader(chunk: chunk)
         while !reader.atEnd {
-            let id = String(decoding: try reader.slice(try reader.varint()), as: UTF8.self)
+            let start = reader.position
+            let id = try reader.slice(try reader.varint())
             let flags = try reader.slice(1)[0]
-            let version = flags & hasVersion != 0 ? String(decoding: try reader.slice(try reader.varint()), as: UTF8.self) : nil
+            let version = flags & hasVersion != 0 ? try reader.slice(try reader.varint()) : nil
             let fileLength = flags & inFile != 0 ? try reader.varint() : nil
             let serverBody = flags & overlaid != 0 ? try reader.slice(try reader.varint()) : nil
             if fileLength == nil && serverBody == nil {
-                throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(id)\" is neither in the cache file nor overlaid")
+                throw StoreError.corrupt(path: "chunk", reason: "index entry \"\(String(decoding: id, as: UTF8.self))\" is neither in the cache file nor overlaid")
             }
-            try body(IndexEntry(id: id, idIsInteger: flags & integerID != 0, version: version, fileLength: fileLength, serverBody: serverBody))
+            try body(RawIndexEntry(bytes: UnsafeRawBufferPointer(rebasing: chunk[start..<reader.position]), id: id, flags: flags,
+                                   version: version, fileLength: fileLength, serverBody: serverBody))
         }
     }
 
@@ -145,7 +173,11 @@ struct ChunkReader {
     /// Whether every byte was read.
     var atEnd: Bool { offset >= chunk.count }
 
+    /// The offset of the next byte to read.
+    var position: Int { offset }
+
     /// The next unsigned LEB128 varint.
+    @inline(__always)
     mutating func varint() throws -> Int {
         var value = 0
         var shift = 0
@@ -160,6 +192,7 @@ struct ChunkReader {
     }
 
     /// The next `count` bytes.
+    @inline(__always)
     mutating func slice(_ count: Int) throws -> UnsafeRawBufferPointer {
         guard count >= 0, count <= chunk.count - offset else { throw truncated }
         defer { offset += count }

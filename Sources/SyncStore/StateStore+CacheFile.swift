@@ -111,6 +111,18 @@ extension StateStore {
     /// Calls `body` with each record of the listing of `source` in chunks `first...last`, in order, until it
     /// returns false. Reads each chunk's range of the cache file whole and checks it against `file_hash`.
     func walkListing(source: String, first: Int = 0, last: Int = Int(Int32.max), _ body: (StoredRecord) throws -> Bool) throws {
+        try walkEntries(source: source, first: first, last: last) { entry, inFile in
+            guard let server = entry.serverBody ?? inFile else { return true }
+            let decoded = entry.decoded
+            return try body(StoredRecord(id: decoded.id, idIsInteger: decoded.idIsInteger, version: decoded.version, body: server))
+        }
+    }
+
+    /// `walkListing` without decoding: `body` gets each index entry as stored and the record's bytes in the cache
+    /// file (nil for a record the file does not hold), and returns false to stop. `offset`, when the caller knows
+    /// it, is where chunk `first` begins in the file (the sum of the earlier chunks' `file_bytes`).
+    func walkEntries(source: String, first: Int = 0, last: Int = Int(Int32.max), offset chunkOffset: Int? = nil,
+                     _ body: (RawIndexEntry, UnsafeRawBufferPointer?) throws -> Bool) throws {
         guard let layout = try fileLayout(source: source) else { return }
         let statement = try database.prepare("""
             SELECT seq, file_bytes, file_hash, data FROM chunks WHERE source = ?1 AND seq >= ?2 AND seq <= ?3 ORDER BY seq
@@ -119,7 +131,9 @@ extension StateStore {
         try statement.bind(2, Int64(first))
         try statement.bind(3, Int64(last))
         var offset = layout.recordsStart
-        if first > 0 {
+        if let chunkOffset {
+            offset += chunkOffset
+        } else if first > 0 {
             let before = try database.prepare("SELECT coalesce(sum(file_bytes), 0) FROM chunks WHERE source = ?1 AND seq < ?2")
             try before.bind(1, source)
             try before.bind(2, Int64(first))
@@ -149,7 +163,7 @@ extension StateStore {
             try bytes.withUnsafeBytes { range in
                 var position = 0
                 try statement.withBlob(3) { blob in
-                    try RecordChunk.forEach(in: blob) { entry in
+                    try RecordChunk.forEachRaw(in: blob) { entry in
                         guard going else { return }
                         workCounter?.indexEntriesVisited += 1
                         var inFile: UnsafeRawBufferPointer?
@@ -162,8 +176,7 @@ extension StateStore {
                             inFile = UnsafeRawBufferPointer(rebasing: range[position + separator..<position + separator + length])
                             position += separator + length
                         }
-                        guard let server = entry.serverBody ?? inFile else { return }
-                        going = try body(StoredRecord(id: entry.id, idIsInteger: entry.idIsInteger, version: entry.version, body: server))
+                        going = try body(entry, inFile)
                     }
                 }
                 if going && !BlockAlignment.isPadding(UnsafeRawBufferPointer(rebasing: range[position...])) {

@@ -104,6 +104,10 @@ extension StateStore {
         writer.diff.only = mayDiffer
         var found: Set<Int> = []
         let last = chunks.count - 1
+        // Where each chunk begins in the file, after `recordsStart`: a re-emitted chunk is read from there.
+        var offsets = [0]
+        offsets.reserveCapacity(chunks.count)
+        for chunk in chunks.dropLast() { offsets.append(offsets[offsets.count - 1] + chunk.fileBytes) }
         var seq = 0
         while seq < chunks.count {
             var step = plan.step(at: seq, precededInNewFile: writer.precededInFile)
@@ -118,9 +122,18 @@ extension StateStore {
             switch step {
             case .reemit(let at):
                 writer.readChunks[at] = writer.readChunks[at] ?? []
-                try walkListing(source: source, first: at, last: at) { record in
-                    guard mayDiffer.contains(RecordChunk.hash(record.id)) else {
-                        // Not in the delta, no local change: the stored bytes again.
+                try walkEntries(source: source, first: at, last: at, offset: offsets[at]) { entry, inFile in
+                    let hash = RecordChunk.hash(entry.id)
+                    if let inFile, entry.flags & RecordChunk.overlaid == 0, !mayDiffer.contains(hash) {
+                        // Not in the delta, no local change: its index entry and bytes again, undecoded.
+                        try writer.addStored(entry: entry, body: inFile)
+                        return true
+                    }
+                    guard let body = entry.serverBody ?? inFile else { return true }
+                    let decoded = entry.decoded
+                    let record = StoredRecord(id: decoded.id, idIsInteger: decoded.idIsInteger, version: decoded.version, body: body)
+                    guard mayDiffer.contains(hash) else {
+                        // An overlay no local change stands behind any more: the server's bytes, the overlay gone.
                         try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
                         return true
                     }

@@ -239,6 +239,23 @@ struct StateStoreDeltaTests {
         #expect(try found(t, "600") == nil, "gone from the server's listing")
     }
 
+    /// An overlay no local change stands behind any more (its outbox entry gone without the chunk written again):
+    /// a delta re-emits that chunk with the server's body, whether or not it names a record of the chunk, and the
+    /// records the delta does not name are copied as stored. The file is the one a full listing writes.
+    @Test(arguments: [701, 1400])
+    func aStaleOverlayIsClearedByTheNextDelta(changed: Int) throws {
+        let upserts = [upsert(changed, 9)]
+        let t = try stored(1500)
+        try t.store.enqueue(source: "posts", recordID: "700", idIsInteger: true, operation: .update, body: Array(#"{"id":700,"v":"mine"}"#.utf8),
+                            baseVersion: nil, at: Self.time, idempotencyKey: "k-700")
+        try t.store.rebuildCacheFile(source: "posts")
+        try t.store.database.execute("DELETE FROM outbox")
+        try apply(t, upserts)
+        let expected = applied(records(1500), upserts, removing: [])
+        #expect(try bytes(t) == fullListingFile(expected))
+        #expect(try found(t, "700") == String(decoding: try #require(records(1500).first { $0.0 == "700" }).1, as: UTF8.self))
+    }
+
     /// A cache file whose status moved since syncd wrote it is not copied from: every chunk is read, each
     /// checked against its hash, and the result is the same.
     @Test func aFileNotTrustedWholeIsReadChunkByChunk() throws {
