@@ -35,18 +35,32 @@ extension ListingWriter {
         }
         let path = folder.path(of: source)
         let offset = oldFile.layout.recordsStart + stored[0..<nextSeq].reduce(0) { $0 + $1.fileBytes }
-        var old = [UInt8](repeating: 0, count: min(bytes.count, stored[nextSeq].fileBytes))
-        try readExactly(oldFile.fd, path: path, into: &old, at: offset)
-        let same = old.withUnsafeBytes { old in
+        let compared = min(bytes.count, stored[nextSeq].fileBytes)
+        // The walk that re-emitted the chunk read it already (`keepOldChunk`); otherwise it is read now.
+        if oldChunk.seq != nextSeq || oldChunk.bytes.count < compared {
+            oldChunk.bytes.removeAll(keepingCapacity: true)
+            oldChunk.bytes.append(contentsOf: repeatElement(0, count: compared))
+            try readExactly(oldFile.fd, path: path, into: &oldChunk.bytes, at: offset)
+            oldChunk.seq = nextSeq
+        }
+        let same = oldChunk.bytes.withUnsafeBytes { old in
             bytes.withUnsafeBytes { new in
                 var same = 0
-                while same + block <= old.count && memcmp(old.baseAddress! + same, new.baseAddress! + same, block) == 0 { same += block }
+                while same + block <= compared && memcmp(old.baseAddress! + same, new.baseAddress! + same, block) == 0 { same += block }
                 return same
             }
         }
         guard same > 0 else { return try output.write(bytes) }
         try output.copyRange(from: oldFile.fd, sourcePath: path, offset: offset, count: same)
         try output.write(Array(bytes[same...]))
+    }
+
+    /// Keeps the stored bytes of chunk `seq` as a delta's walk read them (checked against their hash), for
+    /// `writeChunk` to compare the re-emitted chunk with, rather than read them again.
+    func keepOldChunk(_ seq: Int, _ bytes: UnsafeRawBufferPointer) {
+        oldChunk.seq = seq
+        oldChunk.bytes.removeAll(keepingCapacity: true)
+        oldChunk.bytes.append(contentsOf: bytes)
     }
 
     /// Bytes the new file got by `copy_file_range(2)` and by read/write fallback.
@@ -63,6 +77,9 @@ extension StateStore {
         for id in overlay {
             if let seqs = try chunksHolding(source: source, id: id.key) { touched.formUnion(seqs) } else { unindexed.insert(id) }
         }
+        // Every ID found by the index, and no chunk holds an overlaid entry: no chunk needs reading.
+        if unindexed.isEmpty, try holdsNoOverlay(source: source) { return touched }
+        workCounter?.overlayScans += 1
         let statement = try database.prepare("SELECT seq, data FROM chunks WHERE source = ?1 ORDER BY seq")
         try statement.bind(1, source)
         while try statement.step() {
@@ -73,6 +90,23 @@ extension StateStore {
             }
         }
         return touched
+    }
+
+    /// The source's count of commits that stored an overlaid entry (`ListingWriter.recordOverlays`).
+    func overlayWrites(source: String) throws -> Int64 {
+        let statement = try database.prepare("SELECT overlay_writes FROM sources WHERE name = ?1")
+        try statement.bind(1, source)
+        return try statement.step() ? statement.int64(0) : 0
+    }
+
+    /// Whether the last commit of `source` recorded that no chunk holds an overlaid entry, for the cache file
+    /// recorded now (`ListingWriter.recordOverlays`).
+    func holdsNoOverlay(source: String) throws -> Bool {
+        let statement = try database.prepare("""
+            SELECT 1 FROM sources WHERE name = ?1 AND overlay_free_hash IS NOT NULL AND overlay_free_hash = snapshot_hash
+            """)
+        try statement.bind(1, source)
+        return try statement.step()
     }
 
     /// The previous file of `source` opened for a rebuild by copies, when the store's layout of it is whole and
@@ -107,6 +141,7 @@ extension StateStore {
         guard !chunks.isEmpty, let file = try copyableFile(source: source, chunks: chunks) else { return false }
         defer { Glibc.close(file.fd) }
         let plan = ChunkCopyPlan(chunks: chunks, touched: try touchedChunks(source: source, overlay: writer.overlaidIDs))
+        writer.overlaysFound = true
         var seq = 0
         while seq < chunks.count {
             switch plan.step(at: seq, precededInNewFile: writer.precededInFile) {

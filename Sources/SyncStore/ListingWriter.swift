@@ -61,6 +61,17 @@ public final class ListingWriter {
     let stored: [ChunkLayout]
     /// The current cache file when its bytes may be reused (`openTrustedFile`).
     private(set) var oldFile: (fd: Int32, layout: FileLayout)?
+    /// The source's `overlay_writes` when the writer began: a commit that stored an overlay since then may have
+    /// put one in a chunk this writer did not look at.
+    let overlayWrites: Int64
+    /// Whether this writer stored an overlaid entry (a record shown with its local change).
+    private(set) var wroteOverlay = false
+    /// Whether every chunk this writer does not write again is known to hold no overlaid entry: it writes every
+    /// chunk (a listing, a migration, a rebuild or delta fed record by record), or `touchedChunks` found the
+    /// overlaid ones, which it re-emits. Only then may its commit record the source as holding no overlay.
+    var overlaysFound: Bool
+    /// The stored bytes of one chunk of `oldFile` (`keepOldChunk`, `writeChunk`); seq -1: none yet.
+    var oldChunk: (seq: Int, bytes: [UInt8]) = (-1, [])
     var output: CacheFileOutput?
     /// The new file's content hash so far (`CacheFileDigest`): header, chunk hashes, tail.
     var digest = CacheFileDigest()
@@ -108,6 +119,8 @@ public final class ListingWriter {
             if overlay[id] == nil { madeOrder.append(id) }
             overlay[id] = entry
         }
+        overlayWrites = try store.overlayWrites(source: source)
+        overlaysFound = purpose == .refresh || purpose == .migration
         stored = purpose == .migration ? [] : try store.chunkLayouts(source: source)
         diff.comparing = !stored.isEmpty
         stageChunk = try store.database.prepare("""
@@ -162,6 +175,7 @@ public final class ListingWriter {
         if !overlay.isEmpty, let change = overlay[RecordID(id)], !settles(change, listed: true) {
             seenOverlaid.insert(RecordID(id))
             serverBody = body
+            wroteOverlay = true
             if change.operation != .delete, let local = change.body {
                 local.withUnsafeBytes { emit($0) }
                 fileLength = local.count
@@ -501,6 +515,7 @@ extension ListingWriter {
             try file.bind(3, outboxApplied.map(\.seq).max() ?? 0)
             try file.step()
         }
+        try recordOverlays()
         if purpose.indexesEveryRecord, let saved {
             try store.writeIDIndex(source: source, hashes: &idHashes, chunks: nextSeq,
                                    stamp: StateStore.idIndexStamp(savedAt: saved, count: count), unchanged: unchanged)
@@ -517,6 +532,17 @@ extension ListingWriter {
             let drop = try database.prepare("DELETE FROM v1_chunks WHERE source = ?1")
             try drop.bind(1, source)
             try drop.step()
+        }
+    }
+
+    /// Keeps `overlay_writes` and `overlay_free_hash` true (in the commit's transaction, after the file's
+    /// fingerprint): an overlay stored counts and clears the mark; a commit that stored none, found every other
+    /// overlaid entry, and saw no other commit store one since it began, marks the file it leaves.
+    private func recordOverlays() throws {
+        if wroteOverlay {
+            try store.run("UPDATE sources SET overlay_writes = overlay_writes + 1, overlay_free_hash = NULL WHERE name = ?1", source)
+        } else if overlaysFound, try store.overlayWrites(source: source) == overlayWrites {
+            try store.run("UPDATE sources SET overlay_free_hash = snapshot_hash WHERE name = ?1", source)
         }
     }
 

@@ -120,8 +120,10 @@ extension StateStore {
 
     /// `walkListing` without decoding: `body` gets each index entry as stored and the record's bytes in the cache
     /// file (nil for a record the file does not hold), and returns false to stop. `offset`, when the caller knows
-    /// it, is where chunk `first` begins in the file (the sum of the earlier chunks' `file_bytes`).
+    /// it, is where chunk `first` begins in the file (the sum of the earlier chunks' `file_bytes`); `chunkBytes`
+    /// is given each chunk's bytes as read and checked, before its entries.
     func walkEntries(source: String, first: Int = 0, last: Int = Int(Int32.max), offset chunkOffset: Int? = nil,
+                     chunkBytes: ((Int, UnsafeRawBufferPointer) -> Void)? = nil,
                      _ body: (RawIndexEntry, UnsafeRawBufferPointer?) throws -> Bool) throws {
         guard let layout = try fileLayout(source: source) else { return }
         let statement = try database.prepare("""
@@ -160,6 +162,7 @@ extension StateStore {
                 }
             }
             let filePath = file?.path ?? source
+            if let chunkBytes { bytes.withUnsafeBytes { chunkBytes(seq, $0) } }
             try bytes.withUnsafeBytes { range in
                 var position = 0
                 try statement.withBlob(3) { blob in

@@ -97,6 +97,7 @@ extension StateStore {
         let file = writer.oldFile
         var touched = file == nil ? Set(chunks.indices)
             : try touchedChunks(source: source, overlay: writer.overlaidIDs.union(delta.upsertIndex.keys).union(delta.removals))
+        writer.overlaysFound = true
         var plan = ChunkCopyPlan(chunks: chunks, touched: touched)
         // Only these IDs' records can differ from the stored ones: the change log compares them alone.
         let mayDiffer = Set(delta.upserts.map { RecordChunk.hash($0.id) } + delta.removals.map { RecordChunk.hash($0.key) }
@@ -122,7 +123,8 @@ extension StateStore {
             switch step {
             case .reemit(let at):
                 writer.readChunks[at] = writer.readChunks[at] ?? []
-                try walkEntries(source: source, first: at, last: at, offset: offsets[at]) { entry, inFile in
+                try walkEntries(source: source, first: at, last: at, offset: offsets[at],
+                                chunkBytes: { seq, bytes in writer.keepOldChunk(seq, bytes) }) { entry, inFile in
                     let hash = RecordChunk.hash(entry.id)
                     if let inFile, entry.flags & RecordChunk.overlaid == 0, !mayDiffer.contains(hash) {
                         // Not in the delta, no local change: its index entry and bytes again, undecoded.

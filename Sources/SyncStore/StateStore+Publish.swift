@@ -40,6 +40,7 @@ extension StateStore {
         let writer = try beginWriting(source: source, header: CacheHeader(savedAt: state.savedAt, etag: state.etag), purpose: .rebuild)
         do {
             if try !feedByCopying(writer, source: source) {
+                writer.overlaysFound = true
                 try forEachRecord(source: source) { record in
                     try writer.add(id: record.id, idIsInteger: record.idIsInteger, version: record.version, body: record.body)
                 }

@@ -343,6 +343,13 @@ public final class StateStore {
         ("sources", "outbox_stamp", "INTEGER NOT NULL DEFAULT 0"),
         ("sources", "file_outbox_stamp", "INTEGER"),
         ("sources", "file_outbox_seq", "INTEGER"),
+        // Counts the commits that stored an overlaid index entry (a record shown with its local change), and the
+        // snapshot hash of the file committed when no chunk of the source held one (NULL: unknown). While it is the
+        // current `snapshot_hash`, a rebuild or a delta need not read every chunk for overlays no local change
+        // stands behind any more (`StateStore.touchedChunks`); an older syncd, which does not keep it, leaves it
+        // naming a file it replaced.
+        ("sources", "overlay_writes", "INTEGER NOT NULL DEFAULT 0"),
+        ("sources", "overlay_free_hash", "INTEGER"),
         // The source's change sequence and the oldest `since` its change log answers (StateStore+ChangeLog).
         ("sources", "change_seq", "INTEGER NOT NULL DEFAULT 0"),
         ("sources", "change_floor", "INTEGER NOT NULL DEFAULT 0"),

@@ -16,6 +16,8 @@ final class StoreWorkCounter {
     var copiedChunks = 0
     /// Chunks of the cache file a rebuild or a delta read and wrote again.
     var reemittedChunks = 0
+    /// Reads of every chunk's index entries looking for overlaid ones (`StateStore.touchedChunks`).
+    var overlayScans = 0
 
     init() {}
 }

@@ -159,6 +159,7 @@ struct StateStoreDeltaTests {
         t.store.workCounter = nil
         #expect(counter.reemittedChunks == 1)
         #expect(counter.copiedChunks == 9)
+        #expect(counter.overlayScans == 0, "a listing without local changes holds no overlay: the chunks' entries are not read for one")
         #expect(counter.indexEntriesVisited <= RecordChunk.capacity, "one chunk walked, once: what the change log needs of it is kept then")
         #expect(counter.changeDigests == 1, "the change log compares the delta's record alone, not the 511 re-emitted as stored")
         #expect(try t.store.changes(source: "posts", since: seq, limit: 10).get() == ChangePage(changed: [String(id)], removed: [], next: nil, seq: seq + 1))
@@ -254,6 +255,46 @@ struct StateStoreDeltaTests {
         let expected = applied(records(1500), upserts, removing: [])
         #expect(try bytes(t) == fullListingFile(expected))
         #expect(try found(t, "700") == String(decoding: try #require(records(1500).first { $0.0 == "700" }).1, as: UTF8.self))
+    }
+
+    /// The store records when no chunk holds an overlaid entry, so a delta reads no chunk it does not rewrite:
+    /// an overlay stored clears that, the delta after it reads every chunk's entries once and, its local change
+    /// still there, keeps it; once the change is gone and a delta cleared it, none is read again.
+    @Test func chunksAreReadForOverlaysOnlyWhileOneMayBeStored() throws {
+        let t = try stored(1500)
+        #expect(try t.store.holdsNoOverlay(source: "posts"))
+        let counter = StoreWorkCounter()
+        t.store.workCounter = counter
+        try t.store.enqueue(source: "posts", recordID: "700", idIsInteger: true, operation: .update, body: Array(#"{"id":700,"v":"mine"}"#.utf8),
+                            baseVersion: nil, at: Self.time, idempotencyKey: "k-700")
+        try t.store.rebuildCacheFile(source: "posts")
+        #expect(try !t.store.holdsNoOverlay(source: "posts"))
+        try apply(t, [upsert(1400, 1)])
+        #expect(counter.overlayScans == 1)
+        #expect(try !t.store.holdsNoOverlay(source: "posts"), "the local edit is still shown")
+        #expect(String(decoding: try bytes(t), as: UTF8.self).contains(#"{"id":700,"v":"mine"}"#))
+        try t.store.database.execute("DELETE FROM outbox")
+        try apply(t, [upsert(1400, 2)], checkpoint: "300")
+        #expect(counter.overlayScans == 2)
+        #expect(try t.store.holdsNoOverlay(source: "posts"))
+        try apply(t, [upsert(1400, 3)], checkpoint: "400")
+        #expect(counter.overlayScans == 2)
+        #expect(try bytes(t) == fullListingFile(applied(records(1500), [upsert(1400, 3)], removing: [])))
+    }
+
+    /// The mark is not trusted when another commit stored an overlay while a writer ran (it may be in a chunk the
+    /// writer did not look at), nor once the file it names was replaced by a syncd that does not keep it.
+    @Test func theNoOverlayMarkIsNotSetOverAnotherCommitsOverlayNorTrustedForAnotherFile() throws {
+        let t = try stored(1500)
+        let writer = try t.store.beginListing(source: "posts", header: CacheHeader(savedAt: Self.time, etag: "\"e\""))
+        for (id, body) in records(1500) { try body.withUnsafeBytes { try writer.add(id: id, idIsInteger: true, version: nil, body: $0) } }
+        try t.store.database.execute("UPDATE sources SET overlay_writes = overlay_writes + 1, overlay_free_hash = NULL")
+        _ = try writer.commit(metadata(Self.time, checkpoint("100")))
+        #expect(try !t.store.holdsNoOverlay(source: "posts"))
+        try apply(t, [upsert(3, 1)])
+        #expect(try t.store.holdsNoOverlay(source: "posts"))
+        try t.store.database.execute("UPDATE sources SET snapshot_hash = snapshot_hash + 1")
+        #expect(try !t.store.holdsNoOverlay(source: "posts"))
     }
 
     /// A cache file whose status moved since syncd wrote it is not copied from: every chunk is read, each

@@ -49,6 +49,8 @@ struct StateStoreOutboxStateMigrationTests {
     /// The tables besides the outbox, and the outbox's columns that schema 3 keeps as they were.
     static let otherTables = ["sources", "chunks", "conflicts", "id_index", "unwritten", "discarded", "change_log", "sqlite_sequence"]
     static let keptOutboxColumns: Set<String> = ["last_error", "superseded", "not_sent"]
+    /// Columns added after the fixture was made, to every store opened (their defaults are checked where they are used).
+    static let addedSinceFixture: Set<String> = ["overlay_writes", "overlay_free_hash"]
 
     @Test func theWordsOfEachStateMoveToItsColumnAndNothingElseChanges() throws {
         let files = try VersionTwoFiles()
@@ -88,7 +90,7 @@ struct StateStoreOutboxStateMigrationTests {
         #expect(lists.conflicts.map(\.key) == ["3"] && parked.map(\.key) == ["refused"])
         // Nothing else changed: every other table (the outbox stamp in `sources` included: the cache file is
         // still current) and every other outbox column.
-        #expect(try Self.otherTables.map { try Self.rows(store.database, $0) } == oldTables)
+        #expect(try Self.otherTables.map { try Self.rows(store.database, $0, leaving: Self.addedSinceFixture) } == oldTables)
         #expect(try Self.rows(store.database, "outbox", leaving: Self.keptOutboxColumns) == oldOutbox)
         // The file written from it is the one the release wrote.
         try store.setSnapshotDirty(source: "posts", true)
