@@ -238,6 +238,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         RecordScannerOptions(versionField: "v"),
         RecordScannerOptions(recordsPath: ["data"], idField: "k", versionField: "id", maxDepth: 8, maxIDBytes: 6),
         RecordScannerOptions(recordsPath: ["a", "1"], maxDepth: 16),
+        // The ID field is also the version field.
+        RecordScannerOptions(idField: "v", versionField: "v", maxIDBytes: 4),
     ]
     let valid = ReferenceValidator.isValid(input)
     for options in optionSets {

@@ -71,6 +71,13 @@ extension RecordScanner {
                 i &+= 1
                 continue
             case .key where b == quote, .keyOrObjectEnd where b == quote:
+                if skipsByBlocks && inRecord {
+                    let next = scanMembers(p, from: i)
+                    if next != i {
+                        i = next
+                        continue
+                    }
+                }
                 beginKey(at: i)
                 i &+= 1
                 continue

@@ -1,0 +1,94 @@
+// RecordScanner's fast path through a record's members (RecordScanner+Members.swift) against the
+// state machine alone (the reference scanner, which never takes it): the same records, IDs, versions,
+// errors and error offsets for members of every kind, for every byte out of place that the fast path
+// hands back, and with the chunk cut at every offset (so that it also hands back at each).
+
+@testable import SyncCore
+import Testing
+
+/// Expects the same outcome with the fast path as without, whole and with one cut at every offset.
+@discardableResult
+private func expectSameAsTheStateMachine(
+    _ text: String, options: RecordScannerOptions = RecordScannerOptions(versionField: "v"),
+    sourceLocation: Testing.SourceLocation = #_sourceLocation
+) -> ScanOutcome {
+    let document = Array(text.utf8)
+    let reference = scan(document, options: options, cuts: [], skipsByBlocks: false)
+    for cut in 0...document.count {
+        let fast = scan(document, options: options, cuts: cut == 0 ? [] : [cut], skipsByBlocks: true)
+        #expect(fast == reference, "cut at \(cut) of \(text.debugDescription)", sourceLocation: sourceLocation)
+        if fast != reference { break }
+    }
+    return reference
+}
+
+/// Members of every kind the fast path reads or hands back, each in a record of its own.
+private let members: [String] = [
+    #""s":"plain""#, #""s":"""#, #""s":"esc\"aped""#, #""s":"é""#, #""s":"ctl\#u{01}""#,
+    #""n":12345"#, #""n":0"#, #""n":-7"#, #""n":1.5"#, #""n":1e9"#, #""n":1E+2"#, #""n":12."#, #""n":01"#,
+    #""l":true"#, #""l":false"#, #""l":null"#, #""l":tru"#, #""l":nul"#, #""l":trUe"#, #""l":falsey"#,
+    #""o":{"a":1,"b":"x","c":[1,{"d":null}]}"#, #""a":[1,"x",true]"#, #""e":{}"#,
+    #""k\u0069":1"#, #""ké":1"#, #""x""#, #""x"1"#, #""x"::1"#, #""x":"#, #""x":,"#, #""x":}"#, #""x":]"#,
+    #""x":1 "y":2"#, #""x":1,,"y":2"#, #""x":1,}"#, #""x":1,"y""#, #""x":1]"#, #""x":"a"x"#,
+    #" "x" : 1 , "y" : "z" "#, "\n\t\"x\"\r\n:\n\"y\"\n,\n\"z\":1\n",
+]
+
+@Suite("RecordScanner member fast path")
+struct RecordScannerMemberTests {
+    /// Each member before, between and after the ID and version members.
+    @Test(arguments: members.indices)
+    func everyKindOfMember(_ index: Int) {
+        let member = members[index]
+        for text in [
+            #"[{\#(member),"id":"a","v":"1"}]"#,
+            #"[{"id":"a",\#(member),"v":"1"},{"id":"b","v":2}]"#,
+            #"[{"id":7,"v":"1",\#(member)}]"#,
+            #"{"data":[{"id":"a","v":"1",\#(member)}]}"#,
+        ] {
+            let options = text.hasPrefix("{") ? RecordScannerOptions(recordsPath: ["data"], versionField: "v")
+                : RecordScannerOptions(versionField: "v")
+            expectSameAsTheStateMachine(text, options: options)
+        }
+    }
+
+    /// IDs and versions of every shape: read by the fast path (plain strings, integers) or handed back.
+    @Test func idsAndVersions() {
+        let ids = [#""a""#, #""""#, "7", "0", "-1", "1.5", "1e3", "true", "null", "{}", "[]", #""é""#, #""a\"b""#,
+                   #""12345678""#, "123456789", #""1234567""#]
+        let versions = [#""1""#, #""""#, "2", "0", "-3", "2.5", "false", "null", "{}", "[1]", #""é""#, #""x\ny""#]
+        for id in ids {
+            for version in versions {
+                let text = #"[{"id":\#(id),"v":\#(version)},{"v":\#(version),"id":\#(id),"w":1}]"#
+                expectSameAsTheStateMachine(text, options: RecordScannerOptions(versionField: "v", maxIDBytes: 8))
+            }
+        }
+        let outcome = expectSameAsTheStateMachine(#"[{"id":"a","v":"x1"},{"id":42,"v":17}]"#)
+        #expect(outcome.records.map(\.key) == ["a", "42"])
+        #expect(outcome.records.map(\.kind) == [.string, .integer])
+        #expect(outcome.records.map(\.version) == ["x1", "17"])
+    }
+
+    /// The ID field twice, the ID field that is also the version field, and the last version winning.
+    @Test func repeatedAndSharedFields() {
+        let twice = expectSameAsTheStateMachine(#"[{"id":"a","x":1,"id":"b"}]"#)
+        #expect(twice.error?.kind == .invalidID(index: 0, reason: "ID field appears twice"))
+        let shared = expectSameAsTheStateMachine(#"[{"x":1,"v":"a1"}]"#, options: RecordScannerOptions(idField: "v", versionField: "v"))
+        #expect(shared.records.first?.key == "a1")
+        #expect(shared.records.first?.version == "a1")
+        let last = expectSameAsTheStateMachine(#"[{"id":"a","v":"1","x":2,"v":"3"}]"#)
+        #expect(last.records.first?.version == "3")
+        let missing = expectSameAsTheStateMachine(#"[{"x":1,"y":"z"}]"#)
+        #expect(missing.error?.kind == .missingID(index: 0, field: "id"))
+    }
+
+    /// Members of records on a longer records path, and of objects nested in a record (read by the fast
+    /// path, but their names are not the record's).
+    @Test func nestedObjectsAndPaths() {
+        let nested = expectSameAsTheStateMachine(#"[{"o":{"id":"inner","v":"9"},"id":"outer","v":"1"}]"#)
+        #expect(nested.records.first?.key == "outer")
+        #expect(nested.records.first?.version == "1")
+        let options = RecordScannerOptions(recordsPath: ["a", "1"], versionField: "v")
+        let path = expectSameAsTheStateMachine(#"{"a":[{"id":"no"},[{"id":"yes","v":"2","n":3}]],"b":1}"#, options: options)
+        #expect(path.records.map(\.key) == ["yes"])
+    }
+}
