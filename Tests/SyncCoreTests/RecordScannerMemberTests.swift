@@ -13,13 +13,15 @@ private func expectSameAsTheStateMachine(
     sourceLocation: Testing.SourceLocation = #_sourceLocation
 ) -> ScanOutcome {
     let document = Array(text.utf8)
-    let reference = scan(document, options: options, cuts: [], skipsByBlocks: false)
     for cut in 0...document.count {
-        let fast = scan(document, options: options, cuts: cut == 0 ? [] : [cut], skipsByBlocks: true)
+        // The same cut for both: where a record over the size limit is refused depends on it.
+        let cuts = cut == 0 ? [] : [cut]
+        let reference = scan(document, options: options, cuts: cuts, skipsByBlocks: false)
+        let fast = scan(document, options: options, cuts: cuts, skipsByBlocks: true)
         #expect(fast == reference, "cut at \(cut) of \(text.debugDescription)", sourceLocation: sourceLocation)
         if fast != reference { break }
     }
-    return reference
+    return scan(document, options: options, cuts: [], skipsByBlocks: false)
 }
 
 /// Members of every kind the fast path reads or hands back, each in a record of its own.
@@ -29,6 +31,8 @@ private let members: [String] = [
     #""l":true"#, #""l":false"#, #""l":null"#, #""l":tru"#, #""l":nul"#, #""l":trUe"#, #""l":falsey"#,
     #""o":{"a":1,"b":"x","c":[1,{"d":null}]}"#, #""a":[1,"x",true]"#, #""e":{}"#,
     #""k\u0069":1"#, #""ké":1"#, #""x""#, #""x"1"#, #""x"::1"#, #""x":"#, #""x":,"#, #""x":}"#, #""x":]"#,
+    #""a":[]"#, #""a":[ ]"#, #""a":["x", 1 ,true,null ]"#, #""a":[1,]"#, #""a":[,1]"#, #""a":[1 2]"#, #""a":["é"]"#,
+    #""a":[1.5]"#, #""a":[[1]]"#, #""a":[{}]"#, #""a":[1}"#, #""a":["x"#,
     #""x":1 "y":2"#, #""x":1,,"y":2"#, #""x":1,}"#, #""x":1,"y""#, #""x":1]"#, #""x":"a"x"#,
     #" "x" : 1 , "y" : "z" "#, "\n\t\"x\"\r\n:\n\"y\"\n,\n\"z\":1\n",
 ]
@@ -79,6 +83,36 @@ struct RecordScannerMemberTests {
         #expect(last.records.first?.version == "3")
         let missing = expectSameAsTheStateMachine(#"[{"x":1,"y":"z"}]"#)
         #expect(missing.error?.kind == .missingID(index: 0, field: "id"))
+    }
+
+    /// A record's end and the next record's start, read by the fast path, and everything out of place there.
+    @Test func recordBoundaries() {
+        for text in [
+            #"[{"id":1},{"id":2}]"#, #"[{"id":1} , { "id":2 } ]"#, "[{\"id\":1}\n,\n{\"id\":2}\n]\n",
+            #"[{"id":1},{}]"#, #"[{"id":1},{"x":1}]"#, #"[{"id":1},{"id":2}x"#, #"[{"id":1},[1]]"#, #"[{"id":1},1]"#,
+            #"[{"id":1}}"#, #"[{"id":1},,{"id":2}]"#, #"[{"id":1},{ }]"#, #"[{"id":1},{"id":2},]"#, #"[{"id":1}]]"#,
+            #"{"data":[{"id":1},{"id":2}],"more":[{"id":3}]}"#,
+        ] {
+            let options = text.hasPrefix("{") ? RecordScannerOptions(recordsPath: ["data"]) : RecordScannerOptions()
+            expectSameAsTheStateMachine(text, options: options)
+        }
+        let two = expectSameAsTheStateMachine(#"[{"id":"a","v":"1"},{"id":"b","v":"2"}]"#)
+        #expect(two.records.map(\.key) == ["a", "b"])
+        #expect(two.records.map(\.version) == ["1", "2"])
+        let missing = expectSameAsTheStateMachine(#"[{"id":1},{"x":"a"},{"id":3}]"#)
+        #expect(missing.error?.kind == .missingID(index: 1, field: "id"))
+    }
+
+    /// The record size and depth limits where the fast path reads a record's end or skips an array.
+    @Test func limits() {
+        let text = #"[{"id":1,"a":"xx"},{"id":2,"a":"xxxxxxxxxxxxxxxxxxxx"},{"id":3}]"#
+        let large = expectSameAsTheStateMachine(text, options: RecordScannerOptions(maxRecordBytes: 24))
+        #expect(large.error?.kind == .recordTooLarge(index: 1, limit: 24))
+        #expect(large.records.count == 1)
+        let deep = expectSameAsTheStateMachine(#"[{"id":1,"a":[1,2]}]"#, options: RecordScannerOptions(maxDepth: 2))
+        #expect(deep.error?.kind == .depthExceeded(2))
+        let enough = expectSameAsTheStateMachine(#"[{"id":1,"a":[1,2]}]"#, options: RecordScannerOptions(maxDepth: 3))
+        #expect(enough.count == 1)
     }
 
     /// Members of records on a longer records path, and of objects nested in a record (read by the fast

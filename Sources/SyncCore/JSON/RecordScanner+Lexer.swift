@@ -72,7 +72,7 @@ extension RecordScanner {
                 continue
             case .key where b == quote, .keyOrObjectEnd where b == quote:
                 if skipsByBlocks && inRecord {
-                    let next = scanMembers(p, from: i)
+                    let next = try scanMembers(p, from: i, onRecord: onRecord)
                     if next != i {
                         i = next
                         continue

@@ -5,8 +5,9 @@
 // and the indirect jump after it took a third of the scanner's time: the branch predictor cannot tell
 // which of twenty states comes next. Here the position in the grammar of `"name": value,` is the position
 // in the code, as in simdjson's second stage: a member name, `:`, a plain value (a string without escapes
-// or non-ASCII bytes, an integer, a literal) and `,` are read in straight-line code, and the state is only
-// written where this path hands over.
+// or non-ASCII bytes, an integer, a literal, an array of those) and `,` are read in straight-line code, and
+// so are a record's `}`, the `,` and the next record's `{`; the state is only written where this path hands
+// over.
 //
 // It never decides anything the state machine would decide differently. Whatever it does not handle
 // (an escape, a UTF-8 sequence, a control byte, a value with a role, a container, the end of the chunk,
@@ -18,13 +19,16 @@ private let quote = UInt8(ascii: "\"")
 
 extension RecordScanner {
     /// Reads members of the object open inside a record, from the `"` of a member name at `start` (state
-    /// `.key` or `.keyOrObjectEnd`); returns where the state machine goes on, with `state` (and, for a
-    /// member of the record itself, `nextRole` and `idKeySeen`) as it would have set them there.
+    /// `.key` or `.keyOrObjectEnd`), and goes on from a record's end to the next record's first member;
+    /// returns where the state machine goes on, with `state` (and, for a member of the record itself,
+    /// `nextRole` and `idKeySeen`) as it would have set them there.
     @inline(__always)
-    mutating func scanMembers(_ p: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    mutating func scanMembers(
+        _ p: UnsafeBufferPointer<UInt8>, from start: Int, onRecord: (ScannedRecord) throws -> Void
+    ) throws -> Int {
         let n = p.count
         let base = p.baseAddress.unsafelyUnwrapped
-        let recordLevel = depth == recordDepth
+        var recordLevel = depth == recordDepth
         var i = start
         while true {
             // The member name: `i` is at its opening quote.
@@ -56,52 +60,61 @@ extension RecordScanner {
                 return valueStart
             }
             guard k < n, role != .idAndVersion else { return handOver() }
-            // The value's text (a string's without its quotes), as the state machine would capture it.
-            let textStart: Int
-            let textEnd: Int
-            let kind: ScalarKind
-            switch base[k] {
-            case quote:
-                let end = Self.plainRunEnd(base, from: k &+ 1, count: n)
-                guard end < n, base[end] == quote else { return handOver() }
-                (textStart, textEnd, kind) = (k &+ 1, end, .string)
-                k = end &+ 1
-            case UInt8(ascii: "1")...UInt8(ascii: "9"):
-                k &+= 1
-                while k < n && base[k] &- UInt8(ascii: "0") < 10 { k &+= 1 }
-                // A fraction, an exponent or the chunk's end: the state machine reads the number.
-                guard k < n, base[k] != UInt8(ascii: "."), base[k] | 0x20 != UInt8(ascii: "e") else { return handOver() }
-                (textStart, textEnd, kind) = (valueStart, k, .number)
-            case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
-                guard role == .other else { return handOver() }
-                let literal: StaticString = base[k] == UInt8(ascii: "t") ? "true" : base[k] == UInt8(ascii: "f") ? "false" : "null"
-                let length = literal.utf8CodeUnitCount
-                guard k &+ length <= n, Self.bytes(UnsafeBufferPointer(start: base + k, count: length), equal: literal) else {
+            if base[k] == UInt8(ascii: "[") {
+                // An array of plain scalars, skipped whole; one with anything else in it is read again by the
+                // state machine, which also raises the depth error where the array would pass the limit.
+                guard role == .other, depth < maxDepth, let end = Self.flatArrayEnd(base, from: k, count: n) else {
                     return handOver()
                 }
-                (textStart, textEnd, kind) = (k, k &+ length, .literal)
-                k &+= length
-            default:
-                return handOver()
+                k = end
+            } else {
+                guard let (textEnd, kind) = Self.plainScalarEnd(base, from: k, count: n), role == .other || kind != .literal else {
+                    return handOver()
+                }
+                // The value's text (a string's without its quotes), as the state machine would capture it.
+                let textStart = kind == .string ? k &+ 1 : k
+                switch role {
+                case .id:
+                    // An empty or too long ID is an error the state machine reports.
+                    let length = textEnd &- textStart
+                    guard length > 0, length <= maxIDBytes else { return handOver() }
+                    let text = String(decoding: UnsafeBufferPointer(start: base + textStart, count: length), as: UTF8.self)
+                    currentID = RecordID(key: text, kind: kind == .string ? .string : .integer)
+                case .version:
+                    // As after a capture without a copy: the version is its raw text in the record's bytes.
+                    versionStreamStart = chunkBase &+ Int64(textStart)
+                    versionStreamEnd = chunkBase &+ Int64(textEnd)
+                    currentVersion = nil
+                default:
+                    break
+                }
+                k = kind == .string ? textEnd &+ 1 : textEnd
             }
-            switch role {
-            case .id:
-                // An empty or too long ID is an error the state machine reports.
-                let length = textEnd &- textStart
-                guard length > 0, length <= maxIDBytes else { return handOver() }
-                let text = String(decoding: UnsafeBufferPointer(start: base + textStart, count: length), as: UTF8.self)
-                currentID = RecordID(key: text, kind: kind == .string ? .string : .integer)
-            case .version:
-                // As after a capture without a copy: the version is its raw text in the record's bytes.
-                versionStreamStart = chunkBase &+ Int64(textStart)
-                versionStreamEnd = chunkBase &+ Int64(textEnd)
-                currentVersion = nil
-            default:
-                break
-            }
-            // After a value: `,` and the next name go on here; anything else is the state machine's.
+            // After a value: `,` and the next name go on here, and so does a record's end; anything else is
+            // the state machine's.
             k = Self.skipWhitespace(base, from: k, count: n)
-            guard k < n, base[k] == UInt8(ascii: ",") else {
+            guard k < n else {
+                state = .afterValue
+                return k
+            }
+            if base[k] == UInt8(ascii: "}") && recordLevel {
+                // The record's end, then `,` and the next record's `{`, as `closeContainer` and `openContainer`.
+                try endRecord(p, at: k, onRecord: onRecord)
+                depth &-= 1
+                state = .afterValue
+                k = Self.skipWhitespace(base, from: k &+ 1, count: n)
+                guard k < n, base[k] == UInt8(ascii: ",") else { return k }
+                state = .value
+                k = Self.skipWhitespace(base, from: k &+ 1, count: n)
+                guard k < n, base[k] == UInt8(ascii: "{") else { return k }
+                try openContainer(isArray: false, role: roleOfNextValue(), at: k)
+                recordLevel = depth == recordDepth
+                k = Self.skipWhitespace(base, from: k &+ 1, count: n)
+                guard k < n, base[k] == quote, inRecord else { return k }
+                i = k
+                continue
+            }
+            guard base[k] == UInt8(ascii: ",") else {
                 state = .afterValue
                 return k
             }
@@ -111,6 +124,52 @@ extension RecordScanner {
                 return k &+ 1
             }
             i = next
+        }
+    }
+
+    /// Where the plain scalar at `start` ends, and its kind: a string without escapes, control bytes or
+    /// bytes of at least 0x80 (the index of its closing quote), an integer without sign or leading zero
+    /// that something other than `.`, `e` or `E` follows, or `true`, `false` or `null`. Nil for anything
+    /// else, and for a scalar the chunk's end cuts.
+    @inline(__always)
+    static func plainScalarEnd(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> (Int, ScalarKind)? {
+        var k = start
+        switch base[k] {
+        case quote:
+            let end = plainRunEnd(base, from: k &+ 1, count: n)
+            guard end < n, base[end] == quote else { return nil }
+            return (end, .string)
+        case UInt8(ascii: "1")...UInt8(ascii: "9"):
+            k &+= 1
+            while k < n && base[k] &- UInt8(ascii: "0") < 10 { k &+= 1 }
+            guard k < n, base[k] != UInt8(ascii: "."), base[k] | 0x20 != UInt8(ascii: "e") else { return nil }
+            return (k, .number)
+        case UInt8(ascii: "t"), UInt8(ascii: "f"), UInt8(ascii: "n"):
+            let literal: StaticString = base[k] == UInt8(ascii: "t") ? "true" : base[k] == UInt8(ascii: "f") ? "false" : "null"
+            let length = literal.utf8CodeUnitCount
+            guard k &+ length <= n, bytes(UnsafeBufferPointer(start: base + k, count: length), equal: literal) else {
+                return nil
+            }
+            return (k &+ length, .literal)
+        default:
+            return nil
+        }
+    }
+
+    /// One past the `]` of the array at `start` if it holds plain scalars only (`plainScalarEnd`), else nil.
+    @inline(__always)
+    static func flatArrayEnd(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> Int? {
+        var k = skipWhitespace(base, from: start &+ 1, count: n)
+        guard k < n else { return nil }
+        if base[k] == UInt8(ascii: "]") { return k &+ 1 }
+        while true {
+            guard let (end, kind) = plainScalarEnd(base, from: k, count: n) else { return nil }
+            k = skipWhitespace(base, from: kind == .string ? end &+ 1 : end, count: n)
+            guard k < n else { return nil }
+            if base[k] == UInt8(ascii: "]") { return k &+ 1 }
+            guard base[k] == UInt8(ascii: ",") else { return nil }
+            k = skipWhitespace(base, from: k &+ 1, count: n)
+            guard k < n else { return nil }
         }
     }
 
