@@ -34,6 +34,8 @@ private let members: [String] = [
     #""a":[]"#, #""a":[ ]"#, #""a":["x", 1 ,true,null ]"#, #""a":[1,]"#, #""a":[,1]"#, #""a":[1 2]"#, #""a":["é"]"#,
     #""a":[1.5]"#, #""a":[[1]]"#, #""a":[{}]"#, #""a":[1}"#, #""a":["x"#,
     #""x":1 "y":2"#, #""x":1,,"y":2"#, #""x":1,}"#, #""x":1,"y""#, #""x":1]"#, #""x":"a"x"#,
+    #""s":"日本語 😀 Größe""#, #""名前":"値""#, #""id":"é1""#,
+    "\"s\":\"a\u{80}\"", "\"s\":\"\u{7F}\"",
     #" "x" : 1 , "y" : "z" "#, "\n\t\"x\"\r\n:\n\"y\"\n,\n\"z\":1\n",
 ]
 
@@ -52,6 +54,29 @@ struct RecordScannerMemberTests {
             let options = text.hasPrefix("{") ? RecordScannerOptions(recordsPath: ["data"], versionField: "v")
                 : RecordScannerOptions(versionField: "v")
             expectSameAsTheStateMachine(text, options: options)
+        }
+    }
+
+    /// Invalid UTF-8 in a member name, a value and an ID, at each place in a sequence: handed back, and
+    /// the state machine's error at the same byte.
+    @Test func invalidUTF8() {
+        let bad: [[UInt8]] = [[0x80], [0xC0, 0x80], [0xC3, 0x28], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xE2, 0x82],
+                              [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xE6, 0x97, 0xA5, 0x80]]
+        for bytes in bad {
+            for template in [#"[{"id":1,"k*":2}]"#, #"[{"id":1,"s":"a*b"}]"#, #"[{"id":"*","v":"1"}]"#, #"[{"id":1,"v":"*"}]"#,
+                             #"[{"id":1,"a":["*"]}]"#] {
+                let parts = template.split(separator: "*", omittingEmptySubsequences: false).map { Array($0.utf8) }
+                let document = parts[0] + bytes + parts[1]
+                var reference: ScanOutcome?
+                for cut in 0...document.count {
+                    let cuts = cut == 0 ? [] : [cut]
+                    let expected = scan(document, options: RecordScannerOptions(versionField: "v"), cuts: cuts, skipsByBlocks: false)
+                    let fast = scan(document, options: RecordScannerOptions(versionField: "v"), cuts: cuts, skipsByBlocks: true)
+                    #expect(fast == expected, "cut at \(cut) of \(document)")
+                    if cut == 0 { reference = expected }
+                }
+                #expect(reference?.error?.kind == .invalidUTF8, "\(document)")
+            }
         }
     }
 

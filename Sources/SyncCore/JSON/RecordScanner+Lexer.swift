@@ -257,20 +257,7 @@ extension RecordScanner {
     /// ends inside it, the rest is checked byte by byte in `.utf8Continuation`.
     @inline(__always)
     mutating func scanUTF8Sequence(_ base: UnsafePointer<UInt8>, at i: Int, count n: Int) throws -> Int {
-        let lead = base[i]
-        let needed: Int
-        var lower: UInt8 = 0x80
-        var upper: UInt8 = 0xBF
-        switch lead {
-        case 0xC2...0xDF: needed = 1
-        case 0xE0: needed = 2; lower = 0xA0
-        case 0xED: needed = 2; upper = 0x9F
-        case 0xE1...0xEF: needed = 2
-        case 0xF0: needed = 3; lower = 0x90
-        case 0xF4: needed = 3; upper = 0x8F
-        case 0xF1...0xF3: needed = 3
-        default: throw fail(.invalidUTF8, atIndex: i)
-        }
+        guard let (needed, lower, upper) = Self.utf8Lead(base[i]) else { throw fail(.invalidUTF8, atIndex: i) }
         if i &+ needed < n {
             let second = base[i &+ 1]
             guard second >= lower && second <= upper else { throw fail(.invalidUTF8, atIndex: i &+ 1) }
@@ -286,6 +273,22 @@ extension RecordScanner {
         utf8Upper = upper
         state = .utf8Continuation
         return i &+ 1
+    }
+
+    /// For a UTF-8 lead byte, how many continuation bytes follow and the range of the first (RFC 3629 §4,
+    /// Unicode table 3-7); nil for a byte that cannot lead a sequence.
+    @inline(__always)
+    static func utf8Lead(_ lead: UInt8) -> (needed: Int, lower: UInt8, upper: UInt8)? {
+        switch lead {
+        case 0xC2...0xDF: (1, 0x80, 0xBF)
+        case 0xE0: (2, 0xA0, 0xBF)
+        case 0xED: (2, 0x80, 0x9F)
+        case 0xE1...0xEF: (2, 0x80, 0xBF)
+        case 0xF0: (3, 0x90, 0xBF)
+        case 0xF4: (3, 0x80, 0x8F)
+        case 0xF1...0xF3: (3, 0x80, 0xBF)
+        default: nil
+        }
     }
 
     /// Handles one byte in an escape or a split UTF-8 sequence.

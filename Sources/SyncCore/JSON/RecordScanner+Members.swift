@@ -4,13 +4,13 @@
 // token. Profiled on a compact listing (docs/benchmarks.md, "The record scanner"), that load of the state
 // and the indirect jump after it took a third of the scanner's time: the branch predictor cannot tell
 // which of twenty states comes next. Here the position in the grammar of `"name": value,` is the position
-// in the code, as in simdjson's second stage: a member name, `:`, a plain value (a string without escapes
-// or non-ASCII bytes, an integer, a literal, an array of those) and `,` are read in straight-line code, and
+// in the code, as in simdjson's second stage: a member name, `:`, a plain value (a string without escapes,
+// its UTF-8 validated here, an integer, a literal, an array of those) and `,` are read in straight-line code, and
 // so are a record's `}`, the `,` and the next record's `{`; the state is only written where this path hands
 // over.
 //
 // It never decides anything the state machine would decide differently. Whatever it does not handle
-// (an escape, a UTF-8 sequence, a control byte, a value with a role, a container, the end of the chunk,
+// (an escape, a UTF-8 sequence that is invalid or cut by the chunk's end, a control byte, a value with a role, a container, the end of the chunk,
 // any byte out of place) it hands back at a token boundary, in the state the machine would be in there,
 // and the machine reads that token as it always does, errors included. The differential fuzzer and
 // RecordScannerBlockTests compare the two on every input (the reference scanner never takes this path).
@@ -32,7 +32,7 @@ extension RecordScanner {
         var i = start
         while true {
             // The member name: `i` is at its opening quote.
-            let nameEnd = Self.plainRunEnd(base, from: i &+ 1, count: n)
+            let nameEnd = Self.textRunEnd(base, from: i &+ 1, count: n)
             guard nameEnd < n, base[nameEnd] == quote else { return i }
             var role = ValueRole.other
             if recordLevel {
@@ -127,8 +127,8 @@ extension RecordScanner {
         }
     }
 
-    /// Where the plain scalar at `start` ends, and its kind: a string without escapes, control bytes or
-    /// bytes of at least 0x80 (the index of its closing quote), an integer without sign or leading zero
+    /// Where the plain scalar at `start` ends, and its kind: a string without escapes or control bytes, its
+    /// UTF-8 sequences valid (the index of its closing quote), an integer without sign or leading zero
     /// that something other than `.`, `e` or `E` follows, or `true`, `false` or `null`. Nil for anything
     /// else, and for a scalar the chunk's end cuts.
     @inline(__always)
@@ -136,7 +136,7 @@ extension RecordScanner {
         var k = start
         switch base[k] {
         case quote:
-            let end = plainRunEnd(base, from: k &+ 1, count: n)
+            let end = textRunEnd(base, from: k &+ 1, count: n)
             guard end < n, base[end] == quote else { return nil }
             return (end, .string)
         case UInt8(ascii: "1")...UInt8(ascii: "9"):
@@ -170,6 +170,25 @@ extension RecordScanner {
             guard base[k] == UInt8(ascii: ",") else { return nil }
             k = skipWhitespace(base, from: k &+ 1, count: n)
             guard k < n else { return nil }
+        }
+    }
+
+    /// The first index from `start` that is not string content without escapes: a `"`, a `\`, a control
+    /// byte, or a byte of at least 0x80 that does not begin a valid UTF-8 sequence ending in the chunk; or `n`.
+    @inline(__always)
+    static func textRunEnd(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> Int {
+        var i = start
+        while true {
+            i = plainRunEnd(base, from: i, count: n)
+            guard i < n, base[i] >= 0x80, let (needed, lower, upper) = utf8Lead(base[i]), i &+ needed < n else { return i }
+            let second = base[i &+ 1]
+            guard second >= lower && second <= upper else { return i }
+            var k = 2
+            while k <= needed {
+                guard base[i &+ k] & 0xC0 == 0x80 else { return i }
+                k &+= 1
+            }
+            i &+= needed &+ 1
         }
     }
 
