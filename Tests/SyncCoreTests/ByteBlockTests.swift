@@ -16,8 +16,18 @@ private func scalarStringStops(_ bytes: [UInt8], from start: Int = 0) -> UInt64 
     return mask
 }
 
-private func stringStops(_ bytes: [UInt8], from start: Int = 0) -> UInt64 {
-    bytes.withUnsafeBytes { ByteBlock.stringStops($0.baseAddress! + start) }
+/// The string stops of `bytes[start..<start + 64]` from `ByteBlock.stringStopLanes`, lane k at bit k; checks
+/// that `hasStringStop` agrees.
+private func stringStops(_ bytes: [UInt8], from start: Int = 0, sourceLocation: Testing.SourceLocation = #_sourceLocation) -> UInt64 {
+    let (lanes, any) = bytes.withUnsafeBytes {
+        (ByteBlock.stringStopLanes($0.baseAddress! + start), ByteBlock.hasStringStop($0.baseAddress! + start))
+    }
+    var mask: UInt64 = 0
+    for k in 0..<ByteBlock.size where lanes[k] {
+        mask |= 1 << UInt64(k)
+    }
+    #expect(any == (mask != 0), "hasStringStop", sourceLocation: sourceLocation)
+    return mask
 }
 
 @Suite("ByteBlock")
@@ -54,8 +64,8 @@ struct ByteBlockTests {
         }
     }
 
-    /// The lane-to-bit packing keeps lane k at bit k for mixed patterns (several stops per word, all of one word).
-    @Test func packingKeepsLaneOrder() {
+    /// Lane k stands for byte k in mixed patterns (several stops per word, all of one word).
+    @Test func lanesKeepTheirOrder() {
         var random = SplitMix64Jitter(seed: 7)
         let alphabet: [UInt8] = [UInt8(ascii: "a"), UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x09, 0xE2, UInt8(ascii: " ")]
         for _ in 0..<500 {
@@ -67,21 +77,24 @@ struct ByteBlockTests {
         #expect(stringStops(allOfWordThree) == 0xFF << 24)
     }
 
-    @Test func skipStringFindsTheFirstStopInAnyBlock() {
+    /// `skipString` stops at the first whole block that holds a stop, wherever in it the stop lies.
+    @Test func skipStringFindsTheFirstBlockWithAStop() {
         var bytes = Array(repeating: UInt8(ascii: "a"), count: 200)
         bytes[69] = UInt8(ascii: "\"")  // in the second block from 0
         bytes[130] = UInt8(ascii: "\\")
         bytes.withUnsafeBufferPointer { p in
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 0, count: 200) == 69)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 0, count: 200) == 64)
             #expect(ByteBlock.skipString(p.baseAddress!, from: 69, count: 200) == 69)
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 70, count: 200) == 130)
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 67, count: 200) == 69)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 6, count: 200) == 6)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 5, count: 200) == 69)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 70, count: 200) == 70)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 67, count: 200) == 67)
         }
         bytes[69] = UInt8(ascii: "a")
-        // The stop is the last byte of the first block from 67, and the first of the second block from 66.
+        // The stop is the last byte of the second block from 3, and the first byte of the second block from 2.
         bytes.withUnsafeBufferPointer { p in
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 67, count: 200) == 130)
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 66, count: 200) == 130)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 3, count: 200) == 67)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 2, count: 200) == 130)
         }
     }
 
@@ -92,7 +105,8 @@ struct ByteBlockTests {
         bytes.withUnsafeBufferPointer { p in
             #expect(ByteBlock.skipString(p.baseAddress!, from: 0, count: 100) == 64)
             #expect(ByteBlock.skipString(p.baseAddress!, from: 40, count: 100) == 40)
-            #expect(ByteBlock.skipString(p.baseAddress!, from: 36, count: 100) == 90)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 36, count: 100) == 36)
+            #expect(ByteBlock.skipString(p.baseAddress!, from: 26, count: 100) == 90)
             #expect(ByteBlock.skipString(p.baseAddress!, from: 0, count: 63) == 0)
         }
     }

@@ -1,6 +1,6 @@
-// ByteBlock: 64 bytes of a listing classified at once with SIMD compares, as a bit mask
-// (bit k stands for byte k), so that the scanner can jump from one byte that needs
-// attention to the next instead of testing each byte (RecordScanner+Lexer.swift).
+// ByteBlock: 64 bytes of a listing classified at once with SIMD compares, so that a long string is
+// skipped a block at a time; the word loops of the scanner (RecordScanner+Lexer.swift,
+// RecordScanner+Members.swift) find the byte that needs attention within the block.
 //
 // Code generation (Swift 6.3.1, x86-64 baseline SSE2, checked with objdump on `-O` builds):
 // - Every SIMD operand carries an explicit type. Written as `v .== SIMD64(repeating: 0x22)`,
@@ -9,14 +9,13 @@
 //   concrete overloads are chosen: four `pcmpeqb` (or `pminub` + `pcmpeqb`, `pcmpgtb`) per
 //   compare, `por` per `.|`.
 // - `&` and `^` on `SIMD64<UInt8>` stayed scalar loops even so; on `SIMD8<UInt64>` they are
-//   `pand`/`por`/`psrlq`.
-// - Swift has no movemask. `bits(_:)` reads the lane mask as eight `UInt64`s, keeps bit k of
-//   byte k (an AND with 0x8040201008040201), folds each word's bytes into its low byte with
-//   three shift-ORs, and gathers the eight low bytes, which LLVM lowers to `packuswb`: about
-//   fifty vector instructions and no multiply. (Multiplying each word by 0x0102040810204080
-//   instead was lowered to emulated 64-bit vector multiplies, three times the instructions.)
+//   `pand`/`por`.
+// - Swift has no movemask. Gathering the 64 lanes into a bit mask took about fifty vector
+//   instructions (shift-ORs and `packuswb`), as many as the compares; so a block only says whether
+//   it holds a stop (the lane words ORed together), and the word loop that follows finds it
+//   (docs/benchmarks.md, "The scanner's fast path").
 
-/// Bit masks of the bytes of a 64-byte block that the scanner stops at.
+/// Which 64-byte blocks of a listing hold a byte that a string scan stops at.
 enum ByteBlock {
     /// The number of bytes in a block.
     static let size = 64
@@ -26,55 +25,43 @@ enum ByteBlock {
     /// The lane mask of `Vector` comparisons.
     typealias Lanes = SIMDMask<SIMD64<Int8>>
 
-    /// The first byte from `start` on that a string scan stops at, looking at whole blocks only: where
-    /// there is none before the last partial block of `base[0..<n]`, where to go on byte by byte.
-    /// Not inlined: the scanner's string loop stays small enough to be inlined itself.
+    /// The start of the first whole block from `start` on that holds a byte a string scan stops at (the
+    /// stop lies in the 64 bytes from there), or, where there is none before the last partial block of
+    /// `base[0..<n]`, where that block begins. Not inlined: the scanner's string loop stays small enough to
+    /// be inlined itself.
     @inline(never)
     static func skipString(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> Int {
         var i = start
         while i &+ size <= n {
-            let stops = stringStops(UnsafeRawPointer(base + i))
-            if stops != 0 { return i &+ stops.trailingZeroBitCount }
+            if hasStringStop(UnsafeRawPointer(base + i)) { return i }
             i &+= size
         }
         return i
     }
 
-    /// The bytes of the block at `pointer` (no alignment needed) that a string scan stops at:
-    /// `"`, `\`, a control byte (below 0x20: an error in a string) or a byte of at least 0x80
-    /// (a UTF-8 sequence to validate).
+    /// Whether the block at `pointer` (no alignment needed) holds a byte that a string scan stops at: the
+    /// lanes of `stringStopLanes` ORed together as words.
     @inline(__always)
-    static func stringStops(_ pointer: UnsafeRawPointer) -> UInt64 {
+    static func hasStringStop(_ pointer: UnsafeRawPointer) -> Bool {
+        let words: SIMD8<UInt64> = unsafeBitCast(stringStopLanes(pointer), to: SIMD8<UInt64>.self)
+        let half: SIMD4<UInt64> = words.lowHalf | words.highHalf
+        let quarter: SIMD2<UInt64> = half.lowHalf | half.highHalf
+        return quarter[0] | quarter[1] != 0
+    }
+
+    /// The lanes of the block at `pointer` that a string scan stops at: `"`, `\`, a control byte (below
+    /// 0x20: an error in a string) or a byte of at least 0x80 (a UTF-8 sequence to validate).
+    @inline(__always)
+    static func stringStopLanes(_ pointer: UnsafeRawPointer) -> Lanes {
         let v: Vector = pointer.loadUnaligned(as: Vector.self)
         let quote: Vector = Vector(repeating: UInt8(ascii: "\""))
         let backslash: Vector = Vector(repeating: UInt8(ascii: "\\"))
-        let controlLimit: Vector = Vector(repeating: 0x1F)
-        let zero: SIMD64<Int8> = SIMD64<Int8>(repeating: 0)
+        // Read as signed, bytes of at least 0x80 are negative: one compare finds them and the control bytes.
+        let space: SIMD64<Int8> = SIMD64<Int8>(repeating: 0x20)
         let signed: SIMD64<Int8> = unsafeBitCast(v, to: SIMD64<Int8>.self)
         let quotes: Lanes = v .== quote
         let backslashes: Lanes = v .== backslash
-        let control: Lanes = v .<= controlLimit
-        let nonASCII: Lanes = signed .< zero
-        let stops: Lanes = quotes .| backslashes .| control .| nonASCII
-        return bits(stops)
-    }
-
-    /// The lanes of `mask` as bits, lane k at bit k.
-    @inline(__always)
-    static func bits(_ mask: Lanes) -> UInt64 {
-        let weights: SIMD8<UInt64> = SIMD8<UInt64>(repeating: 0x8040_2010_0804_0201)
-        var words: SIMD8<UInt64> = unsafeBitCast(mask, to: SIMD8<UInt64>.self)
-        words = words & weights
-        let by32: SIMD8<UInt64> = words &>> 32
-        words = words | by32
-        let by16: SIMD8<UInt64> = words &>> 16
-        words = words | by16
-        let by8: SIMD8<UInt64> = words &>> 8
-        words = words | by8
-        let bytes: Vector = unsafeBitCast(words, to: Vector.self)
-        let gathered = SIMD8<UInt8>(
-            bytes[0], bytes[8], bytes[16], bytes[24], bytes[32], bytes[40], bytes[48], bytes[56]
-        )
-        return UInt64(littleEndian: unsafeBitCast(gathered, to: UInt64.self))
+        let controlOrNonASCII: Lanes = signed .< space
+        return quotes .| backslashes .| controlOrNonASCII
     }
 }
