@@ -2,6 +2,7 @@ internal import CShim
 internal import Glibc
 import SyncCore
 internal import SyncSystem
+import Synchronization
 
 /// The store writes a listing's bodies into the cache folder and nowhere else (docs/architecture.md, "Storing
 /// listings"); these are the document's parts around the records.
@@ -62,6 +63,8 @@ final class CacheFileOutput {
     private var buffer: [UInt8] = []
     /// Copies a range between files in the kernel; `copy_file_range(2)` unless a test injects a failure.
     var rangeCopier: RangeCopier = RangeCopier.kernel
+    /// How the file is flushed to disk: `fsync(2)`, or a stand-in in tests.
+    var syncer: FileSyncer = FileSyncer.kernel
     /// Bytes `copyRange` moved by `copy_file_range(2)` and by read/write.
     private(set) var copied = (kernel: 0, readWrite: 0)
     private var closed = false
@@ -215,9 +218,29 @@ final class CacheFileOutput {
     /// Writes out what is buffered and flushes the file to disk; returns its fingerprint with `hash`.
     func finish(hash: UInt64) throws(StoreError) -> SnapshotFingerprint {
         try flush()
-        guard retryingEINTR({ fsync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
+        let syncer = syncer
+        guard retryingEINTR({ syncer.sync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
         guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
         return written
+    }
+
+    /// `finish` with the flush to disk running on a thread of its own while the caller prepares what it will
+    /// commit (a first sync's ID index and change log): writes out what is buffered, reads the fingerprint (an
+    /// `fsync` changes neither size, inode nor change time) and starts the flush, on a duplicate of the file's
+    /// descriptor, so that a `discard` meanwhile cannot close it under the flush. Nothing may count on the
+    /// file being on disk before `DiskFlush.wait()` returns. Where no thread can be started, the flush runs
+    /// here, as in `finish`.
+    func finishFlushing(hash: UInt64) throws(StoreError) -> (SnapshotFingerprint, DiskFlush) {
+        try flush()
+        guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
+        let copy = dup(fd)
+        guard copy >= 0 else { throw failure("duplicate the descriptor of \(path)") }
+        let outcome = DiskFlush.Outcome()
+        let syncer = syncer
+        let thread = try? SystemThread.joinable(name: "syncd-flush") { outcome.flush(copy, with: syncer) }
+        if thread == nil { outcome.flush(copy, with: syncer) }
+        let flush = DiskFlush(path: path, outcome: outcome, thread: thread)
+        return (written, flush)
     }
 
     /// Renames the file over the final name. Throws `.cacheFileWrite` when the rename failed (the temporary
@@ -270,6 +293,15 @@ struct RangeCopier: Sendable {
     }
 }
 
+/// How a new cache file is flushed to disk: `fsync(2)`, or in tests a stand-in that fails as a full or broken
+/// disk does (returns -1 with `errno` set).
+struct FileSyncer: Sendable {
+    var sync: @Sendable (_ fd: Int32) -> Int32
+
+    /// `fsync(2)`.
+    static let kernel = FileSyncer { fsync($0) }
+}
+
 /// Reads exactly `buffer.count` bytes at `offset` of `fd`; a short file is a mismatch with the store.
 func readExactly(_ fd: Int32, path: String, into buffer: inout [UInt8], at offset: Int) throws(StoreError) {
     var done = 0
@@ -284,3 +316,39 @@ func readExactly(_ fd: Int32, path: String, into buffer: inout [UInt8], at offse
     }
 }
 
+
+/// The flush to disk of a new cache file, started by `CacheFileOutput.finishFlushing`.
+final class DiskFlush: Sendable {
+    /// What the flush came to: the errno of a failed `fsync`, 0 once it succeeded, -1 before it returned.
+    final class Outcome: Sendable {
+        let code = Atomic<Int32>(-1)
+
+        /// Flushes through `fd`, a descriptor of its own, and closes it.
+        func flush(_ fd: Int32, with syncer: FileSyncer = .kernel) {
+            let result = retryingEINTR({ syncer.sync(fd) }) == 0 ? 0 : errno
+            close(fd)
+            code.store(result, ordering: .releasing)
+        }
+    }
+
+    let path: String
+    private let outcome: Outcome
+    /// The thread running the flush, or nil when it ran before `finishFlushing` returned.
+    private let thread: SystemThread?
+
+    init(path: String, outcome: Outcome, thread: SystemThread?) {
+        self.path = path
+        self.outcome = outcome
+        self.thread = thread
+    }
+
+    /// Waits for the flush; throws `.cacheFileWrite` ("flush PATH to disk") when it failed.
+    func wait() throws(StoreError) {
+        thread?.join()
+        let code = outcome.code.load(ordering: .acquiring)
+        if code != 0 { throw .cacheFileWrite(path: path, failed: "flush \(path) to disk", code: code) }
+    }
+
+    /// An unwaited flush (a commit that failed before it) is still joined: no thread is left behind.
+    deinit { thread?.join() }
+}

@@ -313,6 +313,7 @@ public final class ListingWriter {
     func diverge() throws(StoreError) {
         let output = try CacheFileOutput(folder: folder, source: source)
         output.rangeCopier = store.rangeCopier
+        output.syncer = store.fileSyncer
         self.output = output
         try output.write(header)
         digest.add(bytes: header)
@@ -379,6 +380,7 @@ extension ListingWriter {
             let trailer = try tail()
             if output == nil && !(nextSeq == stored.count && oldFileEnds(with: trailer)) { try diverge() }
             var written: SnapshotFingerprint?
+            var flush: DiskFlush?
             if let output {
                 try output.write(trailer)
                 digest.add(bytes: trailer)
@@ -388,7 +390,7 @@ extension ListingWriter {
                     output.discard()
                     self.output = nil
                 } else {
-                    written = try output.finish(hash: digest.finalize())
+                    (written, flush) = try output.finishFlushing(hash: digest.finalize())
                 }
             }
             let measured = measureChanges()
@@ -399,6 +401,8 @@ extension ListingWriter {
             try log(measured)
             // A whole listing from the server ends its staged pages, if it was resumed or could have been.
             if purpose == .refresh { try store.dropListingResume(source: source) }
+            // The file is on disk before the store names it (the flush ran meanwhile).
+            try flush?.wait()
             try store.database.execute("COMMIT")
             inTransaction = false
             finished = true

@@ -56,6 +56,8 @@ extension StateStore {
         let newTail = tail.appending(added)
         workCounter?.appendedCreates += added.count
         let output = try CacheFileOutput(folder: folder, source: source)
+        output.rangeCopier = rangeCopier
+        output.syncer = fileSyncer
         // As a whole rebuild does: the header written, the listing's records copied.
         try output.write(header)
         try output.copyRange(from: fd, sourcePath: path, offset: mark.layout.recordsStart,

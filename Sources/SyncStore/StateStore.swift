@@ -161,6 +161,8 @@ public final class StateStore {
     var workCounter: StoreWorkCounter?
     /// How new cache files copy ranges of the previous one: `copy_file_range(2)` unless a test injects a failure.
     var rangeCopier = RangeCopier.kernel
+    /// How new cache files are flushed to disk (`CacheFileOutput.syncer`).
+    var fileSyncer = FileSyncer.kernel
     /// The outbox counts of each source as last counted (StateStore+OutboxCounts).
     var countedOutboxes: [String: CountedOutbox] = [:]
 

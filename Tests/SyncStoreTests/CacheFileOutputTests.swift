@@ -45,4 +45,55 @@ struct CacheFileOutputTests {
         #expect(temporary.leftovers().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: temporary.folder.path(of: "gone")))
     }
+
+    /// `finishFlushing`: the same file and fingerprint as `finish`, the flush on a descriptor of its own (none
+    /// of the process's descriptors names the file once the flush is waited for and the file installed), and a
+    /// `discard` while it runs harmless.
+    @Test func aFlushInBackgroundGivesTheSameFileAndClosesItsDescriptor() throws {
+        let temporary = try TemporaryStore()
+        /// The files the process's descriptors name under the store's folder (other tests run meanwhile).
+        let openHere = {
+            ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+            }.filter { $0.hasPrefix(temporary.folder.directory + "/") }
+        }
+        let output = try CacheFileOutput(folder: temporary.folder, source: "flushed")
+        let expected = bytes(700_000, seed: 3)
+        try output.write(expected)
+        let (written, flush) = try output.finishFlushing(hash: 0xF1)
+        try flush.wait()
+        #expect(try output.install() == nil)
+        #expect(openHere().isEmpty, "the output's and the flush's descriptors are closed")
+        let file = try #require(FileManager.default.contents(atPath: temporary.folder.path(of: "flushed")))
+        #expect(Array(file) == expected)
+        #expect(written.size == Int64(expected.count) && written.hash == 0xF1)
+
+        let dropped = try CacheFileOutput(folder: temporary.folder, source: "dropped")
+        try dropped.write(bytes(300_000, seed: 4))
+        let (_, pending) = try dropped.finishFlushing(hash: 1)
+        dropped.discard()
+        try pending.wait()
+        #expect(!FileManager.default.fileExists(atPath: temporary.folder.path(of: "dropped")))
+        #expect(temporary.leftovers().isEmpty)
+        #expect(openHere().isEmpty)
+    }
+
+    /// A flush that fails is reported when waited for, with the file's path and the system's reason: here
+    /// `fsync` of a pipe (EINVAL), standing in for a disk that refuses the data.
+    @Test func aFailedFlushIsReportedWhenWaitedFor() throws {
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { close(ends[1]) }
+        let outcome = DiskFlush.Outcome()
+        outcome.flush(ends[0])
+        let flush = DiskFlush(path: "/var/cache/syncd/default/posts.json", outcome: outcome, thread: nil)
+        let error = #expect(throws: StoreError.self) { try flush.wait() }
+        guard case .cacheFileWrite(let path, let reason, let code) = error else {
+            Issue.record("not a cache file error: \(String(describing: error))")
+            return
+        }
+        #expect(path == "/var/cache/syncd/default/posts.json")
+        #expect(reason == "flush /var/cache/syncd/default/posts.json to disk: Invalid argument")
+        #expect(code == EINVAL)
+    }
 }

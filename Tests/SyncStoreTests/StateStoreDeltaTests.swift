@@ -415,6 +415,36 @@ struct StateStoreDeltaTests {
         #expect(t.leftovers().isEmpty)
     }
 
+    /// The new file's flush to disk runs while the commit prepares the index (`DiskFlush`); one that fails is
+    /// waited for before anything is committed: the listing and the delta fail with the path and the reason,
+    /// and the store and the file stay as they were, with no temporary file left.
+    @Test func aFlushThatFailsCommitsNothing() throws {
+        let t = try stored(1500)
+        let before = try bytes(t)
+        let state = try t.store.state(of: "posts")
+        t.store.fileSyncer = FileSyncer { _ in
+            errno = EIO
+            return -1
+        }
+        let failedWithEIO: (any Error) -> Bool = { error in
+            guard case StoreError.cacheFileWrite(let path, let reason, let code) = error, code == EIO else { return false }
+            return path == t.folder.path(of: "posts") && reason.hasPrefix("flush ") && reason.hasSuffix(" to disk: Input/output error")
+        }
+        #expect(performing: { try apply(t, [upsert(700, 1)], removing: ["3"]) }, throws: failedWithEIO)
+        #expect(performing: { try store(records(1600), into: t.store, time: StateStoreDeltaTests.time) }, throws: failedWithEIO)
+        #expect(try bytes(t) == before)
+        #expect(try storedBodies(t.store) == records(1500).map { String(decoding: $0.1, as: UTF8.self) })
+        #expect(try t.store.deltaCheckpoint(source: "posts") == checkpoint("100"))
+        let after = try t.store.state(of: "posts")
+        #expect((after.savedAt, after.lastSuccess, after.changeSeq, after.snapshotFingerprint, after.recordCount)
+                == (state.savedAt, state.lastSuccess, state.changeSeq, state.snapshotFingerprint, state.recordCount))
+        #expect(t.leftovers().isEmpty)
+        // The disk works again: the next listing commits.
+        t.store.fileSyncer = .kernel
+        try store(records(1600), into: t.store, time: StateStoreDeltaTests.time)
+        #expect(try t.store.state(of: "posts").recordCount == 1600)
+    }
+
     /// A crash after the delta's transaction, before the rename: readers follow the temporary file, and the next
     /// start's `settlePendingRename` puts it in place; file, index and checkpoint agree.
     @Test func aCrashBeforeTheRenameIsFinishedWithTheNewCheckpoint() throws {
