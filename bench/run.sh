@@ -102,6 +102,10 @@ put_section(section)
 print(section)
 PY
 
+# Issue 29: the first sync against curl -o, interleaved, with CPU time and peak RSS, and the scanner's
+# throughput (section "First sync against the transfer floor").
+python3 bench/first-sync.py "http://127.0.0.1:$PORT" "$BIN"
+
 # Issue 12: disk, bytes written and memory (section "Storage" of docs/benchmarks.md).
 bench/storage.sh
 
