@@ -6,9 +6,10 @@
 // emitted records, or a verdict that contradicts a plain reference validator (valid
 // JSON rejected as malformed, or malformed JSON accepted) traps: a crash is a bug.
 //
-// Differential: every scan runs twice, with block skipping (ByteBlock, what syncd uses) and
-// without (the byte-at-a-time reference), and must give the same records, count, error and
-// error offset. Each input is also scanned shifted by 0–63 bytes of leading whitespace and
+// Differential: every scan runs twice, with block skipping and the fast path through a record's
+// members (ByteBlock, RecordScanner+Members.swift: what syncd uses) and without (the state machine
+// byte at a time, the reference), and must give the same records (bytes, IDs and their kinds,
+// versions), count, error and error offset. Each input is also scanned shifted by 0–63 bytes of leading whitespace and
 // with its string contents lengthened (every `"` followed by 40 plain bytes), so that escapes,
 // backslash runs, UTF-8 sequences and the end of input fall at every offset of a block.
 
@@ -16,6 +17,7 @@
 private struct FuzzOutcome: Equatable {
     var records: [[UInt8]] = []
     var keys: [String] = []
+    var kinds: [RecordID.Kind] = []
     var versions: [String?] = []
     var count: Int?
     var error: JSONScanError?
@@ -38,6 +40,7 @@ private func fuzzScan(
                 else { fatalError("broken record invariant at index \(record.index)") }
                 outcome.records.append(Array(record.bytes))
                 outcome.keys.append(record.id.key)
+                outcome.kinds.append(record.id.kind)
                 outcome.versions.append(record.version)
                 // The version's bytes, read in place or from a copy, are its text's.
                 record.withVersionBytes { bytes in
@@ -238,8 +241,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         RecordScannerOptions(versionField: "v"),
         RecordScannerOptions(recordsPath: ["data"], idField: "k", versionField: "id", maxDepth: 8, maxIDBytes: 6),
         RecordScannerOptions(recordsPath: ["a", "1"], maxDepth: 16),
-        // The ID field is also the version field.
-        RecordScannerOptions(idField: "v", versionField: "v", maxIDBytes: 4),
+        // The ID field is also the version field; records of more than 40 bytes are refused.
+        RecordScannerOptions(idField: "v", versionField: "v", maxIDBytes: 4, maxRecordBytes: 40),
     ]
     let valid = ReferenceValidator.isValid(input)
     for options in optionSets {

@@ -91,7 +91,7 @@ struct ByteBlockTests {
             #expect(ByteBlock.skipString(p.baseAddress!, from: 67, count: 200) == 67)
         }
         bytes[69] = UInt8(ascii: "a")
-        // The stop is the last byte of the second block from 3, and the first byte of the second block from 2.
+        // The stop is the last byte of the second block from 3, and the first byte of the third block from 2.
         bytes.withUnsafeBufferPointer { p in
             #expect(ByteBlock.skipString(p.baseAddress!, from: 3, count: 200) == 67)
             #expect(ByteBlock.skipString(p.baseAddress!, from: 2, count: 200) == 130)

@@ -80,6 +80,21 @@ struct RecordScannerMemberTests {
         }
     }
 
+    /// A member name the fast path cannot read after a `,` it read (an escape here) is handed back in the state
+    /// after a comma, `.key`, not in the object's first state, which the path does not write for each member.
+    @Test func aNameHandedBackAfterACommaIsInTheKeyState() throws {
+        var scanner = RecordScanner(options: RecordScannerOptions(), skipsByBlocks: true)
+        try scanner.feed(Array("[{".utf8)) { _ in }
+        #expect(scanner.state == .keyOrObjectEnd && scanner.inRecord)
+        let rest = Array(#""a":1,"b\u0041":2}]"#.utf8)
+        let stop = try rest.withUnsafeBufferPointer { try scanner.scanMembers($0, from: 0) { _ in } }
+        #expect(stop == 6, "at the second name's quote")
+        #expect(scanner.state == .key)
+        for text in [#"[{"id":1,"b\u0041":2}]"#, #"[{"id":1,"b\u0041"}]"#, #"[{"id":1,"b\u0041":}]"#, #"[{"id":1,"b\u0041"]"#] {
+            expectSameAsTheStateMachine(text)
+        }
+    }
+
     /// IDs and versions of every shape: read by the fast path (plain strings, integers) or handed back.
     @Test func idsAndVersions() {
         let ids = [#""a""#, #""""#, "7", "0", "-1", "1.5", "1e3", "true", "null", "{}", "[]", #""é""#, #""a\"b""#,

@@ -13,7 +13,7 @@
 // - Swift has no movemask. Gathering the 64 lanes into a bit mask took about fifty vector
 //   instructions (shift-ORs and `packuswb`), as many as the compares; so a block only says whether
 //   it holds a stop (the lane words ORed together), and the word loop that follows finds it
-//   (docs/benchmarks.md, "The scanner's fast path").
+//   (docs/benchmarks.md, "First sync against the transfer floor: what changed").
 
 /// Which 64-byte blocks of a listing hold a byte that a string scan stops at.
 enum ByteBlock {

@@ -1,19 +1,22 @@
 // RecordScanner+Members: the fast path through the members of an object inside a record.
 //
 // The state machine (RecordScanner+Lexer.swift) stores its state and goes through one `switch` for every
-// token. Profiled on a compact listing (docs/benchmarks.md, "The record scanner"), that load of the state
-// and the indirect jump after it took a third of the scanner's time: the branch predictor cannot tell
-// which of twenty states comes next. Here the position in the grammar of `"name": value,` is the position
-// in the code, as in simdjson's second stage: a member name, `:`, a plain value (a string without escapes,
-// its UTF-8 validated here, an integer, a literal, an array of those) and `,` are read in straight-line code, and
-// so are a record's `}`, the `,` and the next record's `{`; the state is only written where this path hands
-// over.
+// token. Profiled on a compact listing (docs/benchmarks.md, "First sync against the transfer floor: what
+// changed"), that load of the state and the indirect jump after it took a third of the scanner's time: the
+// branch predictor cannot tell which of twenty states comes next. Here the position in the grammar of
+// `"name": value,` is the position in the code, as in simdjson's second stage: a member name, `:`, a plain
+// value (a string without escapes, its UTF-8 validated here; an integer; a literal; an array of those) and
+// `,` are read in straight-line code, and so are a record's `}`, the `,` and the next record's `{`; the state
+// is only written where this path hands over.
 //
-// It never decides anything the state machine would decide differently. Whatever it does not handle
-// (an escape, a UTF-8 sequence that is invalid or cut by the chunk's end, a control byte, a value with a role, a container, the end of the chunk,
-// any byte out of place) it hands back at a token boundary, in the state the machine would be in there,
-// and the machine reads that token as it always does, errors included. The differential fuzzer and
-// RecordScannerBlockTests compare the two on every input (the reference scanner never takes this path).
+// It never decides anything the state machine would decide differently, and applies the same rules (the ID's:
+// `idProblem`). Whatever it does not handle (an escape, a UTF-8 sequence that is invalid or cut by the chunk's
+// end, a control byte, a second ID field, an ID or version that is not a plain string or integer, an ID the
+// rules refuse, an object or a nested array, a number with a sign, fraction or exponent or that is 0, the end
+// of the chunk, any byte out of place) it hands back at a token boundary, in the state the machine would be
+// in there, and the machine reads that token as it always does, errors included. RecordScannerMemberTests
+// compares the two at every cut of inputs built for each hand-over, and the differential fuzzer (Tests/Fuzz)
+// on random inputs; the reference scanner (`skipsByBlocks: false`) never takes this path.
 
 private let quote = UInt8(ascii: "\"")
 
@@ -75,9 +78,9 @@ extension RecordScanner {
                 let textStart = kind == .string ? k &+ 1 : k
                 switch role {
                 case .id:
-                    // An empty or too long ID is an error the state machine reports.
+                    // An ID the rules refuse (empty, too long) is an error the state machine reports.
                     let length = textEnd &- textStart
-                    guard length > 0, length <= maxIDBytes else { return handOver() }
+                    guard idProblem(kind, isInteger: true, length: length) == nil else { return handOver() }
                     let text = String(decoding: UnsafeBufferPointer(start: base + textStart, count: length), as: UTF8.self)
                     currentID = RecordID(key: text, kind: kind == .string ? .string : .integer)
                 case .version:
@@ -124,12 +127,14 @@ extension RecordScanner {
                 return k &+ 1
             }
             i = next
+            // Handed back at this name, the state is the one after a comma.
+            state = .key
         }
     }
 
     /// Where the plain scalar at `start` ends, and its kind: a string without escapes or control bytes, its
-    /// UTF-8 sequences valid (the index of its closing quote), an integer without sign or leading zero
-    /// that something other than `.`, `e` or `E` follows, or `true`, `false` or `null`. Nil for anything
+    /// UTF-8 sequences valid (the index of its closing quote), an integer that starts with 1–9 (no sign, not
+    /// `0`) and that something other than `.`, `e` or `E` follows, or `true`, `false` or `null`. Nil for anything
     /// else, and for a scalar the chunk's end cuts.
     @inline(__always)
     static func plainScalarEnd(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> (Int, ScalarKind)? {

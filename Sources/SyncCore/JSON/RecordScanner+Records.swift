@@ -204,17 +204,19 @@ extension RecordScanner {
 
     /// The ID for a scalar of `kind` with captured `text`, or the reason it is invalid.
     mutating func makeID(_ kind: ScalarKind, text: String?) throws -> RecordID {
-        let reason: String
-        if kind == .literal || (kind == .number && !numberIsInteger) {
-            reason = "ID must be a string or an integer"
-        } else if captureLength > maxIDBytes {
-            reason = "ID longer than \(maxIDBytes) bytes"
-        } else if let text, !text.isEmpty {
-            return RecordID(key: text, kind: kind == .string ? .string : .integer)
-        } else {
-            reason = "empty ID"
+        if let reason = idProblem(kind, isInteger: numberIsInteger, length: captureLength) {
+            throw fail(.invalidID(index: emitted, reason: reason), at: scalarStart)
         }
-        throw fail(.invalidID(index: emitted, reason: reason), at: scalarStart)
+        return RecordID(key: text ?? "", kind: kind == .string ? .string : .integer)
+    }
+
+    /// Why a scalar of `kind` (a number: `isInteger` or not) whose text is `length` bytes cannot be an ID, or
+    /// nil: the rules of both `makeID` and the fast path (RecordScanner+Members.swift).
+    @inline(__always)
+    func idProblem(_ kind: ScalarKind, isInteger: Bool, length: Int) -> String? {
+        if kind == .literal || (kind == .number && !isInteger) { return "ID must be a string or an integer" }
+        if length > maxIDBytes { return "ID longer than \(maxIDBytes) bytes" }
+        return length == 0 ? "empty ID" : nil
     }
 
     // MARK: Keys
