@@ -32,6 +32,25 @@ struct RecordScannerRecordLimitTests {
         #expect(throws: JSONScanError(kind: .recordTooLarge(index: 1, limit: 1000), offset: 1225)) { _ = try scanner.finish() }
     }
 
+    @Test("a record past the limit is refused for its size, not for what else is wrong with it, however it is cut")
+    func sizeBeforeMissingID() throws {
+        // {"x":"aaaaaaaaaaaaaaaaaaaaaaaa"} is 32 bytes with no ID: too large for 20 in one chunk or cut inside it.
+        let document = Array(json: #"[{"id":1},{"x":"aaaaaaaaaaaaaaaaaaaaaaaa"}]"#)
+        for cut in [nil, 25] as [Int?] {
+            var scanner = RecordScanner(options: RecordScannerOptions(maxRecordBytes: 20))
+            var emitted: [String] = []
+            do {
+                for part in cut.map({ [Array(document[..<$0]), Array(document[$0...])] }) ?? [document] {
+                    try scanner.feed(part) { emitted.append($0.id.key) }
+                }
+                Issue.record("a 32-byte record passed a 20-byte limit")
+            } catch let error as JSONScanError {
+                #expect(error.kind == .recordTooLarge(index: 1, limit: 20), "cut at \(String(describing: cut))")
+            }
+            #expect(emitted == ["1"])
+        }
+    }
+
     @Test("the message names the record and the limit")
     func message() {
         #expect(JSONScanError(kind: .recordTooLarge(index: 3, limit: 1000), offset: 5000).description

@@ -102,6 +102,10 @@ extension RecordScanner {
         onRecord: (ScannedRecord) throws -> Void
     ) throws {
         inRecord = false
+        // Size first: a record past the limit is refused for that whatever else is wrong with it, as it is
+        // when a chunk ends inside it (`scan`).
+        let size = (recordSpansChunks ? recordBuffer.count : -recordChunkStart) &+ i &+ 1
+        guard size <= maxRecordBytes else { throw fail(.recordTooLarge(index: emitted, limit: maxRecordBytes), atIndex: i) }
         guard idKeySeen, let id = currentID else {
             throw fail(.missingID(index: emitted, field: idField), atIndex: i)
         }
@@ -114,8 +118,6 @@ extension RecordScanner {
             guard let versionRange else { return ScannedRecord(index: index, id: id, version: version, bytes: bytes) }
             return ScannedRecord(index: index, id: id, versionRange: versionRange, bytes: bytes)
         }
-        let size = (recordSpansChunks ? recordBuffer.count : -recordChunkStart) &+ i &+ 1
-        guard size <= maxRecordBytes else { throw fail(.recordTooLarge(index: index, limit: maxRecordBytes), atIndex: i) }
         do {
             if recordSpansChunks {
                 recordBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: p[0...i]))
