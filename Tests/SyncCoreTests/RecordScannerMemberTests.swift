@@ -37,6 +37,10 @@ private let members: [String] = [
     #""s":"日本語 😀 Größe""#, #""名前":"値""#, #""id":"é1""#,
     "\"s\":\"a\u{80}\"", "\"s\":\"\u{7F}\"",
     #" "x" : 1 , "y" : "z" "#, "\n\t\"x\"\r\n:\n\"y\"\n,\n\"z\":1\n",
+    // Indentation, read four spaces at a time: runs of 3 to 9, spaces mixed with tabs and CRs, and a byte that is
+    // not whitespace inside the first four.
+    "\n   \"x\":\n    1,\n     \"y\":      [\n       \"z\"\n        ]\n         ",
+    "\n  \t \"x\":  \r  1 ,    \t\"y\":2", "\n  x \"y\":1", "    \"x\"    :    \u{0B}1",
 ]
 
 @Suite("RecordScanner member fast path")
@@ -129,6 +133,7 @@ struct RecordScannerMemberTests {
     @Test func recordBoundaries() {
         for text in [
             #"[{"id":1},{"id":2}]"#, #"[{"id":1} , { "id":2 } ]"#, "[{\"id\":1}\n,\n{\"id\":2}\n]\n",
+            "[\n    {\"id\":1}    ,    {    \"id\":2    }    \n]    ", "[{\"id\":1}\n  ,\n      {\"id\":2}]",
             #"[{"id":1},{}]"#, #"[{"id":1},{"x":1}]"#, #"[{"id":1},{"id":2}x"#, #"[{"id":1},[1]]"#, #"[{"id":1},1]"#,
             #"[{"id":1}}"#, #"[{"id":1},,{"id":2}]"#, #"[{"id":1},{ }]"#, #"[{"id":1},{"id":2},]"#, #"[{"id":1}]]"#,
             #"{"data":[{"id":1},{"id":2}],"more":[{"id":3}]}"#,

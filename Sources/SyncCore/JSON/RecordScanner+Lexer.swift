@@ -53,8 +53,7 @@ extension RecordScanner {
             }
             guard current.isStructural else { return i }
             let b = p[i]
-            // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only.
-            if b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
+            if Self.isWhitespace(b) {
                 i &+= 1
                 continue
             }
@@ -229,6 +228,13 @@ extension RecordScanner {
                 if state != .string { return i }
             }
         }
+    }
+
+    /// Whether `b` is JSON whitespace.
+    @inline(__always)
+    static func isWhitespace(_ b: UInt8) -> Bool {
+        // RFC 8259 §2: insignificant whitespace is space, tab, LF and CR only.
+        b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09
     }
 
     /// Whether `b` needs no attention inside a string (printable ASCII but `"` and `\`).

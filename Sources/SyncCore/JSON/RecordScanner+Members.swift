@@ -221,13 +221,19 @@ extension RecordScanner {
     /// The first index from `start` that is not JSON whitespace (RFC 8259 §2), or `n`.
     @inline(__always)
     static func skipWhitespace(_ base: UnsafePointer<UInt8>, from start: Int, count n: Int) -> Int {
+        // Most tokens of a compact listing follow the one before with none: one compare decides those.
+        guard start < n, base[start] <= 0x20 else { return start }
         var i = start
-        while i < n {
-            let b = base[i]
-            guard b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 else { return i }
-            i &+= 1
+        while true {
+            // Indentation four spaces at a time.
+            if i &+ 4 <= n && UnsafeRawPointer(base + i).loadUnaligned(as: UInt32.self) == 0x2020_2020 {
+                i &+= 4
+            } else if i < n && isWhitespace(base[i]) {
+                i &+= 1
+            } else {
+                return i
+            }
         }
-        return i
     }
 
     /// Whether `bytes` are exactly `target`'s.

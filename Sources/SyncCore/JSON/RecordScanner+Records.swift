@@ -323,16 +323,7 @@ extension RecordScanner {
     @inline(__always)
     mutating func capturedBytesEqual(_ p: UnsafeBufferPointer<UInt8>, upTo end: Int, _ target: [UInt8]) -> Bool {
         if captureDirect {
-            let count = end &- captureRunStart
-            guard count == target.count else { return false }
-            return target.withUnsafeBufferPointer { wanted in
-                var k = 0
-                while k < count {
-                    if p[captureRunStart &+ k] != wanted[k] { return false }
-                    k &+= 1
-                }
-                return true
-            }
+            return Self.bytes(UnsafeBufferPointer(rebasing: p[captureRunStart..<end]), equal: target)
         }
         flushCaptureRun(p, upTo: end)
         captureRunStart = end
