@@ -22,6 +22,8 @@ FUZZ_SECONDS ?= 20
 # Seconds one integration test may take before pytest-timeout fails it with every thread's stack.
 PYTEST_TIMEOUT ?= 300
 SWIFT ?= swift
+# The compiler beside it, for the fuzzers and the scanner benchmark (`make SWIFT=/opt/swift/usr/bin/swift …`).
+SWIFTC ?= $(SWIFT)c
 # No $$ORIGIN run path: with the Swift runtime linked in, the release binaries need no library beside them, and
 # installed in /usr/bin the loader would look there first for libsqlite3, libc and libcurl at every start.
 # Full RELRO (-z now, with the toolchain's -z relro): every symbol is bound at start and the GOT made read-only
@@ -69,8 +71,8 @@ check unit: build
 	SYNCD_TESTS=unit PATH="$(TEST_PATH)" SWIFT=$(SWIFT) Tests/run-swift-tests
 
 fuzz:
-	Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)
-	@if [ -x Tests/Fuzz/run-netlink-fuzz.sh ]; then Tests/Fuzz/run-netlink-fuzz.sh $(FUZZ_SECONDS); fi
+	SWIFTC=$(SWIFTC) Tests/Fuzz/run-fuzz.sh $(FUZZ_SECONDS)
+	@if [ -x Tests/Fuzz/run-netlink-fuzz.sh ]; then SWIFTC=$(SWIFTC) Tests/Fuzz/run-netlink-fuzz.sh $(FUZZ_SECONDS); fi
 
 integration: deps build
 	cd Tests/integration && PATH="$(TEST_PATH)" python3 -m pytest -q -p no:cacheprovider --timeout=$(PYTEST_TIMEOUT)
@@ -110,7 +112,7 @@ demo: build
 
 bench: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
-	bench/run.sh
+	SWIFTC=$(SWIFTC) bench/run.sh
 
 # The pages of docs/*.[158].md, and the two documents users need beside them as pages of section 7
 # (packaging/man/md2scdoc refuses a page that would name a file of this repository); @DOCDIR@ and

@@ -9,7 +9,7 @@ seconds=${1:-30}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 mkdir -p .build .build/fuzz-netlink-artifacts
-swiftc -sanitize=fuzzer,address -parse-as-library -O \
+"${SWIFTC:-swiftc}" -sanitize=fuzzer,address -parse-as-library -O \
     Sources/SyncCore/Network/*.swift Tests/Fuzz/NetlinkParserFuzz.swift \
     -o .build/fuzz-netlink
 corpus=$(mktemp -d)
