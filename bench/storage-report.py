@@ -46,8 +46,8 @@ nginx on loopback, listings from `bench/make-listing.py`; `bench/measure.py` run
 reads its peak RSS (getrusage), the bytes it caused to be written (`/proc/PID/io` `write_bytes`,
 folded into the parent when the child is reaped) and the space allocated in its output directories
 (state + cache, write-ahead log included; sampled every 5 ms while it runs). Measured
-{datetime.date.today().isoformat()} on the project's 2-core machine **while other engineers were
-compiling on it: the time figures are noisy (load-dependent); the bytes and RSS figures are not, and
+{datetime.date.today().isoformat()} on the project's 2-core machine (load average {os.getloadavg()[0]:.1f} when this report was
+written). **The time figures are load-dependent and noisy; the bytes and RSS figures are not, and
 decisions rest on those.**
 
 ### Targets
@@ -98,12 +98,14 @@ Write amplification (bytes written per byte of listing; issue filed → schema 1
 3.23× → 6.66× → 1.26× → {x(s1['write_bytes'])}, unchanged re-sync 0.00× → 0.00× → 0.00× → {x(s304['write_bytes'])},
 identical 200 0.00× → 0.00× → 0.00× → {x(s200['write_bytes'])}, one record changed on the server 2.12× → 4.43× → 1.08× →
 {x(sone['write_bytes'])}, one record edited locally (`syncctl put` in a running daemon; schema 1: 1.01×, schema 2: 1.00×) {x(sput['write_bytes'])}
-({sput['write_bytes']/MiB:.1f} MiB, the put answered in {sput['wall_s']:.2f} s, noisy); `curl -o`
+({sput['write_bytes']/MiB:.1f} MiB; the put answered in {sput['wall_s']:.2f} s and the file showed the edit
+{sput['shown_s']:.2f} s after the put began, noisy); `curl -o`
 {x(c1['write_bytes'])}. The rows after the first sync are on the first sync's state, so their "disk
 at end" is the state at rest after that step. "One record changed" is a change on the server (one
 title edited in the 1M listing); the local edit is a `syncctl put` replacing record 500000, counted
-from the daemon's `/proc/PID/io` between the put's start and its answer (the outbox commit and the
-rewritten cache file; the push it triggers later is not counted). Each refresh folds and truncates a
+from the daemon's `/proc/PID/io` between the put's start and the cache file showing the edit (the outbox
+commit and the rewritten cache file, which for a file over 256 KiB follows the answer within about half a
+second; the push it triggers later is not counted). Each refresh folds and truncates a
 write-ahead log larger than 1 MiB before it reports (and starts the next one with one page) (docs/architecture.md, "Storing listings"); since
 schema 2 the log and the database hold the index only (IDs, lengths, hashes), not the bodies.
 

@@ -71,8 +71,9 @@ PY
 $M --dirs "$B" -- python3 "$WORK/baseline.py" "$BIG" "$B/py.json" > "$OUT/py-first.json"
 
 # 2b. A local one-record edit (`syncctl put`) on the 1M listing, in a running daemon: the bytes the daemon
-# writes between the put's start and its answer (the outbox commit and the cache file it rewrites; the
-# answer comes after both). The push it triggers later goes to nginx, which refuses writes: not measured.
+# writes between the put's start and the cache file showing the edit (the outbox commit, then the file's
+# rewrite: a file over 256 KiB is rewritten once for a burst of changes, within about half a second after the
+# put answers, syncctl(1)). The push it triggers later goes to nginx, which refuses writes: not measured.
 setup_config local big.json
 printf 'Writable=yes\n' >> "$WORK/local/etc/sources.d/posts.source"
 "$BIN/syncd" --config-dir "$WORK/local/etc" 2>"$WORK/local.log" & DAEMON=$!
@@ -81,9 +82,14 @@ for _ in $(seq 1200); do grep -q 'posts: synced' "$WORK/local.log" && [ -S "$SOC
 written() { awk '/^write_bytes/ {print $2}' "/proc/$DAEMON/io"; }
 W0=$(written); T0=$(date +%s%N)
 echo '{"id":500000,"title":"Post 500000 (edited locally)"}' | "$BIN/syncctl" --socket "$SOCK" put posts - >/dev/null
-T1=$(date +%s%N); W1=$(written)
-grep -q '"title":"Post 500000 (edited locally)"' "$WORK/local/cache/default/posts.json"  # the edit is in the file apps read
-printf '{"wall_s": %s, "write_bytes": %s}\n' "$(( (T1 - T0) / 1000000 ))e-3" "$((W1 - W0))" > "$OUT/syncd-put.json"
+T1=$(date +%s%N)
+# The edit in the file apps read (polled: up to 30 s, then the benchmark stops here).
+shown() { grep -q '"title":"Post 500000 (edited locally)"' "$WORK/local/cache/default/posts.json"; }
+for _ in $(seq 3000); do shown && break; sleep 0.01; done
+shown || { echo "storage.sh: the local edit never reached the cache file; see $WORK/local.log" >&2; exit 1; }
+T2=$(date +%s%N); W2=$(written)
+printf '{"wall_s": %s, "shown_s": %s, "write_bytes": %s}\n' "$(( (T1 - T0) / 1000000 ))e-3" "$(( (T2 - T0) / 1000000 ))e-3" \
+    "$((W2 - W0))" > "$OUT/syncd-put.json"
 kill "$DAEMON"; wait "$DAEMON" 2>/dev/null || true; DAEMON=
 
 # 3. The daemon's resident memory: idle with two small sources; 5 s after refreshing 300k records.
