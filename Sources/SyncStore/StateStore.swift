@@ -259,7 +259,16 @@ public final class StateStore {
         )
         """
 
+    /// Creates schema 3 as it stands now in an empty file, in one transaction: each table with every column of
+    /// `addedColumns` (appended in their order, where `ALTER TABLE` puts them in an upgraded file) and every
+    /// object of `addedObjects`. An upgraded file ends with the same tables, columns and objects
+    /// (`StateStoreMigrationTests`); building a fresh file by `ALTER TABLE`, which reparses the whole schema
+    /// each time, cost most of a first start's CPU before the first request (docs/benchmarks.md, "First sync
+    /// against the transfer floor").
     private func createSchema() throws(SQLiteError) {
+        func added(_ table: String) -> String {
+            StateStore.addedColumns.filter { $0.table == table }.map { ",\n    \($0.column) \($0.definition)" }.joined()
+        }
         try database.execute("""
             BEGIN IMMEDIATE;
             CREATE TABLE sources (
@@ -273,7 +282,7 @@ public final class StateStore {
                 last_error TEXT,
                 record_count INTEGER NOT NULL DEFAULT 0,
                 snapshot_dirty INTEGER NOT NULL DEFAULT 0,
-                retry_state TEXT
+                retry_state TEXT\(added("sources"))
             );
             \(StateStore.chunksTable);
             -- Local changes, oldest first. At most one 'queued' entry per record (changes coalesce);
@@ -295,7 +304,7 @@ public final class StateStore {
                 last_status INTEGER,
                 last_error TEXT,
                 superseded INTEGER NOT NULL DEFAULT 0,
-                not_sent INTEGER NOT NULL DEFAULT 0
+                not_sent INTEGER NOT NULL DEFAULT 0\(added("outbox"))
             );
             CREATE INDEX outbox_by_record ON outbox (source, record_id, seq);
             CREATE TABLE conflicts (
@@ -306,6 +315,7 @@ public final class StateStore {
                 detected_at TEXT NOT NULL,
                 PRIMARY KEY (source, record_id)
             );
+            \(StateStore.addedObjects.joined(separator: ";\n"));
             PRAGMA user_version = 3;
             COMMIT;
             """)
@@ -356,6 +366,23 @@ public final class StateStore {
         ("sources", "change_seq", "INTEGER NOT NULL DEFAULT 0"),
         ("sources", "change_floor", "INTEGER NOT NULL DEFAULT 0"),
     ]
+
+    /// The tables and triggers added to schema 3 since its base (`createSchema`), each created only if missing: an
+    /// older syncd never names them, so going back keeps them.
+    static let addedObjects: [String] = [
+        // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex).
+        "CREATE TABLE IF NOT EXISTS id_index (source TEXT NOT NULL, bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, bucket))",
+        // Records changed locally since the cache file was last written, while a write failed (StateStore+Unwritten).
+        unwrittenTable,
+        // Changes a ConflictPolicy= discarded, kept for DiscardedRetentionSec= (StateStore+Discarded).
+        discardedTable,
+    ] + outboxStampTriggers
+        // The change sequence's log and the triggers that log local changes (StateStore+ChangeLog).
+        + changeLogSchema
+        // Where each source's incremental pull stands (StateStore+DeltaCheckpoint).
+        + [deltaCheckpointsTable]
+        // The staged pages of interrupted full listings (StateStore+ListingResume).
+        + listingResumeSchema
 
     /// Triggers counting every change of a source's outbox rows that the cache file or the outbox counts can
     /// show in `sources.outbox_stamp`, whichever code makes it. An older syncd's writes are counted too (the
@@ -451,21 +478,7 @@ public final class StateStore {
                 for added in try missing() {
                     try database.execute("ALTER TABLE \(added.table) ADD COLUMN \(added.column) \(added.definition)")
                 }
-                // Sorted `IDHashes` entries of one bucket of a source's listing (StateStore+IDIndex). An
-                // older syncd never names it: going back keeps the file.
-                try database.execute("CREATE TABLE IF NOT EXISTS id_index (source TEXT NOT NULL, bucket INTEGER NOT NULL, entries BLOB NOT NULL, PRIMARY KEY (source, bucket))")
-                // Records changed locally since the cache file was last written, while a write failed
-                // (StateStore+Unwritten). An older syncd never names it.
-                try database.execute(StateStore.unwrittenTable)
-                // Changes a ConflictPolicy= discarded, kept for DiscardedRetentionSec= (StateStore+Discarded).
-                try database.execute(StateStore.discardedTable)
-                for trigger in StateStore.outboxStampTriggers { try database.execute(trigger) }
-                // The change sequence's log and the triggers that log local changes (StateStore+ChangeLog).
-                for object in StateStore.changeLogSchema { try database.execute(object) }
-                // Where each source's incremental pull stands (StateStore+DeltaCheckpoint).
-                try database.execute(StateStore.deltaCheckpointsTable)
-                // The staged pages of interrupted full listings (StateStore+ListingResume).
-                for table in StateStore.listingResumeSchema { try database.execute(table) }
+                for object in StateStore.addedObjects { try database.execute(object) }
             }
         } catch let error as SQLiteError {
             throw error

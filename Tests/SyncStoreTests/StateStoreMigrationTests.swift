@@ -96,6 +96,39 @@ struct StateStoreMigrationTests {
         #expect(tables.int64(0) == 0)
     }
 
+    /// Every table with its columns in order (name, type, NOT NULL, default, key position), and every index and
+    /// trigger with its SQL: what a file's schema is, whatever statements built it.
+    private func schema(_ database: Database) throws -> [String] {
+        var lines: [String] = []
+        for table in try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
+            let columns = try database.prepare("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)")
+            try columns.bind(1, table)
+            while try columns.step() {
+                lines.append("\(table).\(columns.string(0) ?? "") \(columns.string(1) ?? "") notnull=\(columns.int64(2)) "
+                             + "default=\(columns.string(3) ?? "-") pk=\(columns.int64(4))")
+            }
+        }
+        lines += try database.strings("SELECT type || ' ' || name || ' on ' || tbl_name || ': ' || coalesce(sql, '(automatic)') FROM sqlite_master "
+                                      + "WHERE type IN ('index', 'trigger') ORDER BY type, name")
+        return lines
+    }
+
+    /// A new file is created with the whole schema at once; a file of an older schema gains it by conversion and
+    /// `ALTER TABLE`. Both must end the same, or a fresh install and an upgraded one would behave differently.
+    @Test func aNewFileHasTheSchemaAnUpgradedOneEndsWith() throws {
+        let (directory, path) = try versionOneFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let upgraded = try StateStore(path: path, cacheFolder: try folder(directory))
+        try upgraded.migrateLegacyListing(source: "posts")
+        try upgraded.finishLegacyMigration()
+        let fresh = try StateStore(path: directory + "/fresh.db", cacheFolder: try folder(directory))
+        let expected = try schema(upgraded.database)
+        #expect(expected.count > 60, "the comparison covers every column, index and trigger")
+        #expect(expected.contains { $0.hasPrefix("sources.change_floor INTEGER notnull=1 default=0") })
+        #expect(expected.contains { $0.hasPrefix("trigger change_log_insert") })
+        #expect(try schema(fresh.database) == expected)
+    }
+
     @Test func aConversionInterruptedBeforeItsCommitIsDoneAgainAtTheNextOpen() throws {
         let (directory, path) = try versionOneFile()
         defer { try? FileManager.default.removeItem(atPath: directory) }
