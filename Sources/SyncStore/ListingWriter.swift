@@ -209,6 +209,58 @@ public final class ListingWriter {
         if inChunk == RecordChunk.capacity { try flushChunk() }
     }
 
+    /// Records of the listing a chunk holds when full (`RecordChunk.capacity`): `RecordPipeline` cuts its batches
+    /// there, so that each batch can become a chunk's file image as it is (`add(image:records:record:)`).
+    public static let recordsPerChunk = RecordChunk.capacity
+
+    /// Records the chunk being filled takes before it is full, and whether the next record's separator in the
+    /// file is `,\n` (`true`) or `\n`: what a batch laid out as a file image must match to be taken whole.
+    public var nextChunkSpot: (recordsLeft: Int, preceded: Bool) { (chunkLimit - inChunk, precededInFile) }
+
+    /// One record of an image given to `add(image:records:record:)`: its ID's and version's bytes (nil: none), and
+    /// the length of its body in the image.
+    public struct ImageRecord {
+        public let id: UnsafeRawBufferPointer
+        public let idIsInteger: Bool
+        public let version: UnsafeRawBufferPointer?
+        public let bodyLength: Int
+
+        public init(id: UnsafeRawBufferPointer, idIsInteger: Bool, version: UnsafeRawBufferPointer?, bodyLength: Int) {
+            self.id = id
+            self.idIsInteger = idIsInteger
+            self.version = version
+            self.bodyLength = bodyLength
+        }
+    }
+
+    /// Chunks whose file bytes were a batch's image taken as it was, not copied record by record.
+    public private(set) var imagesTaken = 0
+
+    /// Adds `records` records of the server's listing given as their bytes in the cache file, `image`: each body
+    /// after its separator (`\n` before the file's first record, `,\n` before the others), as `emit` lays them
+    /// out; `record(i)` describes the i-th. When they start a chunk and fit in it, no record has a local change,
+    /// and the image's first separator is the one the file needs there, the image becomes the chunk's file bytes
+    /// by exchanging buffers — no byte is copied (docs/architecture.md, "Storing listings") — and `image` gets
+    /// the writer's emptied one. Returns false, having added nothing, otherwise: add them one by one.
+    public func add(image: inout [UInt8], records: Int, record: (Int) -> ImageRecord) throws(StoreError) -> Bool {
+        guard records > 0, records <= chunkLimit, inChunk == 0, chunkFile.isEmpty, overlay.isEmpty, purpose != .rebuild,
+              image.count > (precededInFile ? 1 : 0), image[0] == (precededInFile ? 0x2c : 0x0a) else { return false }
+        swap(&chunkFile, &image)
+        for index in 0..<records {
+            let added = record(index)
+            RecordChunk.append(id: added.id, idIsInteger: added.idIsInteger, version: added.version, fileLength: added.bodyLength,
+                               serverBody: nil, to: &chunkData)
+            if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(added.id), seq: nextSeq) }
+        }
+        precededInFile = true
+        inChunk = records
+        count += records
+        fileRecords += records
+        imagesTaken += 1
+        if inChunk == chunkLimit { try flushChunk() }
+        return true
+    }
+
     /// Adds a stored record unchanged, as `add` would for a record without a local change, without decoding it:
     /// `entry`, its index entry as stored, must be in the file and not overlaid (`RecordChunk.inFile`, not
     /// `.overlaid`), and `body` the bytes of the file it describes. A delta's walk of a chunk it re-emits copies

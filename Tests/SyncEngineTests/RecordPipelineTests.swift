@@ -1,6 +1,6 @@
 import Foundation
 import SyncCore
-import SyncStore
+@testable import SyncStore
 import Testing
 @testable import SyncEngine
 
@@ -55,9 +55,10 @@ import Testing
         #expect(try place.store.state(of: "posts").recordCount == count)
     }
 
-    /// 600 records (27 KB) never fill a batch: they are added on the caller's thread at `finish`, no thread
-    /// started; 3000 (140 KB) go through the thread.
-    @Test(arguments: [600, 3000]) func aWriterFailureStopsThePipelineAndTheStoredListingStays(count: Int) throws {
+    /// 300 records (13 KB) never fill a batch (a batch is a chunk, 512 records): they are added on the caller's
+    /// thread at `finish`, no thread started, and the new file is first needed when the commit closes their
+    /// chunk; 3000 (140 KB) go through the thread, which needs it when the first chunk is full.
+    @Test(arguments: [300, 3000]) func aWriterFailureStopsThePipelineAndTheStoredListingStays(count: Int) throws {
         let place = try Place()
         let first = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
         try Self.feed(3000, version: 1, into: first)
@@ -65,16 +66,21 @@ import Testing
         let before = place.cacheFile
         #expect(before.contains("{\"id\":3000,\"title\":\"Post 3000\",\"v\":1}"))
 
-        // The next listing differs from its first chunk on, so its new cache file is created at once: with
-        // the cache folder moved away, creating it fails on the pipeline's thread.
+        // The next listing differs from its first chunk on, so its new cache file is created as soon as that chunk
+        // is closed: with the cache folder moved away, creating it fails (on the pipeline's thread for 3000).
         let second = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T07:00:00Z", etag: nil))
         try FileManager.default.moveItem(atPath: place.cache, toPath: place.cache + ".away")
-        #expect { try Self.feed(count, version: 2, into: second) } throws: { error in
+        #expect {
+            try Self.feed(count, version: 2, into: second)
+            _ = try second.commit(Self.metadata("2026-12-01T07:00:00Z"))
+        } throws: { error in
             guard case .cacheFileWrite = error as? StoreError else { return false }
             let message = "\(error)"
             return message.hasPrefix("Failed to write cache file \(place.cache)/posts.json: ") && message.contains("open directory \(place.cache)")
         }
-        #expect(second.count < count, "the writer stopped at the failure: \(second.count) records added")
+        if count > ListingWriter.recordsPerChunk {
+            #expect(second.count < count, "the writer stopped at the failure: \(second.count) records added")
+        }
         second.rollback()
         try FileManager.default.moveItem(atPath: place.cache + ".away", toPath: place.cache)
 
@@ -82,5 +88,99 @@ import Testing
         let state = try place.store.state(of: "posts")
         #expect(state.recordCount == 3000 && state.savedAt == "2026-12-01T06:00:00Z", "the stored listing is the first one")
         #expect(try FileManager.default.contentsOfDirectory(atPath: place.cache).filter { $0.contains(".tmp-") }.isEmpty)
+    }
+
+    /// Records `range` of `version` as the scanner gives them, through `pipeline`.
+    static func feed(_ range: ClosedRange<Int>, version: Int, through pipeline: RecordPipeline) throws {
+        for id in range {
+            let bytes = body(id, version)
+            try bytes.withUnsafeBytes { raw in
+                try pipeline.add(ScannedRecord(index: id - 1, id: RecordID(key: String(id), kind: .integer), version: String(version), bytes: raw))
+            }
+        }
+    }
+
+    /// The cache file and index of records `1...count` added one by one, without a pipeline: the reference.
+    static func referenceFile(_ count: Int) throws -> (file: String, index: [String]) {
+        let place = try Place()
+        let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
+        for id in 1...count {
+            let key = Array(String(id).utf8), version = Array("1".utf8), bytes = body(id, 1)
+            try key.withUnsafeBytes { key in
+                try version.withUnsafeBytes { version in
+                    try bytes.withUnsafeBytes { try writer.add(idBytes: key, idIsInteger: true, versionBytes: version, body: $0) }
+                }
+            }
+        }
+        #expect(writer.imagesTaken == 0)
+        _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
+        return (place.cacheFile, try index(of: place.store))
+    }
+
+    /// What the store holds of `posts`'s listing, as text: every index chunk with its layout, the ID index's
+    /// buckets, and the counts and file layout of its row.
+    static func index(of store: StateStore) throws -> [String] {
+        var lines: [String] = []
+        func blob(_ rows: Statement) -> String { rows.withBlob(0) { $0.map { String($0, radix: 16) }.joined() } }
+        let chunks = try store.database.prepare("SELECT data, records, file_bytes, file_hash FROM chunks WHERE source = 'posts' ORDER BY seq")
+        while try chunks.step() { lines.append("chunk \(blob(chunks)) \(chunks.int64(1)) \(chunks.int64(2)) \(chunks.int64(3))") }
+        let buckets = try store.database.prepare("SELECT entries, bucket FROM id_index WHERE source = 'posts' ORDER BY bucket")
+        while try buckets.step() { lines.append("bucket \(buckets.int64(1)) \(blob(buckets))") }
+        let row = try store.database.prepare("SELECT record_count, snapshot_records, records_start, listing_end, snapshot_size FROM sources WHERE name = 'posts'")
+        while try row.step() { lines.append("row " + (0..<5).map { String(row.int64(Int32($0))) }.joined(separator: " ")) }
+        #expect(lines.contains { $0.hasPrefix("chunk") } && lines.contains { $0.hasPrefix("bucket") } && lines.last?.hasPrefix("row") == true)
+        return lines
+    }
+
+    /// A batch that is a whole chunk becomes the chunk's file bytes without a copy: 20,000 records are 39 full
+    /// chunks and one of 32 records, each one batch taken whole; the file and the index are byte for byte those
+    /// of the same records added one by one.
+    @Test func wholeChunksAreTakenAsTheyAreAndWriteTheSameFile() throws {
+        let place = try Place()
+        let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
+        try Self.feed(20_000, version: 1, into: writer)
+        #expect(writer.imagesTaken == 40)
+        _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
+        let reference = try Self.referenceFile(20_000)
+        #expect(place.cacheFile == reference.file)
+        #expect(try Self.index(of: place.store) == reference.index)
+    }
+
+    /// Pages that end inside a chunk: the next page's first batch completes a chunk begun by the page before, so
+    /// it is added record by record (a copy), and the batches after it are whole chunks again. Same file, same index.
+    @Test func aChunkBegunByThePageBeforeIsCompletedRecordByRecord() throws {
+        let place = try Place()
+        let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
+        for page in [1...700, 701...1400] {
+            let pipeline = RecordPipeline(writer: writer)
+            try Self.feed(page, version: 1, through: pipeline)
+            try pipeline.finish()
+        }
+        // Page 1: 512 taken, 188 taken (a chunk begun); page 2: 324 added one by one, then 376 taken.
+        #expect(writer.imagesTaken == 3)
+        _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
+        let reference = try Self.referenceFile(1400)
+        #expect(place.cacheFile == reference.file)
+        #expect(try Self.index(of: place.store) == reference.index)
+    }
+
+    /// A record with a local change is shown with it: while the outbox holds one, no image is taken and each
+    /// record is added by itself, so the file shows the change in the record's place.
+    @Test func aLocalChangeMakesEveryRecordGoOneByOne() throws {
+        let place = try Place()
+        let first = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
+        try Self.feed(1200, version: 1, into: first)
+        _ = try first.commit(Self.metadata("2026-12-01T06:00:00Z"))
+        try place.store.enqueue(source: "posts", recordID: "600", idIsInteger: true, operation: .update, body: Array("{\"id\":600,\"mine\":true}".utf8),
+                                baseVersion: nil, at: "2026-12-01T06:30:00Z", idempotencyKey: UUID().uuidString)
+        let second = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T07:00:00Z", etag: nil))
+        try Self.feed(1200, version: 2, into: second)
+        #expect(second.imagesTaken == 0)
+        _ = try second.commit(Self.metadata("2026-12-01T07:00:00Z"))
+        let document = try JSONSerialization.jsonObject(with: Data(place.cacheFile.utf8)) as? [String: Any]
+        let records = try #require(document?["records"] as? [[String: Any]])
+        #expect(records.map { $0["id"] as? Int } == Array(1...1200))
+        #expect(records[599]["mine"] as? Bool == true && records[599]["v"] == nil, "the local change, in its record's place")
+        #expect(records[598]["v"] as? Int == 2 && records[600]["v"] as? Int == 2)
     }
 }

@@ -8,21 +8,23 @@ import SyncStore
 /// listing keeps two cores busy instead of one (docs/architecture.md, "Storing listings"; docs/benchmarks.md,
 /// "Speed of the first sync and of the 304").
 ///
-/// Records are copied into batches of about `batchBytes`; at most `inFlight` batches wait or are being
-/// added, so memory stays bounded whatever the listing's size (the batches are reused, not reallocated).
+/// Records are copied into batches laid out as the cache file's bytes, one chunk of the listing each (at most
+/// `batchBytes`); at most `inFlight` batches wait or are being added, so memory stays bounded whatever the
+/// listing's size (the batches' buffers are reused, not reallocated).
 /// The order is kept: one thread adds them, first in first out. The writer is used only by that thread
 /// between the first batch handed over and `finish` or `drain`, and only by the caller outside that window.
 /// A failure of the writer stops the pipeline: the next `add` (which the transfer calls, so the transfer
 /// stops too) or `finish` throws it. Without a thread (`pthread_create` failed) the batches are added on
 /// the caller's thread, as without the pipeline.
 final class RecordPipeline {
-    /// One record of a batch: where its ID's, version's and body's bytes end in the batch's bytes, where
-    /// they follow each other in that order (the version's are empty when it has none). Plain values: no
-    /// string is made, retained or released per record on either thread (each was a reference counted
-    /// across the two cores, docs/benchmarks.md, "Third pass").
+    /// One record of a batch: where its ID's and version's bytes end in the batch's `keys` (one after the other;
+    /// the version's are empty when it has none), and where its body starts and ends in the batch's `image`.
+    /// Plain values: no string is made, retained or released per record on either thread (each was a reference
+    /// counted across the two cores, docs/benchmarks.md, "Third pass").
     private struct Entry {
         let idEnd: Int
         let versionEnd: Int
+        let bodyStart: Int
         let end: Int
         let idIsInteger: Bool
         let hasVersion: Bool
@@ -33,41 +35,49 @@ final class RecordPipeline {
     /// batch retains and releases nothing (docs/benchmarks.md, "Third pass"). The first batch of a page
     /// grows as records come (a small page stays small); the others, made once the page proved large,
     /// take their size at once.
+    ///
+    /// `image` holds the records as the cache file will: each body after its separator (`\n` before the file's
+    /// first record, `,\n` before the others). A batch that is a whole chunk becomes that chunk's file bytes as
+    /// it is (`ListingWriter.add(image:records:record:)`): a record's bytes are copied once in user space, from
+    /// libcurl's buffer to here, and from here go to the kernel.
     private struct Batch: Sendable {
-        var bytes: [UInt8] = []
+        var image: [UInt8] = []
+        var keys: [UInt8] = []
         var records: [Entry] = []
 
         init(sized: Bool = false) {
             guard sized else { return }
-            bytes.reserveCapacity(RecordPipeline.batchBytes + (16 << 10))
-            records.reserveCapacity(768)
+            image.reserveCapacity(RecordPipeline.batchBytes)
+            keys.reserveCapacity(16 << 10)
+            records.reserveCapacity(ListingWriter.recordsPerChunk)
         }
 
         mutating func empty() {
-            bytes.removeAll(keepingCapacity: true)
+            image.removeAll(keepingCapacity: true)
+            keys.removeAll(keepingCapacity: true)
             records.removeAll(keepingCapacity: true)
         }
 
-        /// Appends one record's ID, version and body bytes and its entry.
-        mutating func append(_ record: ScannedRecord) {
+        /// Appends one record: its ID and version to `keys`, its separator and body to `image`, and its entry.
+        mutating func append(_ record: ScannedRecord, preceded: Bool) {
             var id = record.id.key
-            let entry = id.withUTF8 { idBytes in
-                record.withVersionBytes { version in
-                    Batch.append(UnsafeRawBufferPointer(idBytes), version, record.bytes, idIsInteger: record.id.kind == .integer, to: &bytes)
-                }
+            let (idEnd, versionEnd) = id.withUTF8 { idBytes in
+                record.withVersionBytes { version in Batch.append(UnsafeRawBufferPointer(idBytes), version, to: &keys) }
             }
-            records.append(entry)
+            if preceded { image.append(0x2c) }
+            image.append(0x0a)
+            let bodyStart = image.count
+            image.append(contentsOf: record.bytes)
+            records.append(Entry(idEnd: idEnd, versionEnd: versionEnd, bodyStart: bodyStart, end: image.count,
+                                 idIsInteger: record.id.kind == .integer, hasVersion: record.version != nil))
         }
 
-        /// The bytes of one record appended to `bytes` (one access to the batch's buffer), and its entry.
-        private static func append(_ id: UnsafeRawBufferPointer, _ version: UnsafeRawBufferPointer?, _ body: UnsafeRawBufferPointer,
-                                   idIsInteger: Bool, to bytes: inout [UInt8]) -> Entry {
-            bytes.append(contentsOf: id)
-            let idEnd = bytes.count
-            if let version { bytes.append(contentsOf: version) }
-            let versionEnd = bytes.count
-            bytes.append(contentsOf: body)
-            return Entry(idEnd: idEnd, versionEnd: versionEnd, end: bytes.count, idIsInteger: idIsInteger, hasVersion: version != nil)
+        /// Appends an ID's and a version's bytes to `keys` (one access to the buffer); where each ends.
+        private static func append(_ id: UnsafeRawBufferPointer, _ version: UnsafeRawBufferPointer?, to keys: inout [UInt8]) -> (Int, Int) {
+            keys.append(contentsOf: id)
+            let idEnd = keys.count
+            if let version { keys.append(contentsOf: version) }
+            return (idEnd, keys.count)
         }
     }
 
@@ -79,30 +89,52 @@ final class RecordPipeline {
         let spare = Mutex<[Batch]>([])
         init(writer: ListingWriter) { self.writer = writer }
 
-        /// Adds the batch's records to the writer unless it failed before; records its failure.
-        func addAll(_ batch: Batch) {
+        /// Adds the batch's records to the writer unless it failed before; records its failure. A batch that is
+        /// a chunk's image is taken whole (its `image` then holds the writer's emptied buffer); otherwise its
+        /// records are added one by one.
+        func addAll(_ batch: inout Batch) {
             guard failure.withLock({ $0 == nil }) else { return }
-            let failed: StoreError? = batch.bytes.withUnsafeBytes { raw in
-                var start = 0
-                for entry in batch.records {
-                    do throws(StoreError) {
-                        try writer.add(idBytes: UnsafeRawBufferPointer(rebasing: raw[start..<entry.idEnd]), idIsInteger: entry.idIsInteger,
-                                       versionBytes: entry.hasVersion ? UnsafeRawBufferPointer(rebasing: raw[entry.idEnd..<entry.versionEnd]) : nil,
-                                       body: UnsafeRawBufferPointer(rebasing: raw[entry.versionEnd..<entry.end]))
-                    } catch {
-                        return error
-                    }
-                    start = entry.end
+            let records = batch.records
+            let keys = batch.keys
+            let failed: StoreError? = keys.withUnsafeBytes { (keys: UnsafeRawBufferPointer) -> StoreError? in
+                func id(_ entry: Entry, from start: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keys[start..<entry.idEnd]) }
+                func version(_ entry: Entry) -> UnsafeRawBufferPointer? {
+                    entry.hasVersion ? UnsafeRawBufferPointer(rebasing: keys[entry.idEnd..<entry.versionEnd]) : nil
                 }
-                return nil
+                do throws(StoreError) {
+                    let taken = try writer.add(image: &batch.image, records: records.count) { index in
+                        let entry = records[index]
+                        return ListingWriter.ImageRecord(id: id(entry, from: index == 0 ? 0 : records[index - 1].versionEnd), idIsInteger: entry.idIsInteger,
+                                                         version: version(entry), bodyLength: entry.end - entry.bodyStart)
+                    }
+                    if taken { return nil }
+                } catch {
+                    return error
+                }
+                return batch.image.withUnsafeBytes { image in
+                    var start = 0
+                    for entry in records {
+                        do throws(StoreError) {
+                            try writer.add(idBytes: id(entry, from: start), idIsInteger: entry.idIsInteger, versionBytes: version(entry),
+                                           body: UnsafeRawBufferPointer(rebasing: image[entry.bodyStart..<entry.end]))
+                        } catch {
+                            return error
+                        }
+                        start = entry.versionEnd
+                    }
+                    return nil
+                }
             }
             if let failed { failure.withLock { if $0 == nil { $0 = failed } } }
         }
     }
 
-    /// A batch is handed over once it holds this many bytes (below the daemon's 128 KiB mmap threshold).
-    static let batchBytes = 96 << 10
-    /// Batches handed over and not yet added, at most: with the one being filled, about 0.5 MiB in all.
+    /// A batch is handed over when it completes a chunk (`ListingWriter.recordsPerChunk` records of the listing),
+    /// or once it holds this many bytes, whichever comes first: a chunk of large records is then handed over in
+    /// parts, added record by record.
+    static let batchBytes = 256 << 10
+    /// Batches handed over and not yet added, at most: with the one being filled, four chunks of records in all
+    /// (about 0.5 MiB for records of 250 bytes, 1 MiB at most).
     static let inFlight = 3
 
     private let shared: Shared
@@ -111,6 +143,10 @@ final class RecordPipeline {
     private var worker: Worker?
     private var started = false
     private var current = Batch()
+    /// Where the next record falls in the writer's chunks, as seen when this pipeline's first record came (the
+    /// writer is the caller's then) and counted on since: where batches are cut and which separator comes first.
+    /// Should it be wrong, the writer adds the batch record by record, to the same result.
+    private var spot: (recordsLeft: Int, preceded: Bool)?
     private var sent = false
     private var sentAny = false
     /// Records handed over so far (scanned; the writer may not have added them all yet).
@@ -126,12 +162,20 @@ final class RecordPipeline {
         worker?.stop()
     }
 
-    /// Copies a record into the current batch; hands the batch over once it is full. Throws the writer's
-    /// failure once there is one.
+    /// Copies a record into the current batch; hands the batch over once it completes a chunk or is full.
+    /// Throws the writer's failure once there is one.
     func add(_ record: ScannedRecord) throws(StoreError) {
-        current.append(record)
+        if spot == nil { spot = shared.writer.nextChunkSpot }
+        current.append(record, preceded: spot!.preceded)
+        spot!.preceded = true
+        spot!.recordsLeft -= 1
         count += 1
-        if current.bytes.count >= RecordPipeline.batchBytes { try send() }
+        if spot!.recordsLeft == 0 {
+            spot!.recordsLeft = ListingWriter.recordsPerChunk
+            try send()
+        } else if current.image.count >= RecordPipeline.batchBytes {
+            try send()
+        }
     }
 
     /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one. The `last`
@@ -144,7 +188,7 @@ final class RecordPipeline {
             worker = Worker.start(shared)
         }
         guard let worker else {
-            shared.addAll(current)
+            shared.addAll(&current)
             current.empty()
             return
         }
@@ -215,7 +259,7 @@ final class RecordPipeline {
             while true {
                 retryingEINTR { sem_wait(ready) }
                 guard var batch = pending.withLock({ $0.removeFirst() }) else { return }
-                shared.addAll(batch)
+                shared.addAll(&batch)
                 batch.empty()
                 shared.spare.withLock { $0.append(batch) }
                 sem_post(slots)
