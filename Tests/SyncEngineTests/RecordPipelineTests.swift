@@ -136,12 +136,18 @@ import Testing
     /// chunks and one of 32 records, each one batch taken whole; the file and the index are byte for byte those
     /// of the same records added one by one.
     @Test func wholeChunksAreTakenAsTheyAreAndWriteTheSameFile() throws {
+        try Self.expectSameAsOneByOne(20_000, images: 40) { writer in try Self.feed(20_000, version: 1, into: writer) }
+    }
+
+    /// Records `1...count` of version 1 added by `add` to a new listing: `images` of them taken whole, and the
+    /// file and index byte for byte those of `referenceFile(count)`.
+    static func expectSameAsOneByOne(_ count: Int, images: Int, add: (ListingWriter) throws -> Void) throws {
         let place = try Place()
         let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
-        try Self.feed(20_000, version: 1, into: writer)
-        #expect(writer.imagesTaken == 40)
+        try add(writer)
+        #expect(writer.imagesTaken == images)
         _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
-        let reference = try Self.referenceFile(20_000)
+        let reference = try Self.referenceFile(count)
         #expect(place.cacheFile == reference.file)
         #expect(try Self.index(of: place.store) == reference.index)
     }
@@ -149,19 +155,14 @@ import Testing
     /// Pages that end inside a chunk: the next page's first batch completes a chunk begun by the page before, so
     /// it is added record by record (a copy), and the batches after it are whole chunks again. Same file, same index.
     @Test func aChunkBegunByThePageBeforeIsCompletedRecordByRecord() throws {
-        let place = try Place()
-        let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
-        for page in [1...700, 701...1400] {
-            let pipeline = RecordPipeline(writer: writer)
-            try Self.feed(page, version: 1, through: pipeline)
-            try pipeline.finish()
-        }
         // Page 1: 512 taken, 188 taken (a chunk begun); page 2: 324 added one by one, then 376 taken.
-        #expect(writer.imagesTaken == 3)
-        _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
-        let reference = try Self.referenceFile(1400)
-        #expect(place.cacheFile == reference.file)
-        #expect(try Self.index(of: place.store) == reference.index)
+        try Self.expectSameAsOneByOne(1400, images: 3) { writer in
+            for page in [1...700, 701...1400] {
+                let pipeline = RecordPipeline(writer: writer)
+                try Self.feed(page, version: 1, through: pipeline)
+                try pipeline.finish()
+            }
+        }
     }
 
     /// A record with a local change is shown with it: while the outbox holds one, no image is taken and each
