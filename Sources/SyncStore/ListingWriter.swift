@@ -246,12 +246,21 @@ public final class ListingWriter {
         guard records > 0, records <= chunkLimit, inChunk == 0, chunkFile.isEmpty, overlay.isEmpty, purpose != .rebuild,
               image.count > (precededInFile ? 1 : 0), image[0] == (precededInFile ? 0x2c : 0x0a) else { return false }
         swap(&chunkFile, &image)
+        // The index entries and ID hashes go to local buffers, moved in and out: a class's stored property
+        // accessed per record costs an exclusivity check each time (docs/benchmarks.md, "Where the time goes now").
+        var entries: [UInt8] = []
+        var hashes = IDHashes()
+        swap(&entries, &chunkData)
+        swap(&hashes, &idHashes)
+        let seq = nextSeq, indexes = purpose.indexesEveryRecord
         for index in 0..<records {
             let added = record(index)
             RecordChunk.append(id: added.id, idIsInteger: added.idIsInteger, version: added.version, fileLength: added.bodyLength,
-                               serverBody: nil, to: &chunkData)
-            if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(added.id), seq: nextSeq) }
+                               serverBody: nil, to: &entries)
+            if indexes { hashes.insert(RecordChunk.hash(added.id), seq: seq) }
         }
+        swap(&entries, &chunkData)
+        swap(&hashes, &idHashes)
         precededInFile = true
         inChunk = records
         count += records
