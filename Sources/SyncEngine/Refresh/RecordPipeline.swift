@@ -61,15 +61,19 @@ final class RecordPipeline {
         /// Appends one record: its ID and version to `keys`, its separator and body to `image`, and its entry.
         mutating func append(_ record: ScannedRecord, preceded: Bool) {
             var id = record.id.key
-            let (idEnd, versionEnd) = id.withUTF8 { idBytes in
-                record.withVersionBytes { version in Batch.append(UnsafeRawBufferPointer(idBytes), version, to: &keys) }
+            // The version's bytes, not `record.version`: that would make a string of them per record.
+            let (idEnd, versionEnd, hasVersion) = id.withUTF8 { idBytes in
+                record.withVersionBytes { version in
+                    let (idEnd, versionEnd) = Batch.append(UnsafeRawBufferPointer(idBytes), version, to: &keys)
+                    return (idEnd, versionEnd, version != nil)
+                }
             }
             if preceded { image.append(0x2c) }
             image.append(0x0a)
             let bodyStart = image.count
             image.append(contentsOf: record.bytes)
             records.append(Entry(idEnd: idEnd, versionEnd: versionEnd, bodyStart: bodyStart, end: image.count,
-                                 idIsInteger: record.id.kind == .integer, hasVersion: record.version != nil))
+                                 idIsInteger: record.id.kind == .integer, hasVersion: hasVersion))
         }
 
         /// Appends an ID's and a version's bytes to `keys` (one access to the buffer); where each ends.
