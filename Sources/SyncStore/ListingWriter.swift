@@ -238,12 +238,13 @@ public final class ListingWriter {
 
     /// Adds `records` records of the server's listing given as their bytes in the cache file, `image`: each body
     /// after its separator (`\n` before the file's first record, `,\n` before the others), as `emit` lays them
-    /// out; `record(i)` describes the i-th. When they start a chunk and fit in it, no record has a local change,
-    /// and the image's first separator is the one the file needs there, the image becomes the chunk's file bytes
+    /// out; `record(i)` describes the i-th. When they are a whole chunk, no record has a local change, the writer
+    /// is not a rebuild's, and the image's first separator is the one the file needs there, the image becomes the
+    /// chunk's file bytes
     /// by exchanging buffers — no byte is copied (docs/architecture.md, "Storing listings") — and `image` gets
     /// the writer's emptied one. Returns false, having added nothing, otherwise: add them one by one.
     public func add(image: inout [UInt8], records: Int, record: (Int) -> ImageRecord) throws(StoreError) -> Bool {
-        guard records > 0, records <= chunkLimit, inChunk == 0, chunkFile.isEmpty, overlay.isEmpty, purpose != .rebuild,
+        guard records > 0, records == chunkLimit, inChunk == 0, chunkFile.isEmpty, overlay.isEmpty, purpose != .rebuild,
               image.count > (precededInFile ? 1 : 0), image[0] == (precededInFile ? 0x2c : 0x0a) else { return false }
         swap(&chunkFile, &image)
         // The index entries and ID hashes go to local buffers, moved in and out: a class's stored property
@@ -266,7 +267,7 @@ public final class ListingWriter {
         count += records
         fileRecords += records
         imagesTaken += 1
-        if inChunk == chunkLimit { try flushChunk() }
+        try flushChunk()
         return true
     }
 

@@ -58,7 +58,10 @@ extension StateStore {
     /// transaction is held while pages arrive: differing index chunks wait in a temporary table of this
     /// connection, the new cache file in a temporary file, and `ListingWriter.commit` takes both in one
     /// short transaction, so local changes and other sources' refreshes never wait for the paging.
-    /// Nothing is visible to readers until `commit` succeeds. The temporary table's page cache is held to 1 MiB.
+    /// Nothing is visible to readers until `commit` succeeds. The temporary table's page cache is held to 256 KiB:
+    /// its pages are written once and read once by the commit, so what passes that goes to the temporary file (the
+    /// page cache, not this process's memory); with 1 MiB, a first sync of 1M records peaked 1.4 MiB higher for no
+    /// measurable speed (docs/benchmarks.md, "First sync against the transfer floor: what changed").
     public func beginListing(source: String, header: CacheHeader = CacheHeader(savedAt: nil, etag: nil)) throws(StoreError) -> ListingWriter {
         try beginWriting(source: source, header: header, purpose: .refresh)
     }
@@ -69,7 +72,7 @@ extension StateStore {
         }
         do {
             try database.execute("""
-                PRAGMA temp.cache_size=-1024;
+                PRAGMA temp.cache_size=-256;
                 CREATE TEMP TABLE IF NOT EXISTS staged_chunks (seq INTEGER PRIMARY KEY, records INTEGER NOT NULL,
                     file_bytes INTEGER NOT NULL, file_hash INTEGER NOT NULL, data BLOB NOT NULL);
                 DELETE FROM temp.staged_chunks;

@@ -21,7 +21,10 @@ import Testing
         deinit { try? FileManager.default.removeItem(atPath: directory) }
     }
 
-    static func body(_ id: Int, _ version: Int) -> [UInt8] { Array("{\"id\":\(id),\"title\":\"Post \(id)\",\"v\":\(version)}".utf8) }
+    /// A record's body, about 40 bytes, or `extra` bytes more in a `text` member.
+    static func body(_ id: Int, _ version: Int, extra: Int = 0) -> [UInt8] {
+        Array("{\"id\":\(id),\"title\":\"Post \(id)\",\(extra > 0 ? "\"text\":\"" + String(repeating: "x", count: extra) + "\"," : "")\"v\":\(version)}".utf8)
+    }
 
     /// Feeds records `1...count` of `version` through a pipeline into a new listing of `store`.
     static func feed(_ count: Int, version: Int, into writer: ListingWriter) throws {
@@ -91,9 +94,9 @@ import Testing
     }
 
     /// Records `range` of `version` as the scanner gives them, through `pipeline`.
-    static func feed(_ range: ClosedRange<Int>, version: Int, through pipeline: RecordPipeline) throws {
+    static func feed(_ range: ClosedRange<Int>, version: Int, extra: Int = 0, through pipeline: RecordPipeline) throws {
         for id in range {
-            let bytes = body(id, version)
+            let bytes = body(id, version, extra: extra)
             try bytes.withUnsafeBytes { raw in
                 try pipeline.add(ScannedRecord(index: id - 1, id: RecordID(key: String(id), kind: .integer), version: String(version), bytes: raw))
             }
@@ -101,11 +104,11 @@ import Testing
     }
 
     /// The cache file and index of records `1...count` added one by one, without a pipeline: the reference.
-    static func referenceFile(_ count: Int) throws -> (file: String, index: [String]) {
+    static func referenceFile(_ count: Int, extra: Int) throws -> (file: String, index: [String]) {
         let place = try Place()
         let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
         for id in 1...count {
-            let key = Array(String(id).utf8), version = Array("1".utf8), bytes = body(id, 1)
+            let key = Array(String(id).utf8), version = Array("1".utf8), bytes = body(id, 1, extra: extra)
             try key.withUnsafeBytes { key in
                 try version.withUnsafeBytes { version in
                     try bytes.withUnsafeBytes { try writer.add(idBytes: key, idIsInteger: true, versionBytes: version, body: $0) }
@@ -133,21 +136,36 @@ import Testing
     }
 
     /// A batch that is a whole chunk becomes the chunk's file bytes without a copy: 20,000 records are 39 full
-    /// chunks and one of 32 records, each one batch taken whole; the file and the index are byte for byte those
-    /// of the same records added one by one.
+    /// chunks, each one batch taken whole, and 32 records more, added one by one at the end of the page; the file
+    /// and the index are byte for byte those of the same records added one by one.
     @Test func wholeChunksAreTakenAsTheyAreAndWriteTheSameFile() throws {
-        try Self.expectSameAsOneByOne(20_000, images: 40) { writer in try Self.feed(20_000, version: 1, into: writer) }
+        try Self.expectSameAsOneByOne(20_000, images: 39) { writer in
+            let pipeline = RecordPipeline(writer: writer)
+            try Self.feed(1...20_000, version: 1, through: pipeline)
+            try pipeline.finish()
+        }
+    }
+
+    /// Records of about 300 bytes: a chunk of them is more than `batchBytes`, so its batches are cut by size and
+    /// added record by record; no image, the same file and index.
+    @Test func aChunkLargerThanABatchGoesRecordByRecord() throws {
+        #expect(ListingWriter.recordsPerChunk * (Self.body(1000, 1, extra: 260).count + 2) > RecordPipeline.batchBytes)
+        try Self.expectSameAsOneByOne(1100, images: 0, extra: 260) { writer in
+            let pipeline = RecordPipeline(writer: writer)
+            try Self.feed(1...1100, version: 1, extra: 260, through: pipeline)
+            try pipeline.finish()
+        }
     }
 
     /// Records `1...count` of version 1 added by `add` to a new listing: `images` of them taken whole, and the
     /// file and index byte for byte those of `referenceFile(count)`.
-    static func expectSameAsOneByOne(_ count: Int, images: Int, add: (ListingWriter) throws -> Void) throws {
+    static func expectSameAsOneByOne(_ count: Int, images: Int, extra: Int = 0, add: (ListingWriter) throws -> Void) throws {
         let place = try Place()
         let writer = try place.store.beginListing(source: "posts", header: CacheHeader(savedAt: "2026-12-01T06:00:00Z", etag: nil))
         try add(writer)
         #expect(writer.imagesTaken == images)
         _ = try writer.commit(Self.metadata("2026-12-01T06:00:00Z"))
-        let reference = try Self.referenceFile(count)
+        let reference = try Self.referenceFile(count, extra: extra)
         #expect(place.cacheFile == reference.file)
         #expect(try Self.index(of: place.store) == reference.index)
     }
@@ -155,9 +173,9 @@ import Testing
     /// Pages that end inside a chunk: the next page's first batch completes a chunk begun by the page before, so
     /// it is added record by record (a copy), and the batches after it are whole chunks again. Same file, same index.
     @Test func aChunkBegunByThePageBeforeIsCompletedRecordByRecord() throws {
-        // Page 1: 512 taken, 188 taken (a chunk begun); page 2: 324 added one by one, then 376 taken.
-        try Self.expectSameAsOneByOne(1400, images: 3) { writer in
-            for page in [1...700, 701...1400] {
+        // Page 1: 512 taken, 188 one by one (a chunk begun); page 2: 324 one by one, 512 taken, 76 one by one.
+        try Self.expectSameAsOneByOne(1600, images: 2) { writer in
+            for page in [1...700, 701...1600] {
                 let pipeline = RecordPipeline(writer: writer)
                 try Self.feed(page, version: 1, through: pipeline)
                 try pipeline.finish()

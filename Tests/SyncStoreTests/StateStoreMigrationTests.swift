@@ -96,11 +96,16 @@ struct StateStoreMigrationTests {
         #expect(tables.int64(0) == 0)
     }
 
-    /// Every table with its columns in order (name, type, NOT NULL, default, key position), and every index and
-    /// trigger with its SQL: what a file's schema is, whatever statements built it.
+    /// What a file's schema is, whatever statements built it: every table with its SQL (white space left out,
+    /// as `ALTER TABLE` lays added columns out otherwise) and its columns in order (name, type, NOT NULL,
+    /// default, key position); every index, automatic ones included, with the columns it covers; every trigger
+    /// with its SQL, in the order they were created, which is the order SQLite fires those of one event in.
     private func schema(_ database: Database) throws -> [String] {
         var lines: [String] = []
-        for table in try database.strings("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name") {
+        let tables = try database.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        while try tables.step() {
+            let table = tables.string(0) ?? ""
+            lines.append("table \(table): " + (tables.string(1) ?? "").filter { !$0.isWhitespace })
             let columns = try database.prepare("SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)")
             try columns.bind(1, table)
             while try columns.step() {
@@ -108,8 +113,18 @@ struct StateStoreMigrationTests {
                              + "default=\(columns.string(3) ?? "-") pk=\(columns.int64(4))")
             }
         }
-        lines += try database.strings("SELECT type || ' ' || name || ' on ' || tbl_name || ': ' || coalesce(sql, '(automatic)') FROM sqlite_master "
-                                      + "WHERE type IN ('index', 'trigger') ORDER BY type, name")
+        let indexes = try database.prepare("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' ORDER BY name")
+        while try indexes.step() {
+            let index = indexes.string(0) ?? ""
+            let columns = try database.prepare("SELECT coalesce(name, '(rowid)'), \"desc\", coll, key FROM pragma_index_xinfo(?1)")
+            try columns.bind(1, index)
+            var covered: [String] = []
+            while try columns.step() {
+                covered.append("\(columns.string(0) ?? "") desc=\(columns.int64(1)) \(columns.string(2) ?? "") key=\(columns.int64(3))")
+            }
+            lines.append("index \(index) on \(indexes.string(1) ?? ""): " + covered.joined(separator: ", "))
+        }
+        lines += try database.strings("SELECT 'trigger ' || name || ' on ' || tbl_name || ': ' || sql FROM sqlite_master WHERE type = 'trigger' ORDER BY rowid")
         return lines
     }
 
@@ -124,6 +139,7 @@ struct StateStoreMigrationTests {
         let fresh = try StateStore(path: directory + "/fresh.db", cacheFolder: try folder(directory))
         let expected = try schema(upgraded.database)
         #expect(expected.count > 60, "the comparison covers every column, index and trigger")
+        #expect(expected.contains { $0.hasPrefix("index sqlite_autoindex_chunks_1 on chunks: source") })
         #expect(expected.contains { $0.hasPrefix("sources.change_floor INTEGER notnull=1 default=0") })
         #expect(expected.contains { $0.hasPrefix("trigger change_log_insert") })
         #expect(try schema(fresh.database) == expected)

@@ -8,12 +8,14 @@ import SyncStore
 /// listing keeps two cores busy instead of one (docs/architecture.md, "Storing listings"; docs/benchmarks.md,
 /// "Speed of the first sync and of the 304").
 ///
-/// Records are copied into batches laid out as the cache file's bytes, one chunk of the listing each (at most
-/// `batchBytes`); at most `inFlight` batches wait or are being added, so memory stays bounded whatever the
-/// listing's size (the batches' buffers are reused, not reallocated).
+/// Records are copied into batches laid out as the cache file's bytes, each at most one chunk of the listing
+/// and at most `batchBytes` (a batch also ends with its page, and a page's first batch may complete a chunk
+/// the page before began); at most `inFlight` batches wait or are being added, so memory stays bounded
+/// whatever the listing's size. The buffers are reused; one taken as a chunk's image is exchanged for the
+/// writer's emptied one, of the same size.
 /// The order is kept: one thread adds them, first in first out. The writer is used only by that thread
 /// between the first batch handed over and `finish` or `drain`, and only by the caller outside that window.
-/// A failure of the writer stops the pipeline: the next `add` (which the transfer calls, so the transfer
+/// A failure of the writer stops the pipeline: the `add` that hands the next batch over (which the transfer calls, so the transfer
 /// stops too) or `finish` throws it. Without a thread (`pthread_create` failed) the batches are added on
 /// the caller's thread, as without the pipeline.
 final class RecordPipeline {
@@ -38,8 +40,10 @@ final class RecordPipeline {
     ///
     /// `image` holds the records as the cache file will: each body after its separator (`\n` before the file's
     /// first record, `,\n` before the others). A batch that is a whole chunk becomes that chunk's file bytes as
-    /// it is (`ListingWriter.add(image:records:record:)`): a record's bytes are copied once in user space, from
-    /// libcurl's buffer to here, and from here go to the kernel.
+    /// it is (`ListingWriter.add(image:records:record:)`): its records' bytes are copied once in user space, from
+    /// libcurl's buffer to here, and from here go to the kernel (a chunk of 64 KiB or more; a smaller one passes
+    /// through `CacheFileOutput`'s buffer). A batch that is not a whole chunk (cut by size, the end of a page,
+    /// or completing a chunk the page before began) is added record by record, a second copy.
     private struct Batch: Sendable {
         var image: [UInt8] = []
         var keys: [UInt8] = []
@@ -47,8 +51,12 @@ final class RecordPipeline {
 
         init(sized: Bool = false) {
             guard sized else { return }
-            image.reserveCapacity(RecordPipeline.batchBytes)
-            keys.reserveCapacity(16 << 10)
+            // Batches are cut before they would pass `batchBytes`, and a chunk's padding to a whole block
+            // (`ListingWriter.add(image:...)`) takes less than 4 KiB more: the buffer never grows (a record larger
+            // than that alone excepted), nor does the writer's, which it is exchanged with. A buffer that grew
+            // would be copied, and would stay larger as it circulates.
+            image.reserveCapacity(RecordPipeline.batchBytes + 4096)
+            keys.reserveCapacity(8 << 10)
             records.reserveCapacity(ListingWriter.recordsPerChunk)
         }
 
@@ -134,11 +142,14 @@ final class RecordPipeline {
     }
 
     /// A batch is handed over when it completes a chunk (`ListingWriter.recordsPerChunk` records of the listing),
-    /// or once it holds this many bytes, whichever comes first: a chunk of large records is then handed over in
-    /// parts, added record by record.
-    static let batchBytes = 256 << 10
-    /// Batches handed over and not yet added, at most: with the one being filled, four chunks of records in all
-    /// (about 0.5 MiB for records of 250 bytes, 1 MiB at most).
+    /// or before the record that would take it past this many bytes: a chunk of records over about 230 bytes on
+    /// average is then handed over in parts, added record by record as before. Below the daemon's 128 KiB mmap
+    /// threshold (`MemoryPolicy`), so the buffers are reused from the heap, and the chunk of a listing of
+    /// 225-byte records (the benchmarks') fits in one. Larger batches would let larger records go as images,
+    /// but each buffer circulates between the batches and the writer: all of them would grow to that size.
+    static let batchBytes = 120 << 10
+    /// Batches handed over and not yet added, at most: with the one being filled and one waiting for a slot,
+    /// five buffers of `batchBytes` (0.6 MiB) besides the chunk the writer fills.
     static let inFlight = 3
 
     private let shared: Shared
@@ -166,18 +177,18 @@ final class RecordPipeline {
         worker?.stop()
     }
 
-    /// Copies a record into the current batch; hands the batch over once it completes a chunk or is full.
+    /// Copies a record into the current batch; hands the batch over once it completes a chunk, or first when the
+    /// record would take it past `batchBytes`.
     /// Throws the writer's failure once there is one.
     func add(_ record: ScannedRecord) throws(StoreError) {
         if spot == nil { spot = shared.writer.nextChunkSpot }
+        if !current.records.isEmpty && current.image.count + record.bytes.count + 2 > RecordPipeline.batchBytes { try send() }
         current.append(record, preceded: spot!.preceded)
         spot!.preceded = true
         spot!.recordsLeft -= 1
         count += 1
         if spot!.recordsLeft == 0 {
             spot!.recordsLeft = ListingWriter.recordsPerChunk
-            try send()
-        } else if current.image.count >= RecordPipeline.batchBytes {
             try send()
         }
     }
