@@ -192,6 +192,14 @@ public final class ListingWriter {
         if inChunk == chunkLimit { try flushChunk() }
     }
 
+    /// The index entry of a record of the server's listing shown as the server sent it, `bodyLength` bytes in the
+    /// file, appended to `entries`, and its ID's hash to `hashes` when `hashing`.
+    private static func index(id: UnsafeRawBufferPointer, idIsInteger: Bool, version: UnsafeRawBufferPointer?, bodyLength: Int, seq: Int,
+                              hashing: Bool, entries: inout [UInt8], hashes: inout IDHashes) {
+        RecordChunk.append(id: id, idIsInteger: idIsInteger, version: version, fileLength: bodyLength, serverBody: nil, to: &entries)
+        if hashing { hashes.insert(RecordChunk.hash(id), seq: seq) }
+    }
+
     /// Adds one record of the server's listing given the UTF-8 bytes of its ID and version (nil: none), as
     /// `add(id:idIsInteger:version:body:)` does; while no record has local changes no string is made.
     public func add(idBytes: UnsafeRawBufferPointer, idIsInteger: Bool, versionBytes: UnsafeRawBufferPointer?,
@@ -202,8 +210,8 @@ public final class ListingWriter {
             return
         }
         emit(body)
-        RecordChunk.append(id: idBytes, idIsInteger: idIsInteger, version: versionBytes, fileLength: body.count, serverBody: nil, to: &chunkData)
-        if purpose.indexesEveryRecord { idHashes.insert(RecordChunk.hash(idBytes), seq: nextSeq) }
+        ListingWriter.index(id: idBytes, idIsInteger: idIsInteger, version: versionBytes, bodyLength: body.count, seq: nextSeq,
+                            hashing: purpose.indexesEveryRecord, entries: &chunkData, hashes: &idHashes)
         inChunk += 1
         count += 1
         if inChunk == RecordChunk.capacity { try flushChunk() }
@@ -240,9 +248,8 @@ public final class ListingWriter {
     /// after its separator (`\n` before the file's first record, `,\n` before the others), as `emit` lays them
     /// out; `record(i)` describes the i-th. When they are a whole chunk, no record has a local change, the writer
     /// is not a rebuild's, and the image's first separator is the one the file needs there, the image becomes the
-    /// chunk's file bytes
-    /// by exchanging buffers — no byte is copied (docs/architecture.md, "Storing listings") — and `image` gets
-    /// the writer's emptied one. Returns false, having added nothing, otherwise: add them one by one.
+    /// chunk's file bytes by exchanging buffers — no byte is copied (docs/architecture.md, "Storing listings") —
+    /// and `image` gets the writer's emptied one. Returns false, having added nothing, otherwise: add them one by one.
     public func add(image: inout [UInt8], records: Int, record: (Int) -> ImageRecord) throws(StoreError) -> Bool {
         guard records > 0, records == chunkLimit, inChunk == 0, chunkFile.isEmpty, overlay.isEmpty, purpose != .rebuild,
               image.count > (precededInFile ? 1 : 0), image[0] == (precededInFile ? 0x2c : 0x0a) else { return false }
@@ -253,12 +260,11 @@ public final class ListingWriter {
         var hashes = IDHashes()
         swap(&entries, &chunkData)
         swap(&hashes, &idHashes)
-        let seq = nextSeq, indexes = purpose.indexesEveryRecord
+        let seq = nextSeq, hashing = purpose.indexesEveryRecord
         for index in 0..<records {
             let added = record(index)
-            RecordChunk.append(id: added.id, idIsInteger: added.idIsInteger, version: added.version, fileLength: added.bodyLength,
-                               serverBody: nil, to: &entries)
-            if indexes { hashes.insert(RecordChunk.hash(added.id), seq: seq) }
+            ListingWriter.index(id: added.id, idIsInteger: added.idIsInteger, version: added.version, bodyLength: added.bodyLength, seq: seq,
+                                hashing: hashing, entries: &entries, hashes: &hashes)
         }
         swap(&entries, &chunkData)
         swap(&hashes, &idHashes)

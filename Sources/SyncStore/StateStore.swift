@@ -180,8 +180,8 @@ public final class StateStore {
             let version = try database.integerPragma("user_version")
             switch version {
             case 0:
+                // The whole schema: nothing for `addMissingColumns` to add.
                 try createSchema()
-                try addMissingColumns()
             case 1, 2:
                 if version == 2 { try verifySchema() }
                 // Schema 1 kept the bodies in `chunks`: they become `v1_chunks`, which the daemon publishes

@@ -109,30 +109,31 @@ final class RecordPipeline {
             let records = batch.records
             let keys = batch.keys
             let failed: StoreError? = keys.withUnsafeBytes { (keys: UnsafeRawBufferPointer) -> StoreError? in
-                func id(_ entry: Entry, from start: Int) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: keys[start..<entry.idEnd]) }
+                // Record `index`'s ID starts where the record before it ends in `keys`.
+                func id(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: keys[(index == 0 ? 0 : records[index - 1].versionEnd)..<records[index].idEnd])
+                }
                 func version(_ entry: Entry) -> UnsafeRawBufferPointer? {
                     entry.hasVersion ? UnsafeRawBufferPointer(rebasing: keys[entry.idEnd..<entry.versionEnd]) : nil
                 }
                 do throws(StoreError) {
                     let taken = try writer.add(image: &batch.image, records: records.count) { index in
                         let entry = records[index]
-                        return ListingWriter.ImageRecord(id: id(entry, from: index == 0 ? 0 : records[index - 1].versionEnd), idIsInteger: entry.idIsInteger,
-                                                         version: version(entry), bodyLength: entry.end - entry.bodyStart)
+                        return ListingWriter.ImageRecord(id: id(index), idIsInteger: entry.idIsInteger, version: version(entry),
+                                                         bodyLength: entry.end - entry.bodyStart)
                     }
                     if taken { return nil }
                 } catch {
                     return error
                 }
                 return batch.image.withUnsafeBytes { image in
-                    var start = 0
-                    for entry in records {
+                    for (index, entry) in records.enumerated() {
                         do throws(StoreError) {
-                            try writer.add(idBytes: id(entry, from: start), idIsInteger: entry.idIsInteger, versionBytes: version(entry),
+                            try writer.add(idBytes: id(index), idIsInteger: entry.idIsInteger, versionBytes: version(entry),
                                            body: UnsafeRawBufferPointer(rebasing: image[entry.bodyStart..<entry.end]))
                         } catch {
                             return error
                         }
-                        start = entry.versionEnd
                     }
                     return nil
                 }
@@ -181,16 +182,16 @@ final class RecordPipeline {
     /// record would take it past `batchBytes`.
     /// Throws the writer's failure once there is one.
     func add(_ record: ScannedRecord) throws(StoreError) {
-        if spot == nil { spot = shared.writer.nextChunkSpot }
+        var spot = self.spot ?? shared.writer.nextChunkSpot
         if !current.records.isEmpty && current.image.count + record.bytes.count + 2 > RecordPipeline.batchBytes { try send() }
-        current.append(record, preceded: spot!.preceded)
-        spot!.preceded = true
-        spot!.recordsLeft -= 1
+        current.append(record, preceded: spot.preceded)
+        spot.preceded = true
+        spot.recordsLeft -= 1
+        let chunkEnds = spot.recordsLeft == 0
+        if chunkEnds { spot.recordsLeft = ListingWriter.recordsPerChunk }
+        self.spot = spot
         count += 1
-        if spot!.recordsLeft == 0 {
-            spot!.recordsLeft = ListingWriter.recordsPerChunk
-            try send()
-        }
+        if chunkEnds { try send() }
     }
 
     /// Hands the current batch over (waiting while `inFlight` are pending) and starts a new one. The `last`
