@@ -48,11 +48,12 @@ func fingerprint(of fd: Int32, hash: UInt64) -> SnapshotFingerprint? {
 /// A new cache file being written: a temporary file in the folder (`.<source>.json.tmp-…`, `O_EXCL`, the
 /// folder's mode and group), fed through a 256 KiB buffer (runs of 64 KiB or more, such as a listing's
 /// index chunks, go to the file directly: no copy), or by range copies from the previous file
-/// (`copyRange`). Every 4 MiB written, the kernel is asked to start writing them back
-/// (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits for nothing), so the disk works while the
-/// listing still arrives and `finish`'s `fsync` has less left to do; that `fsync` stays the point of
-/// durability. `finish` flushes it to disk; `install` renames it over the final name and flushes the
-/// folder; `discard` removes it. The content hash is the writer's (`CacheFileDigest`): nothing here hashes.
+/// (`copyRange`). Every 4 MiB written, a thread of its own flushes what is written so far (`StepFlusher`),
+/// so the disk works while the listing still arrives and `finish`'s `fsync` has only the last step left;
+/// that `fsync` stays the point of durability. Where no thread can be started, the kernel is only asked to
+/// start writeback (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which waits for nothing). `finish` flushes
+/// the file to disk; `install` renames it over the final name and flushes the folder; `discard` removes it.
+/// The content hash is the writer's (`CacheFileDigest`): nothing here hashes.
 final class CacheFileOutput {
     let folder: CacheFolder
     let source: String
@@ -69,14 +70,20 @@ final class CacheFileOutput {
     private(set) var copied = (kernel: 0, readWrite: 0)
     private var closed = false
     private var installed = false
-    /// Bytes written to the file so far, and how many of them writeback was started for.
+    /// Bytes written to the file so far, and how many of them (with the kernel's copies) a flush or
+    /// writeback was asked for.
     private var written = 0
-    private var writebackStarted = 0
+    private var stepped = 0
+    /// Flushes the file in steps while it is written: started at the first step; nil before, and where no
+    /// thread could be started (`flusherRefused`).
+    private(set) var flusher: StepFlusher?
+    private var flusherRefused = false
     private static let capacity = 256 << 10
     /// Runs at least this long skip the buffer.
     private static let direct = 64 << 10
-    /// How much is written between two writeback requests.
-    private static let writebackStep = 4 << 20
+    /// How much is written between two flushes while the file is written (docs/benchmarks.md, "Flushing the
+    /// cache file while it arrives").
+    static let flushStep = 4 << 20
 
     /// Path of the final file.
     var path: String { folder.path(of: source) }
@@ -112,8 +119,8 @@ final class CacheFileOutput {
         close(directoryFD)
     }
 
-    private func failure(_ operation: String) -> StoreError {
-        let error = StoreError.cacheFileWrite(path: path, failed: operation)
+    private func failure(_ operation: String, code: Int32 = errno) -> StoreError {
+        let error = StoreError.cacheFileWrite(path: path, failed: operation, code: code)
         discard()
         return error
     }
@@ -163,6 +170,7 @@ final class CacheFileOutput {
             if n > 0 {
                 left -= n
                 copied.kernel += n
+                stepIfDue()
             } else if n == 0 {
                 throw .cacheFileMismatch(path: sourcePath, reason: "it ends at byte \(position); the store expects \(offset + count)")
             } else if RangeCopier.fallbackErrors.contains(Int32(-n)) {
@@ -208,16 +216,38 @@ final class CacheFileOutput {
             offset += n
         }
         written += bytes.count
-        if written - writebackStarted >= CacheFileOutput.writebackStep {
-            // A hint: a failure here leaves the work to `finish`'s fsync, which reports errors.
-            _ = cshim_start_writeback(fd, Int64(writebackStarted), Int64(written - writebackStarted))
-            writebackStarted = written
+        stepIfDue()
+    }
+
+    /// Asks for a flush of what is written so far once `flushStep` more bytes are (`StepFlusher`), or, without
+    /// a flusher, for writeback to start: a hint, whose failure leaves the work to `finish`'s fsync.
+    private func stepIfDue() {
+        let size = written + copied.kernel
+        guard size - stepped >= CacheFileOutput.flushStep else { return }
+        if flusher == nil && !flusherRefused {
+            flusher = StepFlusher.start(fd, syncer: syncer)
+            flusherRefused = flusher == nil
         }
+        if let flusher {
+            flusher.step()
+        } else {
+            _ = cshim_start_writeback(fd, 0, 0)
+        }
+        stepped = size
+    }
+
+    /// Ends the step flusher, if any, and throws the failure of a step (the final flush would not report it).
+    private func stopFlusher() throws(StoreError) {
+        guard let flusher else { return }
+        self.flusher = nil
+        let code = flusher.stop()
+        if code > 0 { throw failure("flush \(path) to disk", code: code) }
     }
 
     /// Writes out what is buffered and flushes the file to disk; returns its fingerprint with `hash`.
     func finish(hash: UInt64) throws(StoreError) -> SnapshotFingerprint {
         try flush()
+        try stopFlusher()
         let syncer = syncer
         guard retryingEINTR({ syncer.sync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
         guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
@@ -233,6 +263,11 @@ final class CacheFileOutput {
     func finishFlushing(hash: UInt64) throws(StoreError) -> (SnapshotFingerprint, DiskFlush) {
         try flush()
         guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
+        if let flusher {
+            // Its thread makes the final flush, after the steps, on its own descriptor.
+            self.flusher = nil
+            return (written, flusher.finish(path: path))
+        }
         let copy = dup(fd)
         guard copy >= 0 else { throw failure("duplicate the descriptor of \(path)") }
         let outcome = DiskFlush.Outcome()
@@ -267,6 +302,8 @@ final class CacheFileOutput {
 
     /// Removes the temporary file unless it was installed or kept.
     func discard() {
+        _ = flusher?.stop()
+        flusher = nil
         if !closed { close(fd); closed = true }
         if !installed {
             unlinkat(directoryFD, temporaryName, 0)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import SyncStore
 import SyncCore
@@ -95,5 +96,125 @@ struct CacheFileOutputTests {
         #expect(path == "/var/cache/syncd/default/posts.json")
         #expect(reason == "flush /var/cache/syncd/default/posts.json to disk: Invalid argument")
         #expect(code == EINVAL)
+    }
+
+    /// A syncer whose `gated` calls (by number, from 1) stop until the test lets them go (`pass`), so that the
+    /// test knows a step's flush ran on the flusher's thread without waiting on time; each call records the
+    /// file's size then, and `failing` calls fail with EIO.
+    final class GatedSyncer: @unchecked Sendable {
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let sizes = Mutex<[Int]>([])
+        let gated: Set<Int>
+        let failing: Set<Int>
+
+        init(gated: Set<Int> = [1, 2], failing: Set<Int> = []) {
+            self.gated = gated
+            self.failing = failing
+        }
+
+        var syncer: FileSyncer {
+            FileSyncer { fd in
+                var info = stat()
+                fstat(fd, &info)
+                let call = self.sizes.withLock { sizes in
+                    sizes.append(Int(info.st_size))
+                    return sizes.count
+                }
+                if self.gated.contains(call) {
+                    self.entered.signal()
+                    self.release.wait()
+                }
+                if self.failing.contains(call) {
+                    errno = EIO
+                    return -1
+                }
+                return fsync(fd)
+            }
+        }
+
+        /// Waits for the next gated call and lets it go. A call that never comes fails the test after a minute
+        /// rather than hang it (a bound for a broken build, not a measure of time).
+        func pass() throws {
+            try #require(entered.wait(timeout: .now() + 60) == .success, "the flush was never made")
+            release.signal()
+        }
+    }
+
+    /// A large file is flushed in steps while it is written, on a thread of its own (so the final flush has only
+    /// the last step's bytes left; docs/benchmarks.md, "Flushing the cache file while it arrives"): the first
+    /// flush comes once `flushStep` bytes are written, before the file is finished, and the final one after.
+    @Test func aLargeFileIsFlushedInStepsWhileItIsWritten() throws {
+        let temporary = try TemporaryStore()
+        let gate = GatedSyncer()
+        let output = try CacheFileOutput(folder: temporary.folder, source: "large")
+        output.syncer = gate.syncer
+        let step = CacheFileOutput.flushStep
+        let first = bytes(step - 1, seed: 5)
+        try output.write(first)
+        #expect(output.flusher == nil, "no thread for a file below one step")
+        let second = bytes(100_000, seed: 6)
+        try output.write(second)
+        try gate.pass()
+        #expect(gate.sizes.withLock { $0 } == [step - 1 + 100_000], "a step flushed the file as written so far")
+        let third = bytes(200_000, seed: 7)
+        try output.write(third)
+        let (written, flush) = try output.finishFlushing(hash: 0x57E9)
+        try gate.pass()
+        try flush.wait()
+        #expect(gate.sizes.withLock { $0 }.count == 2, "the final flush after the step")
+        #expect(gate.sizes.withLock { $0 }.last == first.count + second.count + third.count)
+        #expect(try output.install() == nil)
+        let file = try #require(FileManager.default.contents(atPath: temporary.folder.path(of: "large")))
+        #expect(Array(file) == first + second + third)
+        #expect(written.size == Int64(file.count))
+        #expect(temporary.leftovers().isEmpty)
+    }
+
+    /// A step's flush that fails fails the file: the kernel reports a writeback error to one `fsync` only, so the
+    /// final flush, waited for or made at once (`finish`), reports the step's; a discarded file is removed.
+    @Test func aStepThatFailsFailsTheFile() throws {
+        let temporary = try TemporaryStore()
+        for waited in [true, false] {
+            let gate = GatedSyncer(gated: [1], failing: [1])
+            let output = try CacheFileOutput(folder: temporary.folder, source: "failing")
+            output.syncer = gate.syncer
+            try output.write(bytes(CacheFileOutput.flushStep, seed: 8))
+            try gate.pass()
+            try output.write(bytes(1_000, seed: 9))
+            let failedWithEIO: (any Error) -> Bool = { error in
+                guard case StoreError.cacheFileWrite(let path, let reason, let code) = error else { return false }
+                return path == temporary.folder.path(of: "failing") && code == EIO
+                    && reason == "flush \(path) to disk: Input/output error"
+            }
+            if waited {
+                let (_, flush) = try output.finishFlushing(hash: 1)
+                #expect(performing: { try flush.wait() }, throws: failedWithEIO)
+            } else {
+                #expect(performing: { _ = try output.finish(hash: 1) }, throws: failedWithEIO)
+            }
+            #expect(gate.sizes.withLock { $0 }.count == 1, "no flush after the failed step")
+            output.discard()
+            #expect(temporary.leftovers().isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: temporary.folder.path(of: "failing")))
+        }
+    }
+
+    /// A file discarded after a step's flush began: the flush ends, the thread and its descriptor are gone, and
+    /// no file is left.
+    @Test func aFileDiscardedWhileFlushingInStepsLeavesNothing() throws {
+        let temporary = try TemporaryStore()
+        let gate = GatedSyncer(gated: [1])
+        let output = try CacheFileOutput(folder: temporary.folder, source: "dropped")
+        output.syncer = gate.syncer
+        try output.write(bytes(CacheFileOutput.flushStep + 10, seed: 10))
+        try gate.pass()
+        output.discard()
+        #expect(output.flusher == nil)
+        #expect(temporary.leftovers().isEmpty)
+        let open = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+        }.filter { $0.hasPrefix(temporary.folder.directory + "/") }
+        #expect(open.isEmpty, "the flusher's descriptor is closed")
     }
 }
