@@ -6,7 +6,9 @@
 // Prints, per document shape, the median and the best of several runs in MB/s (10^6 bytes per
 // second) of wall time and of the thread's CPU time (on a shared machine the CPU time is the steadier
 // figure: time spent waiting for a core is not in it). Uses only the public interface, so the same
-// file builds against an older checkout's scanner for a before/after comparison.
+// file builds against an older checkout's scanner for a before/after comparison, with one change: each
+// record's ID is read as syncd's records thread reads it, `record.withIDBytes` (no string); a checkout
+// older than that call (2026-12-03) reads `record.id.key.utf8.count` instead.
 
 #if canImport(Glibc)
 import Glibc
@@ -86,7 +88,7 @@ struct ScannerThroughput {
                     while offset < all.count {
                         let end = min(offset + chunkSize, all.count)
                         try scanner.feed(UnsafeRawBufferPointer(rebasing: all[offset..<end])) { record in
-                            checksum &+= record.bytes.count &+ record.id.key.utf8.count
+                            checksum &+= record.bytes.count &+ record.withIDBytes { $0.count }
                         }
                         offset = end
                     }

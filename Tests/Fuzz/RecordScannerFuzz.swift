@@ -42,6 +42,10 @@ private func fuzzScan(
                 outcome.keys.append(record.id.key)
                 outcome.kinds.append(record.id.kind)
                 outcome.versions.append(record.version)
+                // The ID's bytes and kind, read without a string, are its key's and kind.
+                guard record.withIDBytes({ Array($0) }) == Array(record.id.key.utf8), record.idKind == record.id.kind else {
+                    fatalError("withIDBytes or idKind disagrees with id at index \(record.index)")
+                }
                 // The version's bytes, read in place or from a copy, are its text's.
                 record.withVersionBytes { bytes in
                     guard bytes.map(Array.init) == record.version.map({ Array($0.utf8) }) else {

@@ -11,13 +11,17 @@ struct RecordCopy: Equatable, Sendable, CustomStringConvertible {
     var kind: RecordID.Kind
     var version: String?
     var bytes: [UInt8]
+    /// Whether the record's `id` agrees with the key and kind read without a string (`withIDBytes`, `idKind`):
+    /// always expected.
+    var idAgrees = true
 
     init(_ record: ScannedRecord) {
         index = record.index
-        key = record.id.key
-        kind = record.id.kind
+        key = record.withIDBytes { String(decoding: $0, as: UTF8.self) }
+        kind = record.idKind
         version = record.version
         bytes = Array(record.bytes)
+        idAgrees = record.id.key == key && record.id.kind == kind
     }
 
     init(_ index: Int, _ key: String, _ kind: RecordID.Kind, version: String? = nil, bytes: String) {

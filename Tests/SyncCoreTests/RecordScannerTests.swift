@@ -336,6 +336,38 @@ struct RecordScannerTests {
         }
     }
 
+    /// `withIDBytes` gives the ID key's UTF-8 bytes however the record was fed; when the ID is its raw text in
+    /// one chunk (no escape) they are a slice of the record's bytes: the scanner made no string for it.
+    @Test func idBytesAreTheKeysUTF8() throws {
+        let document = Array(json: #"[{"id":17,"a":1},{"a":"x","id":"b\u0063"},{"id":"plain"},{"id":"é€"},{"id":"t\"q","n":null}]"#)
+        let expected: [(String, RecordID.Kind)] = [("17", .integer), ("bc", .string), ("plain", .string), ("é€", .string), ("t\"q", .string)]
+        for cuts in [[]] + (0...document.count).map({ [$0] }) {
+            var scanner = RecordScanner(options: RecordScannerOptions())
+            var start = 0
+            var inPlace: [Int] = []
+            for end in cuts + [document.count] where end >= start {
+                try scanner.feed(Array(document[start..<end])) { record in
+                    let id = record.id
+                    #expect((id.key, id.kind) == expected[record.index], "record \(record.index), cuts \(cuts)")
+                    #expect(record.idKind == id.kind)
+                    record.withIDBytes { bytes in
+                        #expect(Array(bytes) == Array(id.key.utf8), "record \(record.index), cuts \(cuts)")
+                        if let base = bytes.baseAddress, let recordBase = record.bytes.baseAddress,
+                           base >= recordBase && base + bytes.count <= recordBase + record.bytes.count {
+                            inPlace.append(record.index)
+                        }
+                    }
+                }
+                start = end
+            }
+            #expect(try scanner.finish() == 5)
+            if cuts.isEmpty {
+                // Raw text: 17, "plain", "é€"; the escapes of 1 and 4 made strings.
+                #expect(inPlace == [0, 2, 3])
+            }
+        }
+    }
+
     @Test func recordsBeforeAnErrorAreEmittedInOrder() {
         let outcome = scanEverySplit(Array(json: #"[{"id":1},{"id":2},{"id":2.5}]"#), options: RecordScannerOptions())
         #expect(outcome.records.map(\.key) == ["1", "2"])

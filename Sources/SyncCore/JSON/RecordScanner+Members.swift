@@ -81,13 +81,18 @@ extension RecordScanner {
                     // An ID the rules refuse (empty, too long) is an error the state machine reports.
                     let length = textEnd &- textStart
                     guard idProblem(kind, isInteger: true, length: length) == nil else { return handOver() }
-                    let text = String(decoding: UnsafeBufferPointer(start: base + textStart, count: length), as: UTF8.self)
-                    currentID = RecordID(key: text, kind: kind == .string ? .string : .integer)
+                    // The ID is its raw text (no escapes; an integer's digits are its key): the record carries
+                    // where it lies, as for the version.
+                    idStreamStart = chunkBase &+ Int64(textStart)
+                    idStreamEnd = chunkBase &+ Int64(textEnd)
+                    idStreamKind = kind == .string ? .string : .integer
+                    // Tested first: assigning nil releases the old value, a call even when it is nil.
+                    if currentID != nil { currentID = nil }
                 case .version:
                     // As after a capture without a copy: the version is its raw text in the record's bytes.
                     versionStreamStart = chunkBase &+ Int64(textStart)
                     versionStreamEnd = chunkBase &+ Int64(textEnd)
-                    currentVersion = nil
+                    if currentVersion != nil { currentVersion = nil }
                 default:
                     break
                 }

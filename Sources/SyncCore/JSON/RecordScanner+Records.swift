@@ -61,8 +61,10 @@ extension RecordScanner {
             recordSpansChunks = false
             if !recordBuffer.isEmpty { recordBuffer.removeAll(keepingCapacity: true) }
             idKeySeen = false
-            currentID = nil
-            currentVersion = nil
+            // Tested first: assigning nil releases the old value, a call even when it is nil.
+            if currentID != nil { currentID = nil }
+            idStreamStart = -1
+            if currentVersion != nil { currentVersion = nil }
         case .id, .idAndVersion:
             throw fail(.invalidID(index: emitted, reason: "ID must be a string or an integer"), atIndex: i)
         case .version:
@@ -106,17 +108,18 @@ extension RecordScanner {
         // when a chunk ends inside it (`scan`).
         let size = (recordSpansChunks ? recordBuffer.count : -recordChunkStart) &+ i &+ 1
         guard size <= maxRecordBytes else { throw fail(.recordTooLarge(index: emitted, limit: maxRecordBytes), atIndex: i) }
-        guard idKeySeen, let id = currentID else {
+        guard idKeySeen, currentID != nil || idStreamStart >= 0 else {
             throw fail(.missingID(index: emitted, field: idField), atIndex: i)
         }
         let index = emitted
-        // A version that is its raw text lies in the record's bytes: no string is made for it.
+        // An ID or a version that is its raw text lies in the record's bytes: no string is made for it.
+        let id = idStreamStart < 0 ? ScannedRecord.IDSource.text(currentID ?? RecordID(key: "", kind: .string))
+            : .range(Int(idStreamStart &- recordStreamStart)..<Int(idStreamEnd &- recordStreamStart), idStreamKind)
         let versionRange = versionStreamStart < 0 ? nil
             : Int(versionStreamStart &- recordStreamStart)..<Int(versionStreamEnd &- recordStreamStart)
         let version = currentVersion
         func record(_ bytes: UnsafeRawBufferPointer) -> ScannedRecord {
-            guard let versionRange else { return ScannedRecord(index: index, id: id, version: version, bytes: bytes) }
-            return ScannedRecord(index: index, id: id, versionRange: versionRange, bytes: bytes)
+            ScannedRecord(index: index, idSource: id, version: version, versionRange: versionRange, bytes: bytes)
         }
         do {
             if recordSpansChunks {
@@ -195,6 +198,7 @@ extension RecordScanner {
             throw fail(.recordNotObject(index: emitted), at: scalarStart)
         case .id, .idAndVersion:
             currentID = try makeID(kind, text: text)
+            idStreamStart = -1
             if role == .idAndVersion {
                 currentVersion = text
                 versionStreamStart = -1

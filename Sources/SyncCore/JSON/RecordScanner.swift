@@ -97,7 +97,13 @@ public struct RecordScanner: Sendable {
     var recordSpansChunks = false
     var recordBuffer: [UInt8] = []
     var idKeySeen = false
+    /// The current ID when it was read into a string (escapes, bytes split across chunks, the reference path).
     var currentID: RecordID?
+    /// The stream range of the current ID's raw text and how it was written, when it is its raw bytes (else
+    /// `idStreamStart` is -1): the record then carries the range, and no string is made unless asked for.
+    var idStreamStart: Int64 = -1
+    var idStreamEnd: Int64 = 0
+    var idStreamKind = RecordID.Kind.string
     var currentVersion: String?
     /// The stream offset of the open record's `{`.
     var recordStreamStart: Int64 = 0

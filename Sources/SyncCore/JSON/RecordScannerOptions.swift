@@ -48,10 +48,16 @@ public struct RecordScannerOptions: Sendable {
 
 /// A record as the scanner emits it. `bytes` is valid only during the callback.
 public struct ScannedRecord {
+    /// Where the ID is: a string made for it, or the range of `bytes` that is exactly its key (the common
+    /// case: no escape, one chunk), with how it was written; the scanner then makes no string for it.
+    enum IDSource {
+        case text(RecordID)
+        case range(Range<Int>, RecordID.Kind)
+    }
+
     /// The record's 0-based position in the records array.
     public let index: Int
-    /// The record's ID.
-    public let id: RecordID
+    private let idSource: IDSource
     /// The record object's exact bytes as received, from `{` to `}`. Valid only
     /// during the callback: copy what you keep.
     public let bytes: UnsafeRawBufferPointer
@@ -60,6 +66,34 @@ public struct ScannedRecord {
     /// Where the version's text lies in `bytes` when it is exactly its raw bytes (the common case:
     /// no escape, one chunk); the scanner then makes no string for it.
     private let versionRange: Range<Int>?
+
+    /// The record's ID (a string is made for it here when the scanner made none: `withIDBytes` makes none).
+    public var id: RecordID {
+        switch idSource {
+        case .text(let id): id
+        case .range(let range, let kind): RecordID(key: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self), kind: kind)
+        }
+    }
+
+    /// How the ID was written.
+    public var idKind: RecordID.Kind {
+        switch idSource {
+        case .text(let id): id.kind
+        case .range(_, let kind): kind
+        }
+    }
+
+    /// Calls `body` with the UTF-8 bytes of the ID's key, without making a string when they are a slice of
+    /// `bytes`. The buffer is valid only during the call.
+    public func withIDBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        switch idSource {
+        case .range(let range, _):
+            return try body(UnsafeRawBufferPointer(rebasing: bytes[range]))
+        case .text(let id):
+            var key = id.key
+            return try key.withUTF8 { try body(UnsafeRawBufferPointer($0)) }
+        }
+    }
 
     /// The version: a string's unescaped value, or a number's literal text; `nil` if
     /// the field is absent, `null`, or of another type (boolean, object, array).
@@ -78,18 +112,15 @@ public struct ScannedRecord {
 
     /// Creates a record; the scanner does this, tests and fakes may too.
     public init(index: Int, id: RecordID, version: String?, bytes: UnsafeRawBufferPointer) {
-        self.index = index
-        self.id = id
-        self.versionText = version
-        self.versionRange = nil
-        self.bytes = bytes
+        self.init(index: index, idSource: .text(id), version: version, versionRange: nil, bytes: bytes)
     }
 
-    /// A record whose version is `bytes[versionRange]` (raw text, no escapes).
-    init(index: Int, id: RecordID, versionRange: Range<Int>, bytes: UnsafeRawBufferPointer) {
+    /// A record whose ID and version are strings made for them or ranges of `bytes` (raw text, no escapes);
+    /// `version` is ignored when `versionRange` is given.
+    init(index: Int, idSource: IDSource, version: String?, versionRange: Range<Int>?, bytes: UnsafeRawBufferPointer) {
         self.index = index
-        self.id = id
-        self.versionText = nil
+        self.idSource = idSource
+        self.versionText = versionRange == nil ? version : nil
         self.versionRange = versionRange
         self.bytes = bytes
     }

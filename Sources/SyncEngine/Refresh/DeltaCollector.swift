@@ -25,9 +25,10 @@ final class DeltaCollector {
     func add(_ record: ScannedRecord) throws(RefreshFailure) {
         received += 1
         let removed = try DeltaStamp.take(record, of: "delta", source: source, readingTombstones: true, into: &watermark)
-        if latest.updateValue(removed ? nil : DeltaRecord(id: record.id.key, idIsInteger: record.id.kind == .integer, version: record.version,
-                                                          body: Array(record.bytes)), forKey: record.id) == nil {
-            order.append(record.id)
+        let id = record.id
+        if latest.updateValue(removed ? nil : DeltaRecord(id: id.key, idIsInteger: id.kind == .integer, version: record.version,
+                                                          body: Array(record.bytes)), forKey: id) == nil {
+            order.append(id)
         }
     }
 

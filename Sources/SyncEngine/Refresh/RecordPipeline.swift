@@ -68,11 +68,11 @@ final class RecordPipeline {
 
         /// Appends one record: its ID and version to `keys`, its separator and body to `image`, and its entry.
         mutating func append(_ record: ScannedRecord, preceded: Bool) {
-            var id = record.id.key
-            // The version's bytes, not `record.version`: that would make a string of them per record.
-            let (idEnd, versionEnd, hasVersion) = id.withUTF8 { idBytes in
+            // The ID's and the version's bytes, not `record.id` or `record.version`: those would make a string
+            // of them per record.
+            let (idEnd, versionEnd, hasVersion) = record.withIDBytes { idBytes in
                 record.withVersionBytes { version in
-                    let (idEnd, versionEnd) = Batch.append(UnsafeRawBufferPointer(idBytes), version, to: &keys)
+                    let (idEnd, versionEnd) = Batch.append(idBytes, version, to: &keys)
                     return (idEnd, versionEnd, version != nil)
                 }
             }
@@ -81,7 +81,7 @@ final class RecordPipeline {
             let bodyStart = image.count
             image.append(contentsOf: record.bytes)
             records.append(Entry(idEnd: idEnd, versionEnd: versionEnd, bodyStart: bodyStart, end: image.count,
-                                 idIsInteger: record.id.kind == .integer, hasVersion: hasVersion))
+                                 idIsInteger: record.idKind == .integer, hasVersion: hasVersion))
         }
 
         /// Appends an ID's and a version's bytes to `keys` (one access to the buffer); where each ends.
