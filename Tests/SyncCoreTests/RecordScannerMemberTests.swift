@@ -129,6 +129,48 @@ struct RecordScannerMemberTests {
         #expect(missing.error?.kind == .missingID(index: 0, field: "id"))
     }
 
+    /// A record's member names compared with the previous record's at the same position (`MemberName`): a
+    /// name that matches, one that only starts like it or that it only starts like, one written with an escape,
+    /// the ID and version fields moved to other positions, the ID field a second time where the previous
+    /// record had its first, names of 15 and 16 bytes, and more members than the kept positions: the same
+    /// outcome as the state machine's, at every cut.
+    @Test func namesAsThePreviousRecordHadThem() throws {
+        let long15 = "abcdefghijklmno", long16 = "abcdefghijklmnop"
+        let shapes = [
+            #"{"id":1,"v":"a","title":"t","\#(long15)":1,"\#(long16)":2}"#,
+            #"{"id":2,"v":"b","title":"u","\#(long15)":3,"\#(long16)":4}"#,
+            #"{"id":3,"v":"c","titl":"u","\#(long15)x":3,"\#(long16)":4}"#,
+            #"{"id":4,"v":"d","titles":"u","abcdefghijklmn":3}"#,
+            #"{"id":5,"v":"e","ti\u0074le":"u","tit\"le":1}"#,
+            #"{"v":"f","title":"w","id":6}"#,
+            #"{"title":"w","id":7,"v":"g"}"#,
+            #"{"v":"h","id":8,"x":0}"#,
+            #"{"id":9,"v":"i","é":1,"日本":2}"#,
+            #"{"id":10,"v":"j","é":1,"日本":2}"#,
+            "{" + (0..<20).map { #""m\#($0)":\#($0)"# }.joined(separator: ",") + #","id":11}"#,
+            "{" + (0..<20).map { #""m\#($0)":\#($0)"# }.joined(separator: ",") + #","id":12}"#,
+        ]
+        let outcome = expectSameAsTheStateMachine("[" + shapes.joined(separator: ",") + "]")
+        #expect(outcome.records.map(\.key) == (1...12).map(String.init))
+        #expect(outcome.records.map(\.version) == ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", nil, nil])
+        // A name that goes on past the kept one with what could follow a name (a space, then the colon); a
+        // member after it, so that the chunk does not end within the 16 bytes compared.
+        let longer = expectSameAsTheStateMachine(#"[{"id":1,"v":"a","title":"t"},{"id":2,"v":"b","title :":"u","padding":"0123456789"}]"#)
+        #expect(longer.records.map(\.key) == ["1", "2"])
+        // The ID field again where the previous record had its first: refused as the state machine refuses it.
+        let twice = expectSameAsTheStateMachine(#"[{"id":1,"x":1},{"x":2,"id":2},{"id":3,"id":4}]"#)
+        #expect(twice.error?.kind == .invalidID(index: 2, reason: "ID field appears twice"))
+        // The ID field that is also the version field, at a kept position.
+        let shared = expectSameAsTheStateMachine(#"[{"v":"a1","x":1},{"v":"b2","x":2}]"#, options: RecordScannerOptions(idField: "v", versionField: "v"))
+        #expect(shared.records.map(\.key) == ["a1", "b2"])
+
+        // The names are kept by position with their roles (the first record's, for the next).
+        var scanner = RecordScanner(options: RecordScannerOptions(versionField: "v"))
+        try scanner.feed(Array(#"[{"id":1,"v":"a","title":"t","\#(long16)":1}, "#.utf8)) { _ in }
+        #expect((0..<4).map { scanner.memberNames[$0].length } == [2, 1, 5, 0])
+        #expect((0..<3).map { scanner.memberNames[$0].role } == [.id, .version, .other])
+    }
+
     /// A record's end and the next record's start, read by the fast path, and everything out of place there.
     @Test func recordBoundaries() {
         for text in [

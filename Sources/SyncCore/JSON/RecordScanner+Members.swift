@@ -7,7 +7,9 @@
 // `"name": value,` is the position in the code, as in simdjson's second stage: a member name, `:`, a plain
 // value (a string without escapes, its UTF-8 validated here; an integer; a literal; an array of those) and
 // `,` are read in straight-line code, and so are a record's `}`, the `,` and the next record's `{`; the state
-// is only written where this path hands over.
+// is only written where this path hands over. A record's member name is first compared with the name the
+// previous records had at its position (`MemberName`: two words under masks, name and closing quote), since
+// the records of a listing mostly name their members alike; only a name that differs is scanned.
 //
 // It never decides anything the state machine would decide differently, and applies the same rules (the ID's:
 // `idProblem`). Whatever it does not handle (an escape, a UTF-8 sequence that is invalid or cut by the chunk's
@@ -34,22 +36,28 @@ extension RecordScanner {
         var recordLevel = depth == recordDepth
         var i = start
         while true {
-            // The member name: `i` is at its opening quote.
-            let nameEnd = Self.textRunEnd(base, from: i &+ 1, count: n)
-            guard nameEnd < n, base[nameEnd] == quote else { return i }
+            // The member name: `i` is at its opening quote. A record's member is first compared with the name
+            // the previous records had at its position (`MemberName`).
+            var nameEnd: Int
             var role = ValueRole.other
-            if recordLevel {
-                let name = UnsafeBufferPointer(start: base + (i &+ 1), count: nameEnd &- i &- 1)
-                let isID = Self.bytes(name, equal: idFieldBytes)
-                let isVersion = versionFieldBytes.map { Self.bytes(name, equal: $0) } ?? false
-                if isID {
-                    // A second ID field is an error the state machine reports.
-                    if idKeySeen { return i }
-                    role = isVersion ? .idAndVersion : .id
-                } else if isVersion {
-                    role = .version
+            let slot = memberIndex
+            if recordLevel && slot < memberNames.count && i &+ 17 <= n && memberNames[slot].matches(UnsafeRawPointer(base + (i &+ 1))) {
+                nameEnd = i &+ 1 &+ memberNames[slot].length
+                role = memberNames[slot].role
+            } else {
+                nameEnd = Self.textRunEnd(base, from: i &+ 1, count: n)
+                guard nameEnd < n, base[nameEnd] == quote else { return i }
+                if recordLevel {
+                    let name = UnsafeBufferPointer(start: base + (i &+ 1), count: nameEnd &- i &- 1)
+                    let isID = Self.bytes(name, equal: idFieldBytes)
+                    let isVersion = versionFieldBytes.map { Self.bytes(name, equal: $0) } ?? false
+                    role = isID ? (isVersion ? .idAndVersion : .id) : isVersion ? .version : .other
+                    if slot < memberNames.count && name.count <= 15 { memberNames[slot] = MemberName(name, role: role) }
                 }
             }
+            // A second ID field is an error the state machine reports.
+            if (role == .id || role == .idAndVersion) && idKeySeen { return i }
+            if recordLevel { memberIndex = slot &+ 1 }
             var k = Self.skipWhitespace(base, from: nameEnd &+ 1, count: n)
             guard k < n, base[k] == UInt8(ascii: ":") else { return i }
             // Past the colon: from here on the member name is read, so hand over in `.value`.

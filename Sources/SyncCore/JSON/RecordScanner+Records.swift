@@ -65,6 +65,7 @@ extension RecordScanner {
             if currentID != nil { currentID = nil }
             idStreamStart = -1
             if currentVersion != nil { currentVersion = nil }
+            memberIndex = 0
         case .id, .idAndVersion:
             throw fail(.invalidID(index: emitted, reason: "ID must be a string or an integer"), atIndex: i)
         case .version:

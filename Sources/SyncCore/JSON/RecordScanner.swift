@@ -104,6 +104,10 @@ public struct RecordScanner: Sendable {
     var idStreamStart: Int64 = -1
     var idStreamEnd: Int64 = 0
     var idStreamKind = RecordID.Kind.string
+    /// The names of the members of the previous records, by position (`MemberName`), and the position of
+    /// the next member of the open record that the member fast path reads.
+    var memberNames = InlineArray<16, MemberName>(repeating: MemberName())
+    var memberIndex = 0
     var currentVersion: String?
     /// The stream offset of the open record's `{`.
     var recordStreamStart: Int64 = 0
@@ -291,6 +295,47 @@ enum Literal: Sendable {
 }
 
 /// What a value means to the record layer.
+/// A member name of a record as the last record that had a member at its position had it: records of a
+/// listing mostly name their members alike and in the same order, so the member fast path compares the next
+/// name's bytes with it (two words under masks) instead of scanning for its end and comparing it with the ID
+/// and version fields. A match is exact: the name's bytes (plain string content: no escape, no control byte,
+/// valid UTF-8, as `textRunEnd` found them) and its closing quote. Only names of up to 15 bytes are kept.
+struct MemberName: Sendable {
+    /// The name's bytes and its closing quote, little-endian, zero past them; `masks.0 == 0`: none kept.
+    var words: (UInt64, UInt64) = (0, 0)
+    var masks: (UInt64, UInt64) = (0, 0)
+    /// The name's length in bytes, without quotes.
+    var length = 0
+    var role = ValueRole.other
+
+    init() {}
+
+    /// The name `bytes` (at most 15) with its role.
+    init(_ bytes: UnsafeBufferPointer<UInt8>, role: ValueRole) {
+        precondition(bytes.count <= 15)
+        length = bytes.count
+        self.role = role
+        for k in 0...bytes.count {
+            let byte = UInt64(k < bytes.count ? bytes[k] : UInt8(ascii: "\""))
+            if k < 8 {
+                words.0 |= byte << (8 * k)
+                masks.0 |= 0xFF << (8 * k)
+            } else {
+                words.1 |= byte << (8 * (k - 8))
+                masks.1 |= 0xFF << (8 * (k - 8))
+            }
+        }
+    }
+
+    /// Whether the 16 bytes at `pointer` begin with this name and its closing quote.
+    @inline(__always)
+    func matches(_ pointer: UnsafeRawPointer) -> Bool {
+        let first = UInt64(littleEndian: pointer.loadUnaligned(as: UInt64.self))
+        let second = UInt64(littleEndian: pointer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        return masks.0 != 0 && first & masks.0 == words.0 && second & masks.1 == words.1
+    }
+}
+
 enum ValueRole: UInt8, Sendable {
     /// Nothing: validated and skipped.
     case other
