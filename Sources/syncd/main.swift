@@ -165,15 +165,17 @@ if checkConfig {
 
 let directories = Directories(configuration.daemon, userMode: userMode, environment: environment)
 if once {
-    let status = OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger,
-                         environment: environment)
-        .run(report: { writeStderr($0 + "\n") })
-    // A source that was not loaded did not succeed either. The run has closed the store and every transfer;
-    // only stdio is left to flush. exit(3) would also run the atexit handlers of the libraries libcurl brought
-    // (OpenSSL's cleanup frees its global state), which the process no longer needs: ~0.2 ms of a 304
-    // (docs/benchmarks.md, "First sync against the transfer floor"). The daemon ends the same way, below.
-    fflush(nil)
-    _exit(failedSources.isEmpty ? status : 1)
+    // A source that was not loaded did not succeed either. The run ends the process with its store still open
+    // (`OnceRun.run(report:exit:)`): only stdio is left to flush. exit(3) would also run the atexit handlers of
+    // the libraries libcurl brought (OpenSSL's cleanup frees its global state), which the process no longer
+    // needs: ~0.2 ms of a 304 (docs/benchmarks.md, "First sync against the transfer floor"). The daemon ends
+    // the same way, below.
+    let end: (Int32) -> Never = { status in
+        fflush(nil)
+        _exit(failedSources.isEmpty ? status : 1)
+    }
+    end(OnceRun(configuration: configuration, directories: directories, userMode: userMode, logger: logger, environment: environment)
+        .run(report: { writeStderr($0 + "\n") }, exit: end))
 }
 let run = DaemonRun(configuration: configuration, configurationDirectory: directory, directories: directories,
                     userMode: userMode, logger: logger, environment: environment, failedSources: failedSources)
