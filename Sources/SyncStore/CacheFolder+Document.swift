@@ -236,18 +236,21 @@ final class CacheFileOutput {
         stepped = size
     }
 
-    /// Ends the step flusher, if any, and throws the failure of a step (the final flush would not report it).
-    private func stopFlusher() throws(StoreError) {
-        guard let flusher else { return }
-        self.flusher = nil
-        let code = flusher.stop()
-        if code > 0 { throw failure("flush \(path) to disk", code: code) }
-    }
-
     /// Writes out what is buffered and flushes the file to disk; returns its fingerprint with `hash`.
     func finish(hash: UInt64) throws(StoreError) -> SnapshotFingerprint {
         try flush()
-        try stopFlusher()
+        if let flusher {
+            // Its thread makes the final flush, after the steps (not a second one here).
+            self.flusher = nil
+            do {
+                try flusher.finish(path: path).wait()
+            } catch {
+                discard()
+                throw error
+            }
+            guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
+            return written
+        }
         let syncer = syncer
         guard retryingEINTR({ syncer.sync(fd) }) == 0 else { throw failure("flush \(path) to disk") }
         guard let written = fingerprint(of: fd, hash: hash) else { throw failure("inspect \(path)") }
@@ -268,7 +271,7 @@ final class CacheFileOutput {
             self.flusher = nil
             return (written, flusher.finish(path: path))
         }
-        let copy = dup(fd)
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else { throw failure("duplicate the descriptor of \(path)") }
         let outcome = DiskFlush.Outcome()
         let syncer = syncer
@@ -362,7 +365,7 @@ final class DiskFlush: Sendable {
 
         /// Flushes through `fd`, a descriptor of its own, and closes it.
         func flush(_ fd: Int32, with syncer: FileSyncer = .kernel) {
-            let result = retryingEINTR({ syncer.sync(fd) }) == 0 ? 0 : errno
+            let result = retryingEINTR({ syncer.sync(fd) }) == 0 ? 0 : errno != 0 ? errno : EIO
             close(fd)
             code.store(result, ordering: .releasing)
         }

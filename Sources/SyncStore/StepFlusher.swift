@@ -10,10 +10,11 @@ import Synchronization
 /// cache file while it arrives").
 ///
 /// Asks coalesce: while a flush runs, any number of steps asked for make one more flush after it. The last
-/// order is `finish` (the final `fsync`, the point of durability, reported through a `DiskFlush`) or `stop`
-/// (a discarded file: no flush). A step that fails is not retried; its errno becomes the outcome of the final
-/// flush, since the kernel reports a writeback error to one `fsync` of an open file only, and the thread's
-/// descriptor is a duplicate sharing that open file with the writer's.
+/// order is `finish` (the final flush, the point of durability, reported through a `DiskFlush`) or `stop`
+/// (a discarded file: no flush; it waits for a flush in progress). A step that fails is not retried; its errno
+/// becomes the outcome of the final flush, since the kernel reports a writeback error to one `fsync` of an
+/// open file only, and the thread's descriptor is a duplicate sharing that open file with the writer's.
+/// Flushes go through the output's `FileSyncer` (`fsync(2)`).
 ///
 /// `@unchecked Sendable`: it owns a `sem_t`, which is used only through `sem_post`/`sem_wait` (thread-safe);
 /// everything else it shares is behind the `Mutex` or atomic.
@@ -50,7 +51,7 @@ final class StepFlusher: @unchecked Sendable {
     /// A running flusher on a duplicate of `fd`, or nil when no descriptor or thread could be had (the file
     /// is then flushed at the end only, as before).
     static func start(_ fd: Int32, syncer: FileSyncer) -> StepFlusher? {
-        let copy = dup(fd)
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else { return nil }
         let flusher = StepFlusher(fd: copy, syncer: syncer)
         do {
@@ -105,11 +106,14 @@ final class StepFlusher: @unchecked Sendable {
                 continue
             case .step:
                 guard failure == 0 else { continue }
-                if retryingEINTR({ syncer.sync(fd) }) != 0 { failure = errno } else { stepsFlushed.add(1, ordering: .relaxed) }
+                if retryingEINTR({ syncer.sync(fd) }) != 0 { failure = errno != 0 ? errno : EIO } else { stepsFlushed.add(1, ordering: .relaxed) }
             case .finish:
-                if failure == 0 && retryingEINTR({ syncer.sync(fd) }) != 0 { failure = errno }
-                close(fd)
-                outcome.code.store(failure, ordering: .releasing)
+                if failure == 0 {
+                    outcome.flush(fd, with: syncer)
+                } else {
+                    close(fd)
+                    outcome.code.store(failure, ordering: .releasing)
+                }
                 return
             case .stop:
                 close(fd)

@@ -4,8 +4,8 @@ import Testing
 @testable import SyncStore
 import SyncCore
 
-/// `CacheFileOutput`: small writes are buffered, runs of 64 KiB or more go to the file directly, writeback
-/// is started every 4 MiB; whatever the mix, the file holds the bytes in order, and its fingerprint carries
+/// `CacheFileOutput`: small writes are buffered, runs of 64 KiB or more go to the file directly, the file is
+/// flushed in steps every 4 MiB; whatever the mix, the file holds the bytes in order, and its fingerprint carries
 /// the hash the writer composed (docs/architecture.md, "The cache file").
 @Suite("CacheFileOutput")
 struct CacheFileOutputTests {
@@ -21,7 +21,7 @@ struct CacheFileOutputTests {
     @Test func mixedWritesKeepTheirOrderAndTheFingerprintCarriesTheGivenHash() throws {
         let temporary = try TemporaryStore()
         let output = try CacheFileOutput(folder: temporary.folder, source: "mixed")
-        // Sizes around the buffer (256 KiB) and the direct threshold (64 KiB), crossing 4 MiB of writeback steps.
+        // Sizes around the buffer (256 KiB) and the direct threshold (64 KiB), crossing a 4 MiB flush step.
         let sizes = [10, 65_535, 65_536, 3, 200_000, 262_144, 262_145, 1, 5_000_000, 70_000, 12]
         var expected: [UInt8] = []
         for (index, size) in sizes.enumerated() {

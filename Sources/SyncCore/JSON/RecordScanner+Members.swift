@@ -26,7 +26,8 @@ extension RecordScanner {
     /// Reads members of the object open inside a record, from the `"` of a member name at `start` (state
     /// `.key` or `.keyOrObjectEnd`), and goes on from a record's end to the next record's first member;
     /// returns where the state machine goes on, with `state` (and, for a member of the record itself,
-    /// `nextRole` and `idKeySeen`) as it would have set them there.
+    /// `nextRole` and `idKeySeen`) as it would have set them there. It also keeps the record's member names
+    /// (`memberNames`, `memberIndex`) and the raw ID's and version's ranges (`idStream*`, `versionStream*`).
     @inline(__always)
     mutating func scanMembers(
         _ p: UnsafeBufferPointer<UInt8>, from start: Int, onRecord: (ScannedRecord) throws -> Void

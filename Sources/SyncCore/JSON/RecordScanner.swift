@@ -294,7 +294,6 @@ enum Literal: Sendable {
     }
 }
 
-/// What a value means to the record layer.
 /// A member name of a record as the last record that had a member at its position had it: records of a
 /// listing mostly name their members alike and in the same order, so the member fast path compares the next
 /// name's bytes with it (two words under masks) instead of scanning for its end and comparing it with the ID
@@ -336,6 +335,7 @@ struct MemberName: Sendable {
     }
 }
 
+/// What a value means to the record layer.
 enum ValueRole: UInt8, Sendable {
     /// Nothing: validated and skipped.
     case other
