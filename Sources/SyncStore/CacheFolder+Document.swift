@@ -119,8 +119,8 @@ final class CacheFileOutput {
         close(directoryFD)
     }
 
-    private func failure(_ operation: String, code: Int32 = errno) -> StoreError {
-        let error = StoreError.cacheFileWrite(path: path, failed: operation, code: code)
+    private func failure(_ operation: String) -> StoreError {
+        let error = StoreError.cacheFileWrite(path: path, failed: operation)
         discard()
         return error
     }

@@ -32,8 +32,6 @@ final class StepFlusher: @unchecked Sendable {
     private let wake = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
     /// Set once, by `start`, before any order is given.
     private var thread: SystemThread?
-    /// Steps flushed (tests: that steps ran, not only the final flush).
-    let stepsFlushed = Atomic<Int>(0)
 
     private init(fd: Int32, syncer: FileSyncer) {
         self.fd = fd
@@ -106,16 +104,11 @@ final class StepFlusher: @unchecked Sendable {
                 continue
             case .step:
                 guard failure == 0 else { continue }
-                if retryingEINTR({ syncer.sync(fd) }) != 0 { failure = errno != 0 ? errno : EIO } else { stepsFlushed.add(1, ordering: .relaxed) }
-            case .finish:
-                if failure == 0 {
-                    outcome.flush(fd, with: syncer)
-                } else {
-                    close(fd)
-                    outcome.code.store(failure, ordering: .releasing)
-                }
+                if retryingEINTR({ syncer.sync(fd) }) != 0 { failure = errno != 0 ? errno : EIO }
+            case .finish where failure == 0:
+                outcome.flush(fd, with: syncer)
                 return
-            case .stop:
+            case .finish, .stop:
                 close(fd)
                 outcome.code.store(failure, ordering: .releasing)
                 return
