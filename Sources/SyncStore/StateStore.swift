@@ -141,8 +141,11 @@ public final class StateStore {
     public static let schemaVersion: Int64 = 3
 
     let database: Database
-    /// Path of the database file.
-    public var path: String { database.path }
+    /// Path of the database file (for a store built aside, the file it becomes).
+    public var path: String { asideTarget ?? database.path }
+    /// The database file a store built aside becomes at `finishCreation()`; nil once it did, and for a store
+    /// opened in place.
+    var asideTarget: String?
     /// The account's cache folder: the listings' bodies are in its files. Nil only for a store that never
     /// stores or reads a listing (reading one then fails with a clear error).
     public var cacheFolder: CacheFolder?
@@ -208,6 +211,36 @@ public final class StateStore {
             throw StateStore.openError(error, path: path)
         }
     }
+
+    /// Creates the store that becomes the database file at `path` (which must not exist) beside it, at
+    /// `asidePath(of: path)`, without a journal on disk and without flushes: `finishCreation()` switches it to
+    /// write-ahead logging, flushes it once and renames it into place. So the file at `path` appears whole or
+    /// not at all, and a first run's writes reach the disk once instead of twice (the log, then the database;
+    /// docs/architecture.md, "A store built aside"). For `syncd --once`, the only user of the file while it
+    /// runs: nothing else may open the file before `finishCreation()`. A crash meanwhile leaves only the
+    /// file aside, which the next creation removes. Stale files of a creation that did not finish, and a log
+    /// or shared-memory file at `path` that no database file goes with, are removed first.
+    public init(buildingAside path: String, cacheFolder: CacheFolder? = nil) throws(StoreError) {
+        self.cacheFolder = cacheFolder
+        let temporary = StateStore.asidePath(of: path)
+        do {
+            // A log without its database would be replayed onto the new file when it opens in place.
+            for stale in [temporary, temporary + "-journal", temporary + "-wal", temporary + "-shm", path + "-wal", path + "-shm"]
+            where unlink(stale) != 0 && errno != ENOENT {
+                throw StoreError.sqlite(SQLiteError(code: SQLITE_CANTOPEN, operation: "remove \(stale)", message: String(cString: strerror(errno))))
+            }
+            database = try Database(path: temporary)
+            asideTarget = path
+            // A statement that fails still rolls back (the journal is in memory). The page cache as in `init(path:)`.
+            try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
+            try createSchema()
+        } catch {
+            throw StateStore.openError(error, path: temporary)
+        }
+    }
+
+    /// Where `init(buildingAside:)` writes the store that becomes the database file at `path`.
+    public static func asidePath(of path: String) -> String { path + ".new" }
 
     /// Opens the database at `path` for reading only (control reads: `List`, `Get`, outbox and conflict
     /// listings): no schema is created or migrated and no write can happen through it. A missing file or one

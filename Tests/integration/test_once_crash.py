@@ -61,3 +61,53 @@ def test_sigkill_during_refresh_never_leaves_a_partial_cache(server, setup):
     assert r.returncode == 0, r.stderr
     assert check_cache(setup, published) == 12
     assert setup.leftovers() == []
+
+
+def test_sigkill_during_first_runs_never_leaves_a_partial_database(server, setup):
+    """A first run builds its database aside and renames it into place at the end (docs/architecture.md, "A store
+    built aside"): killed at any moment, it leaves either no state.db or a whole one, and the next run starts over
+    from what is there (a cache file without its database included)."""
+    setup.add_source("posts", server.url("posts"))
+    server.set_raw("posts", listing(0))
+    start = time.monotonic()
+    r = setup.syncd("--once", timeout=120)
+    full_run = max(0.05, time.monotonic() - start)
+    assert r.returncode == 0, r.stderr
+    aside = setup.db().with_name("state.db.new")
+    published = {0}
+    kills = 0
+    for version in range(1, 9):
+        server.set_raw("posts", listing(version))
+        published.add(version)
+        for path in setup.db().parent.glob("state.db*"):
+            if not path.name.startswith("state.db.new"):
+                path.unlink()
+        proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Kill points spread over a first run's duration, from its start to near its end.
+        time.sleep(full_run * (version - 1) / 9)
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.wait()
+        check_cache(setup, published)
+        if proc.returncode == 0:
+            assert not aside.exists()
+        if setup.db().exists():
+            with sqlite3.connect(setup.db()) as db:
+                assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+                assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+                assert db.execute("SELECT record_count FROM sources WHERE name = 'posts'").fetchone()[0] == COUNT
+        else:
+            assert proc.returncode == -9
+    assert kills >= 5, "the test did not interrupt enough first runs to mean anything"
+    # Whatever the storm left, a first run converges on the newest version and leaves nothing aside.
+    for path in setup.db().parent.glob("state.db*"):
+        if not path.name.startswith("state.db.new"):
+            path.unlink()
+    r = setup.syncd("--once", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert check_cache(setup, published) == 8
+    assert sorted(p.name for p in setup.db().parent.iterdir()) == ["state.db", "state.db-shm", "state.db-wal"]
+    with sqlite3.connect(setup.db()) as db:
+        assert db.execute("SELECT record_count FROM sources WHERE name = 'posts'").fetchone()[0] == COUNT

@@ -36,15 +36,27 @@ public struct OnceRun {
         // The process exits after this run: libcurl stays loaded until then (an early return included).
         defer { preload?.finish(unloading: false) }
         let lock: InstanceLock
-        let engine: SyncEngine
+        let store: StateStore
         do {
             // A running daemon owns this state: refreshing next to it would write the same store and cache.
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
-            let store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp())
+            // A store this run creates is built aside and put in place at the end, flushed once (docs/architecture.md,
+            // "A store built aside"), unless a source can resume its listing: its staged pages must outlive a run
+            // that is killed, in the file the next run opens.
+            let resumable = configuration.sources.contains { ListingResume.method(for: $0) != nil }
+            store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp(),
+                                                 buildingAside: !resumable)
+        } catch {
+            report("syncd: \(error)")
+            return 1
+        }
+        let engine: SyncEngine
+        do {
             let snapshots = try AccountStorage.snapshots(directories: directories, account: account, groupID: group)
             engine = try SyncEngine(store: store, snapshots: snapshots, logger: logger, environment: environment)
         } catch {
             report("syncd: \(error)")
+            finishCreation(of: store, report: report)
             return 1
         }
         engine.restoreSnapshots(configuration.sources)
@@ -64,9 +76,24 @@ public struct OnceRun {
                 report("\(source.name): \(failure.message)" + (failure.describesCacheFile ? "" : " (kept \(kept))"))
             }
         }
+        // The engine's store: a damaged one it replaced is in place already (and finishing it does nothing).
+        if !finishCreation(of: engine.store, report: report) { failed += 1 }
         let status: Int32 = failed == 0 ? 0 : 1
         if let exit { withExtendedLifetime((lock, engine)) { exit(status) } }
         withExtendedLifetime(lock) {}
         return status
+    }
+
+    /// Puts `store` in place if this run built it aside; reports a failure (the next run then starts with an
+    /// empty store and fetches every listing whole). Returns false when it failed.
+    @discardableResult
+    private func finishCreation(of store: StateStore, report: (String) -> Void) -> Bool {
+        do {
+            try store.finishCreation()
+            return true
+        } catch {
+            report("syncd: \(error); the next run starts with an empty state database")
+            return false
+        }
     }
 }

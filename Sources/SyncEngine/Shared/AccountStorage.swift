@@ -8,21 +8,39 @@ import SyncStore
 /// At open, or later when an operation finds a damaged page (`SyncEngine.recoverDamagedStore`).
 public enum AccountStorage {
     /// Opens the store of `account`, recovering from a damaged file (then `replaced` runs, so the daemon's
-    /// other engines can follow).
+    /// other engines can follow). With `buildingAside`, a store that does not exist yet is built aside
+    /// (`StateStore.init(buildingAside:)`, for `syncd --once`): the caller puts it in place with
+    /// `StateStore.finishCreation()` before it ends.
     public static func openStore(directories: Directories, account: String, logger: Logger, now: Timestamp,
-                                 replaced: () -> Void = {}) throws -> StateStore {
+                                 buildingAside: Bool = false, replaced: () -> Void = {}) throws -> StateStore {
         try Directories.create(directories.state, mode: 0o700, kind: .state, parents: directories.parentMode)
         let paths = directories.paths(of: account)
         try refuseLink(paths.stateFolder)
         try Directories.create(paths.stateFolder, mode: 0o700, kind: .account, followingLinks: false)
         let path = paths.database
         try FolderCheck.checkIfPresent(file: path, kind: "state database", mode: 0o600)
+        if buildingAside, let store = storeBuiltAside(at: path, logger: logger) { return store }
         do {
             return try StateStore(path: path)
         } catch .corrupt(_, let reason) {
             let store = try replaceDamagedStore(at: path, problem: "was unusable (\(reason))", undeliveredChanges: nil, logger: logger, now: now)
             replaced()
             return store
+        }
+    }
+
+    /// The new store built aside at `path` (`StateStore.init(buildingAside:)`) when no database file is there;
+    /// nil when one is, or when building aside failed: only a faster way to create the file, the caller then
+    /// creates it in place, which reports what is wrong. (SQLite itself deletes a log it finds beside an empty
+    /// database file; a file built aside is not empty when it arrives, so it removes such a log first.)
+    private static func storeBuiltAside(at path: String, logger: Logger) -> StateStore? {
+        var info = stat()
+        guard lstat(path, &info) != 0, errno == ENOENT else { return nil }
+        do {
+            return try StateStore(buildingAside: path)
+        } catch {
+            logger.debug("Failed to build the state database aside, creating it in place: \(failureReason(error))")
+            return nil
         }
     }
 
