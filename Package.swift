@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "SyncRemoteTests", dependencies: ["SyncRemote", "SyncCore"]),
         .testTarget(name: "SyncSystemTests", dependencies: ["SyncSystem"]),
         .testTarget(name: "SyncEngineTests", dependencies: ["SyncEngine", "SyncStore", "SyncRemote", "SyncCore", "SyncSystem"]),
-        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncEngine", "SyncCore", "SyncSystem"]),
+        .testTarget(name: "SyncDaemonTests", dependencies: ["SyncDaemon", "SyncEngine", "SyncStore", "SyncCore", "SyncSystem"]),
         .testTarget(name: "SyncControlTests", dependencies: ["SyncControl", "SyncCore", "SyncSystem"]),
     ],
     swiftLanguageModes: [.v6]

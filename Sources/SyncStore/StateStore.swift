@@ -225,9 +225,9 @@ public final class StateStore {
         let temporary = StateStore.asidePath(of: path)
         do {
             // A log without its database would be replayed onto the new file when it opens in place.
-            for stale in [temporary, temporary + "-journal", temporary + "-wal", temporary + "-shm", path + "-wal", path + "-shm"]
-            where unlink(stale) != 0 && errno != ENOENT {
-                throw StoreError.sqlite(SQLiteError(code: SQLITE_CANTOPEN, operation: "remove \(stale)", message: String(cString: strerror(errno))))
+            _ = try StateStore.removeLeftAside(of: path)
+            for orphan in [path + "-wal", path + "-shm"] where unlink(orphan) != 0 && errno != ENOENT {
+                throw StateStore.systemFailure("remove \(orphan), left without its database")
             }
             database = try Database(path: temporary)
             asideTarget = path

@@ -75,4 +75,24 @@ struct AccountStorageTests {
         #expect(!second.isBuiltAside)
         #expect(!FileManager.default.fileExists(atPath: StateStore.asidePath(of: top.database)))
     }
+
+    @Test("what a killed first run left aside is removed when the store opens, in place or not", arguments: [false, true])
+    func leftAsideIsRemovedAtOpen(buildingAside: Bool) throws {
+        let top = Top()
+        // A first run killed while it built aside, then a store created in place by the daemon.
+        let killed = try top.open(buildingAside: true)
+        #expect(killed.isBuiltAside)
+        killed.close()
+        #expect(FileManager.default.fileExists(atPath: StateStore.asidePath(of: top.database)))
+        try top.open(buildingAside: false).close()
+        #expect(!FileManager.default.fileExists(atPath: StateStore.asidePath(of: top.database)))
+        // Again with the database file in place: whichever run opens it next removes what is aside.
+        let aside = StateStore.asidePath(of: top.database)
+        for suffix in ["", "-wal", "-shm"] { try Data("left".utf8).write(to: URL(fileURLWithPath: aside + suffix)) }
+        let store = try top.open(buildingAside: buildingAside)
+        defer { store.close() }
+        #expect(!store.isBuiltAside)
+        let left = try FileManager.default.contentsOfDirectory(atPath: top.path + "/state/alice").filter { $0.hasPrefix("state.db.new") }
+        #expect(left.isEmpty)
+    }
 }

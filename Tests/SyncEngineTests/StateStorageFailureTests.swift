@@ -19,6 +19,15 @@ struct StateStorageFailureTests {
                 + "succeeds; queued local changes stay queued)")
     }
 
+    @Test("syncd --once, which has no daemon to ask nor to retry, advises running it again")
+    func once() {
+        let failure = RefreshFailure(.transient, "Failed to execute COMMIT: database or disk is full (SQLite code 13)")
+        let local = StateStorageFailure.attributed(failure, storage: diskFull, database: path, source: "posts", once: true)
+        #expect(local.kind == .local)
+        #expect(local.message == "Failed to execute COMMIT: database or disk is full (SQLite code 13); the file system of the state "
+                + "folder /var/lib/syncd/default is full: free some space in /var/lib/syncd/default, then run syncd --once again")
+    }
+
     @Test("a failure that does not quote SQLite's error gets it")
     func quoted() {
         let failure = RefreshFailure(.transient, "HTTP 503 from http://h/posts")

@@ -107,11 +107,12 @@ struct StateStoreBuiltAsideTests {
         #expect(try folder.ids(at: folder.path, source: "other").isEmpty)
     }
 
-    @Test("a rename that fails says what failed, leaves the path alone and keeps the file aside whole")
-    func failedRenameLosesNothing() throws {
+    @Test("a rename that fails says what failed, leaves the path alone and removes what it built aside")
+    func failedRenameRemovesTheFileAside() throws {
         let folder = try Folder()
         let store = try StateStore(buildingAside: folder.path, cacheFolder: folder.cache)
         try SyncStoreTests.store(records(20), into: store)
+        let cacheFile = try Data(contentsOf: URL(fileURLWithPath: folder.cache.path(of: "posts")))
         // Something took the path meanwhile: a directory with a file in it cannot be replaced by a rename.
         try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: false)
         try Data("theirs".utf8).write(to: URL(fileURLWithPath: folder.path + "/kept"))
@@ -121,15 +122,45 @@ struct StateStoreBuiltAsideTests {
         } catch {
             #expect("\(error)".hasPrefix("Failed to rename \(folder.aside) to \(folder.path): "))
             guard case .sqlite(let failure) = error else { Issue.record("\(error)"); return }
-            #expect(failure.isStorageFailure)
+            #expect(failure.isStorageFailure && !failure.isFull && !failure.isReadOnly)
         }
         #expect(try String(contentsOfFile: folder.path + "/kept", encoding: .utf8) == "theirs")
-        // The file aside was flushed before the rename and is a complete database, in write-ahead-log mode.
-        #expect(try folder.pragma("journal_mode", at: folder.aside) == ["wal"])
-        #expect(try folder.ids(at: folder.aside) == (1...20).map(String.init))
+        // Never used once its run is over: gone, with its log and shared-memory file (renamed or not).
+        #expect(folder.entries() == ["cache", "state.db"])
+        // The cache file the run installed stays as it was.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder.cache.path(of: "posts"))) == cacheFile)
         // Closed either way, and finishing again does nothing.
         #expect(throws: StoreError.self) { try store.state(of: "posts") }
         try store.finishCreation()
+    }
+
+    @Test("what a killed run left aside is removed by whoever opens the store next, and said")
+    func leftAsideIsRemoved() throws {
+        let folder = try Folder()
+        #expect(try StateStore.removeLeftAside(of: folder.path).isEmpty)
+        for suffix in ["", "-journal", "-wal", "-shm"] { try Data("left".utf8).write(to: URL(fileURLWithPath: folder.aside + suffix)) }
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: folder.path + "-wal"))
+        #expect(try StateStore.removeLeftAside(of: folder.path) == ["", "-journal", "-wal", "-shm"].map { folder.aside + $0 })
+        // Only the files aside: a log beside the database file is the database's.
+        #expect(folder.entries() == ["cache", "state.db-wal"])
+    }
+
+    @Test("a failed system call or SQLite I/O error says when the file system is full or read-only")
+    func fileSystemFailuresAreClassified() {
+        let full = StateStore.systemFailure("flush x", errno: ENOSPC)
+        guard case .sqlite(let failure) = full else { Issue.record("\(full)"); return }
+        #expect(failure.isFull && failure.description == "Failed to flush x: No space left on device (SQLite code 13)")
+        guard case .sqlite(let quota) = StateStore.systemFailure("flush x", errno: EDQUOT), case .sqlite(let readOnly) = StateStore.systemFailure("rename x", errno: EROFS),
+              case .sqlite(let other) = StateStore.systemFailure("rename x", errno: EIO) else { Issue.record("not SQLite errors"); return }
+        #expect(quota.isFull && readOnly.isReadOnly && other.isStorageFailure && !other.isFull && !other.isReadOnly)
+        // SQLite's "shared-memory file could not grow" (SQLITE_IOERR_SHMSIZE) on a full file system.
+        let shm = SQLiteError(code: 4874, operation: "execute PRAGMA journal_mode=WAL", message: "disk I/O error")
+        #expect(shm.withSystemErrno(ENOSPC).isFull)
+        #expect(shm.withSystemErrno(ENOSPC).description == "Failed to execute PRAGMA journal_mode=WAL: disk I/O error: No space left on device (SQLite code 13)")
+        #expect(shm.withSystemErrno(EIO).code == 4874 && shm.withSystemErrno(0).code == 4874)
+        // Not an I/O error: left as it is.
+        let busy = SQLiteError(code: 5, operation: "x", message: "database is locked")
+        #expect(busy.withSystemErrno(ENOSPC).code == 5)
     }
 
     @Test("a store opened in place is not built aside: finishing it does nothing and it stays open")

@@ -41,6 +41,7 @@ def test_cache_directory_full_keeps_old_copy(server, setup, small_cache):
     assert "posts: Failed to write cache file" in r.stderr
     assert "No space left on device" in r.stderr
     assert "keeping the previous copy" in r.stderr
+    assert f"free space on the file system of {small_cache}, then run syncd --once again" in r.stderr, r.stderr
     assert setup.cache_file("posts").read_bytes() == before
     assert setup.leftovers() == []
     # Space comes back: the next run publishes the stored listing even though the server says nothing changed.
@@ -428,3 +429,36 @@ def test_a_cache_file_damaged_during_a_run_is_fetched_whole_in_the_same_run(serv
     assert setup.cache_doc(damaged)["records"] == expected
     assert setup.cache_doc("late" if damaged == "early" else "early")["records"] == (POSTS if damaged == "late" else records)
     assert setup.leftovers() == []
+
+
+def test_a_state_folder_full_during_a_first_run_says_what_to_do_and_leaves_nothing_aside(server, setup):
+    """`syncd --once` builds a new state database aside and puts it in place at the end (docs/architecture.md, "A
+    store built aside"). The state folder fills while the listing is on its way: the run exits 1 saying the
+    folder is full, leaves nothing aside, and the next run, with room again, syncs the listing."""
+    folder = setup.state / setup.account
+    folder.mkdir(parents=True, mode=0o700)
+    setup.state.chmod(0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(folder)], check=True)
+    try:
+        records = [{"id": i, "title": f"Post {i}"} for i in range(1, 20001)]
+        server.set_records("posts", records)
+        setup.add_source("posts", server.url("posts"))
+        server.fault("posts", kind="hold", method="GET", times=1)
+        proc = subprocess.Popen([str(BIN / "syncd"), "--config-dir", str(setup.config), "--once"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: server.requests("/posts"), what="the listing's request")
+        assert sorted(p.name for p in folder.iterdir()) == ["state.db.new"]
+        filler = fill_filesystem(folder / "filler")
+        server.release("posts")
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 1, stderr
+        assert f"is full: free some space in {folder}, then run syncd --once again" in stderr, stderr
+        assert "syncctl" not in stderr, stderr         # no daemon to ask
+        assert not [p.name for p in folder.iterdir() if p.name.startswith("state.db.new")], stderr
+        filler.unlink()
+        r = setup.syncd("--once")
+        assert r.returncode == 0, r.stderr
+        assert setup.cache_doc("posts")["records"] == records
+        assert sorted(p.name for p in folder.iterdir()) == ["state.db", "state.db-shm", "state.db-wal"]
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -1,3 +1,4 @@
+internal import Glibc
 import SyncCore
 import SyncRemote
 import SyncStore
@@ -54,6 +55,7 @@ public struct OnceRun {
         do {
             let snapshots = try AccountStorage.snapshots(directories: directories, account: account, groupID: group)
             engine = try SyncEngine(store: store, snapshots: snapshots, logger: logger, environment: environment)
+            engine.runsOnce = true
         } catch {
             report("syncd: \(error)")
             finishCreation(of: store, report: report)
@@ -84,15 +86,32 @@ public struct OnceRun {
         return status
     }
 
-    /// Puts `store` in place if this run built it aside; reports a failure (the next run then starts with an
-    /// empty store and fetches every listing whole). Returns false when it failed.
+    /// What `syncd --once` says when putting the store it built aside in place failed with `error`: what went
+    /// wrong, what to do, and whether the database file at `database` is in place (`kept`: only its folder's
+    /// flush failed).
+    static func creationFailure(_ error: StoreError, database: String, kept: Bool) -> String {
+        let folder = String(database[..<(database.lastIndex(of: "/") ?? database.startIndex)])
+        let advice = switch error {
+        case .sqlite(let failure) where failure.isFull: "the file system of the state folder \(folder) is full: free some space in \(folder)"
+        case .sqlite(let failure) where failure.isReadOnly:
+            "the state folder \(folder) cannot be written (a read-only file system?): make it writable"
+        default: "check the file system of the state folder \(folder) (the kernel log says why)"
+        }
+        let outcome = kept ? "\(database) is in place, but a power cut may still take it away"
+            : "\(database) was not kept: the next run starts with an empty one and fetches every listing again"
+        return "syncd: \(error); \(advice), then run syncd --once again (\(outcome))"
+    }
+
+    /// Puts `store` in place if this run built it aside; reports a failure with what to do. Returns false when
+    /// it failed.
     @discardableResult
     private func finishCreation(of store: StateStore, report: (String) -> Void) -> Bool {
         do {
             try store.finishCreation()
             return true
         } catch {
-            report("syncd: \(error); the next run starts with an empty state database")
+            let database = directories.paths(of: configuration.daemon.account).database
+            report(OnceRun.creationFailure(error, database: database, kept: access(database, F_OK) == 0))
             return false
         }
     }

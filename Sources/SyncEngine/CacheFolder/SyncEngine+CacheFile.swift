@@ -117,6 +117,7 @@ extension SyncEngine {
     /// up); empty for another reason.
     private func outOfSpaceAdvice(_ code: Int32?, source name: String) -> String {
         guard code == ENOSPC || code == EDQUOT else { return "" }
+        if runsOnce { return "; free space on the file system of \(snapshots.directory), then run syncd --once again" }
         return "; free space on the file system of \(snapshots.directory), then run `syncctl refresh \(name)` "
             + "(the daemon also retries by itself, every MaxDelaySec= at most, until the write succeeds)"
     }

@@ -8,12 +8,15 @@ enum StateStorageFailure {
     /// `failure` reclassified as local, with what to do, when the store's file system failed it (`storage`
     /// is the last such SQLite error of the refresh); else `failure` unchanged. A cancelled refresh stays
     /// cancelled, and a refused listing (permanent: a repeated ID, an empty listing) stays refused.
-    static func attributed(_ failure: RefreshFailure, storage: SQLiteError?, database path: String, source name: String) -> RefreshFailure {
+    /// `once`: the refresh is `syncd --once`'s, which has no daemon to ask nor to retry: the advice is to run it again.
+    static func attributed(_ failure: RefreshFailure, storage: SQLiteError?, database path: String, source name: String,
+                           once: Bool = false) -> RefreshFailure {
         guard let storage, failure.kind == .transient else { return failure }
         let folder = folder(of: path)
         var local = failure
         local.kind = .local
-        let retry = ", then run `syncctl refresh \(name)` (the daemon also retries by itself, every MaxDelaySec= at most, "
+        let retry = once ? ", then run syncd --once again"
+            : ", then run `syncctl refresh \(name)` (the daemon also retries by itself, every MaxDelaySec= at most, "
             + "until the write succeeds; queued local changes stay queued)"
         if !failure.message.contains(storage.message) { local.append(": \(storage.description)") }
         if storage.isFull {

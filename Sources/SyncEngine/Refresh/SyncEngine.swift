@@ -22,6 +22,9 @@ public final class SyncEngine {
     let clocks: EngineClock
     /// What this engine shares with the daemon's other engines (docs/architecture.md, "Concurrency").
     public let shared: EngineShared
+    /// Whether this engine is `syncd --once`'s: what a failure advises is to run it again, not `syncctl`, and no
+    /// daemon retries.
+    public var runsOnce = false
     /// The `shared.storeGeneration` this engine's store belongs to.
     private var storeGeneration: Int
     /// The last listing could not be committed because local changes rewrote the file meanwhile.
@@ -451,7 +454,7 @@ public final class SyncEngine {
     /// Every failure of a refresh passes here: redacted (syncd(8), SECURITY, "Secrets"), recorded, returned to be logged.
     func fail(_ source: SourceConfiguration, _ failure: RefreshFailure, at time: String) -> RefreshResult {
         let failure = StateStorageFailure.attributed(failure.redacted(by: redaction(for: source)), storage: store.storageFailure,
-                                                   database: store.path, source: source.name)
+                                                   database: store.path, source: source.name, once: runsOnce)
         if failure.kind == .cancelled {
             logger.forSource(source.name).info("refresh cancelled")
             return .failed(failure)

@@ -19,6 +19,11 @@ public enum AccountStorage {
         try Directories.create(paths.stateFolder, mode: 0o700, kind: .account, followingLinks: false)
         let path = paths.database
         try FolderCheck.checkIfPresent(file: path, kind: "state database", mode: 0o600)
+        // What a `syncd --once` that was killed while it built the store aside left: never used, and the next run
+        // may well not be one that builds aside (the daemon, or a run that finds the file another made since).
+        for file in try StateStore.removeLeftAside(of: path) {
+            logger.notice("Removed \(file), left behind by a first run that did not finish")
+        }
         if buildingAside, let store = storeBuiltAside(at: path, logger: logger) { return store }
         do {
             return try StateStore(path: path)
