@@ -35,6 +35,14 @@ public struct SQLiteError: FailureReason, Sendable {
         code == 2067 || code == 1555
     }
 
+    /// True when SQLite could not open or create the file (SQLITE_CANTOPEN).
+    public var cannotOpen: Bool { code & 0xff == SQLITE_CANTOPEN }
+
+    /// This error with `advice` (what to do) after SQLite's message.
+    public func advising(_ advice: String) -> SQLiteError {
+        SQLiteError(code: code, operation: operation, message: "\(message); \(advice)")
+    }
+
     /// "OPERATION: MESSAGE (SQLite code N)", to quote after another "Failed to …:" message.
     public var reason: String { "\(operation): \(message) (SQLite code \(code))" }
 

@@ -462,3 +462,32 @@ def test_a_state_folder_full_during_a_first_run_says_what_to_do_and_leaves_nothi
         assert sorted(p.name for p in folder.iterdir()) == ["state.db", "state.db-shm", "state.db-wal"]
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_read_only_state_folder_without_a_database_says_so(server, setup):
+    """SQLite says only "unable to open database file": syncd names the folder and what to do. A file a killed first run
+    left aside that cannot be removed is said too; the next run with the folder writable removes it, and says so."""
+    folder = setup.state / setup.account
+    folder.mkdir(parents=True, mode=0o700)
+    setup.state.chmod(0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(folder)], check=True)
+    try:
+        (folder / "state.db.new").write_bytes(b"left by a first run that was killed")
+        subprocess.run(["mount", "-o", "remount,ro", str(folder)], check=True)
+        server.set_records("posts", POSTS)
+        setup.add_source("posts", server.url("posts"))
+        r = setup.syncd("--once")
+        assert r.returncode == 1
+        assert f"syncd: Failed to open database {folder}/state.db: unable to open database file; the state folder {folder} " \
+               "cannot be written (a read-only file system?): make it writable (SQLite code 14)" in r.stderr, r.stderr
+        assert f"remove {folder}/state.db.new, left by a run that did not finish: Read-only file system" in r.stderr, r.stderr
+        assert "remove it by hand" in r.stderr, r.stderr
+        assert [p.name for p in folder.iterdir()] == ["state.db.new"]
+        assert not setup.cache_file("posts").exists()
+        subprocess.run(["mount", "-o", "remount,rw", str(folder)], check=True)
+        r = setup.syncd("--once")
+        assert r.returncode == 0, r.stderr
+        assert f"Removed {folder}/state.db.new, left behind by a first run that did not finish" in r.stderr, r.stderr
+        assert setup.cache_doc("posts")["records"] == POSTS
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)

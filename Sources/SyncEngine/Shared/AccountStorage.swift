@@ -21,12 +21,16 @@ public enum AccountStorage {
         try FolderCheck.checkIfPresent(file: path, kind: "state database", mode: 0o600)
         // What a `syncd --once` that was killed while it built the store aside left: never used, and the next run
         // may well not be one that builds aside (the daemon, or a run that finds the file another made since).
-        for file in try StateStore.removeLeftAside(of: path) {
-            logger.notice("Removed \(file), left behind by a first run that did not finish")
+        do {
+            for file in try StateStore.removeLeftAside(of: path) {
+                logger.notice("Removed \(file), left behind by a first run that did not finish")
+            }
+        } catch {
+            logger.warning("\(error); remove it by hand (nothing reads it)")
         }
         if buildingAside, let store = storeBuiltAside(at: path, logger: logger) { return store }
         do {
-            return try StateStore(path: path)
+            return try openInPlace(path, folder: paths.stateFolder)
         } catch .corrupt(_, let reason) {
             let store = try replaceDamagedStore(at: path, problem: "was unusable (\(reason))", undeliveredChanges: nil, logger: logger, now: now)
             replaced()
@@ -46,6 +50,16 @@ public enum AccountStorage {
         } catch {
             logger.debug("Failed to build the state database aside, creating it in place: \(failureReason(error))")
             return nil
+        }
+    }
+
+    /// `StateStore(path:)`; when SQLite cannot open or create the file because `folder` cannot be written, the
+    /// error says so and what to do (SQLite's own message names neither).
+    private static func openInPlace(_ path: String, folder: String) throws(StoreError) -> StateStore {
+        do {
+            return try StateStore(path: path)
+        } catch .sqlite(let error) where error.cannotOpen && access(folder, W_OK) != 0 {
+            throw .sqlite(error.advising("the state folder \(folder) cannot be written (a read-only file system?): make it writable"))
         }
     }
 
