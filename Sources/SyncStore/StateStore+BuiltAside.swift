@@ -17,15 +17,18 @@ extension StateStore {
     /// Removes what a store built aside for the database file at `path` left when its run was killed (nothing
     /// of it is ever used: it was not in place). Returns the names removed, to be said. Only while no store is
     /// being built there (the caller holds the instance lock).
+    /// Tries every file: one that cannot be removed does not keep the others; the first failure is thrown after.
     public static func removeLeftAside(of path: String) throws(StoreError) -> [String] {
         var removed: [String] = []
+        var failure: StoreError?
         for file in asideFiles(of: path) {
             if unlink(file) == 0 {
                 removed.append(file)
-            } else if errno != ENOENT {
-                throw systemFailure("remove \(file), left by a run that did not finish")
+            } else if errno != ENOENT, failure == nil {
+                failure = systemFailure("remove \(file), left by a run that did not finish")
             }
         }
+        if let failure { throw failure }
         return removed
     }
 

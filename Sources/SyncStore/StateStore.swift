@@ -223,18 +223,24 @@ public final class StateStore {
     public init(buildingAside path: String, cacheFolder: CacheFolder? = nil) throws(StoreError) {
         self.cacheFolder = cacheFolder
         let temporary = StateStore.asidePath(of: path)
+        var opened: Database?
         do {
             // A log without its database would be replayed onto the new file when it opens in place.
             _ = try StateStore.removeLeftAside(of: path)
             for orphan in [path + "-wal", path + "-shm"] where unlink(orphan) != 0 && errno != ENOENT {
                 throw StateStore.systemFailure("remove \(orphan), left without its database")
             }
-            database = try Database(path: temporary)
-            asideTarget = path
+            let connection = try Database(path: temporary)
+            opened = connection
             // A statement that fails still rolls back (the journal is in memory). The page cache as in `init(path:)`.
-            try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
+            try connection.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA foreign_keys=ON; PRAGMA temp_store=FILE; PRAGMA cache_size=-1024")
+            database = connection
+            asideTarget = path
             try createSchema()
         } catch {
+            // Nothing of it will be used (the caller creates the file in place): it must not hold space meanwhile.
+            opened?.close()
+            for file in StateStore.asideFiles(of: path) { unlink(file) }
             throw StateStore.openError(error, path: temporary)
         }
     }

@@ -95,4 +95,21 @@ struct AccountStorageTests {
         let left = try FileManager.default.contentsOfDirectory(atPath: top.path + "/state/alice").filter { $0.hasPrefix("state.db.new") }
         #expect(left.isEmpty)
     }
+
+    @Test("a damaged store that was being built aside is moved aside as the message says, and the run goes on in place")
+    func aDamagedStoreBuiltAsideIsKept() throws {
+        let top = Top()
+        let damaged = try top.open(buildingAside: true)
+        #expect(try damaged.state(of: "posts").recordCount == 0)
+        damaged.close()
+        let replaced = try AccountStorage.replaceDamagedStore(at: top.database, builtAside: true, problem: "is damaged (test)",
+                                                             undeliveredChanges: 0, logger: Logger(environment: [:]),
+                                                             now: Timestamp(secondsSinceEpoch: 0))
+        defer { replaced.close() }
+        #expect(!replaced.isBuiltAside)
+        let names = try FileManager.default.contentsOfDirectory(atPath: top.path + "/state/alice").sorted()
+        #expect(names.contains("state.db") && !names.contains { $0.hasPrefix("state.db.new") })
+        let kept = try #require(names.first { $0.hasPrefix("state.db.corrupt-") && !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") })
+        #expect(try top.tables(at: top.path + "/state/alice/" + kept).contains("sources"))
+    }
 }

@@ -433,8 +433,9 @@ def test_a_cache_file_damaged_during_a_run_is_fetched_whole_in_the_same_run(serv
 
 def test_a_state_folder_full_during_a_first_run_says_what_to_do_and_leaves_nothing_aside(server, setup):
     """`syncd --once` builds a new state database aside and puts it in place at the end (docs/architecture.md, "A
-    store built aside"). The state folder fills while the listing is on its way: the run exits 1 saying the
-    folder is full, leaves nothing aside, and the next run, with room again, syncs the listing."""
+    store built aside"). The state folder fills while the listing is on its way: the listing's commit fails, the
+    run says the folder is full and what to do, puts in place what it could write (whole), leaves nothing aside,
+    and the next run, with room again, syncs the listing."""
     folder = setup.state / setup.account
     folder.mkdir(parents=True, mode=0o700)
     setup.state.chmod(0o700)
@@ -454,8 +455,12 @@ def test_a_state_folder_full_during_a_first_run_says_what_to_do_and_leaves_nothi
         assert proc.returncode == 1, stderr
         assert f"is full: free some space in {folder}, then run syncd --once again" in stderr, stderr
         assert "syncctl" not in stderr, stderr         # no daemon to ask
-        assert not [p.name for p in folder.iterdir() if p.name.startswith("state.db.new")], stderr
+        assert sorted(p.name for p in folder.iterdir()) == ["filler", "state.db", "state.db-shm", "state.db-wal"], stderr
         filler.unlink()
+        with sqlite3.connect(folder / "state.db") as db:     # (SQLite needs room for its shared memory to read it)
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert db.execute("SELECT count(*) FROM chunks").fetchone()[0] == 0
+        db.close()
         r = setup.syncd("--once")
         assert r.returncode == 0, r.stderr
         assert setup.cache_doc("posts")["records"] == records
@@ -488,6 +493,30 @@ def test_a_read_only_state_folder_without_a_database_says_so(server, setup):
         r = setup.syncd("--once")
         assert r.returncode == 0, r.stderr
         assert f"Removed {folder}/state.db.new, left behind by a first run that did not finish" in r.stderr, r.stderr
+        assert setup.cache_doc("posts")["records"] == POSTS
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def test_a_state_folder_full_before_a_first_run_says_so_and_leaves_nothing_behind(server, setup):
+    """No room for even the new database: building it aside fails, and so does creating it in place, which says
+    what is wrong; what the attempt aside wrote is gone (it held space), and the next run with room syncs."""
+    folder = setup.state / setup.account
+    folder.mkdir(parents=True, mode=0o700)
+    setup.state.chmod(0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(folder)], check=True)
+    try:
+        server.set_records("posts", POSTS)
+        setup.add_source("posts", server.url("posts"))
+        filler = fill_filesystem(folder / "filler")
+        r = setup.syncd("--once")
+        assert r.returncode == 1
+        assert "database or disk is full" in r.stderr, r.stderr
+        assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("state.db")) == ["filler"]
+        assert not [p.name for p in folder.iterdir() if p.name.startswith("state.db.new")], r.stderr
+        filler.unlink()
+        r = setup.syncd("--once")
+        assert r.returncode == 0, r.stderr
         assert setup.cache_doc("posts")["records"] == POSTS
     finally:
         subprocess.run(["umount", "-l", str(folder)], check=False)

@@ -42,11 +42,12 @@ public struct OnceRun {
             // A running daemon owns this state: refreshing next to it would write the same store and cache.
             lock = try InstanceLock.acquire(stateDirectory: directories.state, userMode: userMode)
             // A store this run creates is built aside and put in place at the end, flushed once (docs/architecture.md,
-            // "A store built aside"), unless a source can resume its listing: its staged pages must outlive a run
-            // that is killed, in the file the next run opens.
-            let resumable = configuration.sources.contains { ListingResume.method(for: $0) != nil }
+            // "A store built aside"), for one source that cannot resume its listing: a run that is killed loses
+            // what it built, and so would lose the sources it had finished, or a listing's staged pages, which
+            // the next run must find in the file it opens.
+            let aside = configuration.sources.count == 1 && ListingResume.method(for: configuration.sources[0]) == nil
             store = try AccountStorage.openStore(directories: directories, account: account, logger: logger, now: currentTimestamp(),
-                                                 buildingAside: !resumable)
+                                                 buildingAside: aside)
         } catch {
             report("syncd: \(error)")
             return 1

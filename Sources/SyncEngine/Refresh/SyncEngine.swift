@@ -155,10 +155,12 @@ public final class SyncEngine {
                 return true
             }
             let undelivered = store.undeliveredChangeCount()
+            let builtAside = store.isBuiltAside
             store.close()
             do {
+                // The new store is created in place: the run goes on with it as with any store (nothing to finish).
                 store = try AccountStorage.replaceDamagedStore(
-                    at: path, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
+                    at: path, builtAside: builtAside, problem: "is damaged (SQLite said \"\(damage.message)\", code \(damage.code), while trying to \(damage.operation))",
                     undeliveredChanges: undelivered, logger: logger, now: clock())
                 store.cacheFolder = snapshots.folder
                 generation += 1

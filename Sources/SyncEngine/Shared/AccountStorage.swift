@@ -67,12 +67,14 @@ public enum AccountStorage {
     /// (kept for recovery, never deleted), logs what happened and opens an empty database in its place.
     /// The caller has closed its connection to the old file. Local changes in the old file cannot be
     /// trusted and stay in it; `undeliveredChanges` says how many there were, when it could be read.
-    static func replaceDamagedStore(at path: String, problem: String, undeliveredChanges: Int?,
+    /// `builtAside`: the damaged store was being built aside (`StateStore.isBuiltAside`): its file aside is the one moved.
+    static func replaceDamagedStore(at path: String, builtAside: Bool = false, problem: String, undeliveredChanges: Int?,
                                     logger: Logger, now: Timestamp) throws -> StateStore {
         let target = path + ".corrupt-" + now.compact
-        for suffix in ["", "-wal", "-shm"] where access(path + suffix, F_OK) == 0 {
-            guard rename(path + suffix, target + suffix) == 0 else {
-                throw SystemError("move damaged database \(path + suffix) aside")
+        let damaged = builtAside ? StateStore.asidePath(of: path) : path
+        for suffix in ["", "-wal", "-shm"] where access(damaged + suffix, F_OK) == 0 {
+            guard rename(damaged + suffix, target + suffix) == 0 else {
+                throw SystemError("move damaged database \(damaged + suffix) aside")
             }
         }
         let changes = switch undeliveredChanges {
