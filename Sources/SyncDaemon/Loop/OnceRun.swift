@@ -88,10 +88,9 @@ public struct OnceRun {
     }
 
     /// What `syncd --once` says when putting the store it built aside in place failed with `error`: what went
-    /// wrong, what to do, and whether the database file at `database` is in place (`kept`: only its folder's
-    /// flush failed).
-    static func creationFailure(_ error: StoreError, database: String, kept: Bool) -> String {
-        let folder = String(database[..<(database.lastIndex(of: "/") ?? database.startIndex)])
+    /// wrong, what to do, and whether the database file at `database`, in `folder`, is in place (`kept`: only the
+    /// folder's flush failed).
+    static func creationFailure(_ error: StoreError, database: String, folder: String, kept: Bool) -> String {
         let advice = switch error {
         case .sqlite(let failure) where failure.isFull: "the file system of the state folder \(folder) is full: free some space in \(folder)"
         case .sqlite(let failure) where failure.isReadOnly:
@@ -111,8 +110,9 @@ public struct OnceRun {
             try store.finishCreation()
             return true
         } catch {
-            let database = directories.paths(of: configuration.daemon.account).database
-            report(OnceRun.creationFailure(error, database: database, kept: access(database, F_OK) == 0))
+            let paths = directories.paths(of: configuration.daemon.account)
+            report(OnceRun.creationFailure(error, database: paths.database, folder: paths.stateFolder,
+                                           kept: access(paths.database, F_OK) == 0))
             return false
         }
     }
